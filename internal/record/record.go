@@ -1,0 +1,118 @@
+// Package record owns the per-request Record, the product of a run, and its
+// JSON Lines encoding. Every report servebench prints is a pure function of
+// records, so a Record carries everything the metrics need and nothing else.
+//
+// All instants are nanoseconds since the run's epoch (a monotonic clock
+// reading taken when the run started); wall-clock time appears only once, in
+// the run header, so that clock steps cannot corrupt latencies.
+package record
+
+// Schema names the records format; it is written in every record so that a
+// file can be recognised on its own.
+const Schema = "servebench.record/v1"
+
+// Load identifies the load point a request belongs to. Exactly one of
+// Concurrency and Rate is set; MaxConcurrency caps an open loop.
+type Load struct {
+	Concurrency    int     `json:"concurrency,omitempty"`
+	Rate           float64 `json:"rate,omitempty"`
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+}
+
+// Token-count sources, best first: the server's own usage report, the
+// server's tokenizer endpoint, a local tokenizer, or one token per chunk.
+const (
+	SourceUsage    = "usage"
+	SourceServer   = "server_tokenize"
+	SourceLocal    = "local_tokenizer"
+	SourceChunks   = "chunks"
+	SourceRequest  = "requested"
+	SourceNone     = ""
+	PhaseWarmup    = "warmup"
+	PhaseMeasured  = "measured"
+	PhaseCancelled = "cancelled"
+)
+
+// Chunk is one content-bearing piece of a stream: when its bytes were read
+// (ns since the request was sent) and how many tokens it carried.
+type Chunk struct {
+	AtNS   int64 `json:"t"`
+	Tokens int   `json:"n"`
+	// Reasoning is true when the chunk carried reasoning text, not answer text.
+	Reasoning bool `json:"r,omitempty"`
+}
+
+// Error classifies a failed request. Class is one of the Class* constants.
+type Error struct {
+	Class      string `json:"class"`
+	Message    string `json:"message"`
+	Status     int    `json:"status,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
+}
+
+// Error classes. They are part of the output contract (docs/OUTPUT.md).
+const (
+	ClassConnect      = "connect"         // DNS, refused, reset before a response
+	ClassHTTP4xx      = "http_4xx"        // any 4xx except 429
+	ClassRateLimited  = "http_429"        // 429, with Retry-After kept
+	ClassHTTP5xx      = "http_5xx"        // any 5xx
+	ClassTimeoutFirst = "timeout_first"   // no token before the deadline
+	ClassTimeoutMid   = "timeout_stream"  // deadline passed mid-stream
+	ClassStreamCut    = "stream_cut"      // body ended without the end marker
+	ClassMalformed    = "malformed_chunk" // a chunk that is not valid JSON/shape
+	ClassNotStream    = "not_stream"      // body is not SSE/NDJSON when a stream was asked
+	ClassServerError  = "server_error"    // an error event inside the stream
+	ClassOOM          = "out_of_memory"   // the server said it ran out of memory
+	ClassCancelled    = "cancelled"       // the run was interrupted
+	ClassClient       = "client"          // building the request failed locally
+)
+
+// ServerTiming holds what the server itself reported about a request
+// (Ollama's final chunk, llama.cpp's timings). Durations are nanoseconds.
+type ServerTiming struct {
+	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration_ns,omitempty"`
+	EvalCount          int   `json:"eval_count,omitempty"`
+	EvalDuration       int64 `json:"eval_duration_ns,omitempty"`
+	LoadDuration       int64 `json:"load_duration_ns,omitempty"`
+	TotalDuration      int64 `json:"total_duration_ns,omitempty"`
+	CachedTokens       int   `json:"cached_tokens,omitempty"`
+}
+
+// Record is one request, successful or not.
+type Record struct {
+	Schema string `json:"schema"`
+	// Point is the index of the load point in the run; Load describes it.
+	Point int    `json:"point"`
+	Load  Load   `json:"load"`
+	ID    int64  `json:"id"`
+	Phase string `json:"phase"`
+	API   string `json:"api"`
+	Model string `json:"model,omitempty"`
+	// Session and Turn identify multi-turn conversations (0 when single-shot).
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
+
+	PromptTokensRequested int    `json:"prompt_tokens_requested"`
+	OutputTokensRequested int    `json:"output_tokens_requested"`
+	PromptTokens          int    `json:"prompt_tokens"`
+	PromptTokensSource    string `json:"prompt_tokens_source"`
+	OutputTokens          int    `json:"output_tokens"`
+	OutputTokensSource    string `json:"output_tokens_source"`
+	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"`
+	FinishReason          string `json:"finish_reason,omitempty"`
+
+	// Instants, ns since the run epoch. Zero FirstTokenNS means no token came.
+	ScheduledNS   int64 `json:"scheduled_ns"`
+	SentNS        int64 `json:"sent_ns"`
+	FirstTokenNS  int64 `json:"first_token_ns,omitempty"`
+	FirstOutputNS int64 `json:"first_output_ns,omitempty"`
+	EndNS         int64 `json:"end_ns"`
+
+	Chunks []Chunk       `json:"chunks,omitempty"`
+	Server *ServerTiming `json:"server,omitempty"`
+	Error  *Error        `json:"error,omitempty"`
+}
+
+// OK reports whether the request completed without error.
+func (r *Record) OK() bool { return r.Error == nil }
