@@ -1,0 +1,270 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// DefaultGrace is how long in-flight requests may run on after an interrupt
+// before they are cancelled: long enough for a typical streamed answer to
+// finish, short enough that Ctrl-C feels prompt.
+const DefaultGrace = 10 * time.Second
+
+// Sender performs one request. rec arrives stamped with its identity, phase
+// and ScheduledNS; the Sender sets SentNS immediately before the request is
+// written and fills in everything else. Failures go into rec.Error.
+type Sender func(ctx context.Context, rec *record.Record)
+
+// Point describes one load point.
+type Point struct {
+	Index int
+	Load  record.Load // Concurrency (closed loop) or Rate (open loop, optional MaxConcurrency)
+	// Stop after Requests measured requests, or after Duration of measured
+	// sending, whichever comes first; at least one must be set.
+	Requests int
+	Duration time.Duration
+	// Warm-up: the first WarmupRequests requests, and every request scheduled
+	// within WarmupDuration of the point's start, are recorded as warm-up.
+	WarmupRequests int
+	WarmupDuration time.Duration
+	Arrival        string  // open loop: poisson, constant, gamma
+	Shape          float64 // gamma shape
+	Seed           uint64
+}
+
+// Validate reports a point that cannot run.
+func (p Point) Validate() error {
+	switch {
+	case p.Requests <= 0 && p.Duration <= 0:
+		return fmt.Errorf("load point %d: set a request count or a duration", p.Index)
+	case p.Load.Concurrency <= 0 && p.Load.Rate <= 0:
+		return fmt.Errorf("load point %d: set a concurrency or a request rate", p.Index)
+	case p.Load.Concurrency > 0 && p.Load.Rate > 0:
+		return fmt.Errorf("load point %d: concurrency and rate are exclusive", p.Index)
+	}
+	return nil
+}
+
+// Client describes the load generator itself during a point, so that a slow
+// result can be told apart from a slow client.
+type Client struct {
+	// Lag of the dispatcher behind the open-loop schedule (ms): how late each
+	// request was handed to its sender. Zero for closed loops.
+	LagP99MS float64 `json:"dispatch_lag_p99_ms"`
+	LagMaxMS float64 `json:"dispatch_lag_max_ms"`
+	// CPU time the whole process used during the point, and as a share of
+	// the wall time and the machine's cores.
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	CPUPercent   float64 `json:"cpu_percent_of_one_core"`
+	InFlightPeak int     `json:"in_flight_peak"`
+	Sent         int     `json:"sent"`
+	Interrupted  bool    `json:"interrupted"`
+}
+
+// Runner runs load points. Emit receives every record once it is complete;
+// it is called from many goroutines and must be safe for that.
+type Runner struct {
+	Epoch time.Time
+	Send  Sender
+	Emit  func(*record.Record)
+	Grace time.Duration
+
+	nextID atomic.Int64
+}
+
+// Run runs one load point until its stop condition or until ctx is
+// cancelled; then in-flight requests get Grace to finish before they are
+// cancelled. Every request that was sent is emitted.
+func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
+	if err := p.Validate(); err != nil {
+		return Client{}, err
+	}
+	reqCtx, cancel := withGrace(ctx, r.grace())
+	defer cancel()
+	cpu0, wall0 := cpuSeconds(), time.Now()
+	var c Client
+	var err error
+	if p.Load.Rate > 0 {
+		c, err = r.open(ctx, reqCtx, p)
+	} else {
+		c = r.closed(ctx, reqCtx, p)
+	}
+	c.CPUSeconds = cpuSeconds() - cpu0
+	if wall := time.Since(wall0).Seconds(); wall > 0 {
+		c.CPUPercent = 100 * c.CPUSeconds / wall
+	}
+	c.Interrupted = ctx.Err() != nil
+	return c, err
+}
+
+func (r *Runner) grace() time.Duration {
+	if r.Grace > 0 {
+		return r.Grace
+	}
+	return DefaultGrace
+}
+
+// withGrace returns a context that is cancelled grace after parent is done.
+func withGrace(parent context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
+// gate decides, under a lock, the phase of each next request and whether
+// the point's stop condition has been reached.
+type gate struct {
+	mu           sync.Mutex
+	p            Point
+	issued       int
+	measured     int
+	measureStart time.Duration // offset from point start; -1 until the first measured request
+}
+
+func newGate(p Point) *gate { return &gate{p: p, measureStart: -1} }
+
+// next returns the phase of the request issued at offset at, or ok=false
+// when the point is done.
+func (g *gate) next(at time.Duration) (phase string, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	phase = record.PhaseMeasured
+	if g.issued < g.p.WarmupRequests || at < g.p.WarmupDuration {
+		phase = record.PhaseWarmup
+	} else {
+		if g.measureStart < 0 {
+			g.measureStart = at
+		}
+		if g.p.Requests > 0 && g.measured >= g.p.Requests {
+			return "", false
+		}
+		if g.p.Duration > 0 && at-g.measureStart >= g.p.Duration {
+			return "", false
+		}
+		g.measured++
+	}
+	g.issued++
+	return phase, true
+}
+
+func (r *Runner) newRecord(p Point, phase string, scheduled time.Time) *record.Record {
+	return &record.Record{
+		Schema: record.Schema, Point: p.Index, Load: p.Load, ID: r.nextID.Add(1) - 1,
+		Phase: phase, ScheduledNS: int64(scheduled.Sub(r.Epoch)),
+	}
+}
+
+// closed runs Concurrency virtual users; each schedules its next request
+// the moment its previous one ends.
+func (r *Runner) closed(ctx, reqCtx context.Context, p Point) Client {
+	g := newGate(p)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	for range p.Load.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				now := time.Now()
+				phase, ok := g.next(now.Sub(start))
+				if !ok {
+					return
+				}
+				rec := r.newRecord(p, phase, now)
+				sent.Add(1)
+				r.Send(reqCtx, rec)
+				r.Emit(rec)
+			}
+		})
+	}
+	wg.Wait()
+	return Client{Sent: int(sent.Load()), InFlightPeak: p.Load.Concurrency}
+}
+
+// scheduleLength is how many arrivals to precompute for an open-loop point.
+func scheduleLength(p Point) int {
+	n := p.WarmupRequests + int(math.Ceil(p.Load.Rate*p.WarmupDuration.Seconds()))
+	if p.Requests > 0 {
+		return n + p.Requests
+	}
+	// +1: the arrival at offset 0 plus one per gap in the duration.
+	return n + int(math.Ceil(p.Load.Rate*p.Duration.Seconds())) + 1
+}
+
+// open sends requests at precomputed arrival times. A request that finds
+// the concurrency cap full waits in the client; its queue time shows it.
+func (r *Runner) open(ctx, reqCtx context.Context, p Point) (Client, error) {
+	sched, err := Schedule(p.Arrival, p.Load.Rate, p.Shape, scheduleLength(p), p.Seed)
+	if err != nil {
+		return Client{}, err
+	}
+	var sem chan struct{}
+	if p.Load.MaxConcurrency > 0 {
+		sem = make(chan struct{}, p.Load.MaxConcurrency)
+	}
+	g := newGate(p)
+	var wg sync.WaitGroup
+	var lag stats.Sample
+	var inflight, peak atomic.Int64
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	start := time.Now()
+	sent := 0
+loop:
+	for _, off := range sched {
+		target := start.Add(off)
+		if d := time.Until(target); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break loop
+			}
+		}
+		phase, ok := g.next(off)
+		if !ok || ctx.Err() != nil {
+			break
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				break loop
+			}
+		}
+		lag.Add(float64(time.Since(target)) / 1e6)
+		rec := r.newRecord(p, phase, target)
+		sent++
+		n := inflight.Add(1)
+		for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
+		}
+		wg.Go(func() {
+			r.Send(reqCtx, rec)
+			inflight.Add(-1)
+			if sem != nil {
+				<-sem
+			}
+			r.Emit(rec)
+		})
+	}
+	wg.Wait()
+	c := Client{Sent: sent, InFlightPeak: int(peak.Load())}
+	if lag.Len() > 0 {
+		c.LagP99MS, c.LagMaxMS = lag.Quantile(0.99), lag.Quantile(1)
+	}
+	return c, nil
+}

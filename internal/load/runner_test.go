@@ -1,0 +1,236 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// fakeServer is a Sender that takes a fixed time per request and tracks how
+// many requests are in flight.
+type fakeServer struct {
+	epoch    time.Time
+	latency  time.Duration
+	inflight atomic.Int64
+	peak     atomic.Int64
+}
+
+func (f *fakeServer) send(ctx context.Context, rec *record.Record) {
+	rec.SentNS = int64(time.Since(f.epoch))
+	n := f.inflight.Add(1)
+	for old := f.peak.Load(); n > old && !f.peak.CompareAndSwap(old, n); old = f.peak.Load() {
+	}
+	defer f.inflight.Add(-1)
+	select {
+	case <-time.After(f.latency):
+	case <-ctx.Done():
+		rec.Error = &record.Error{Class: record.ClassCancelled, Message: ctx.Err().Error()}
+	}
+	rec.EndNS = int64(time.Since(f.epoch))
+}
+
+type sink struct {
+	mu   sync.Mutex
+	recs []*record.Record
+}
+
+func (s *sink) emit(r *record.Record) {
+	s.mu.Lock()
+	s.recs = append(s.recs, r)
+	s.mu.Unlock()
+}
+
+func (s *sink) count(phase string) int {
+	n := 0
+	for _, r := range s.recs {
+		if r.Phase == phase {
+			n++
+		}
+	}
+	return n
+}
+
+func TestClosedLoopCountsAndConcurrency(t *testing.T) {
+	tests := []struct {
+		name          string
+		point         Point
+		wantMeasured  int
+		wantWarmup    int
+		wantPeakAtMax int64
+	}{
+		{"requests only", Point{Load: record.Load{Concurrency: 4}, Requests: 20}, 20, 0, 4},
+		{"warm-up requests are extra", Point{Load: record.Load{Concurrency: 2}, Requests: 10, WarmupRequests: 3}, 10, 3, 2},
+		{"concurrency 1 is serial", Point{Load: record.Load{Concurrency: 1}, Requests: 5}, 5, 0, 1},
+	}
+	for _, tt := range tests {
+		epoch := time.Now()
+		f := &fakeServer{epoch: epoch, latency: 5 * time.Millisecond}
+		var s sink
+		r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+		c, err := r.Run(context.Background(), tt.point)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.count(record.PhaseMeasured); got != tt.wantMeasured {
+			t.Errorf("%s: measured %d, want %d", tt.name, got, tt.wantMeasured)
+		}
+		if got := s.count(record.PhaseWarmup); got != tt.wantWarmup {
+			t.Errorf("%s: warm-up %d, want %d", tt.name, got, tt.wantWarmup)
+		}
+		if got := f.peak.Load(); got > tt.wantPeakAtMax {
+			t.Errorf("%s: %d in flight, above concurrency %d", tt.name, got, tt.wantPeakAtMax)
+		}
+		if c.Sent != tt.wantMeasured+tt.wantWarmup {
+			t.Errorf("%s: client says %d sent, want %d", tt.name, c.Sent, tt.wantMeasured+tt.wantWarmup)
+		}
+		ids := map[int64]bool{}
+		for _, rec := range s.recs {
+			if ids[rec.ID] {
+				t.Errorf("%s: duplicate id %d", tt.name, rec.ID)
+			}
+			ids[rec.ID] = true
+			if rec.ScheduledNS > rec.SentNS {
+				t.Errorf("%s: sent before scheduled", tt.name)
+			}
+		}
+	}
+}
+
+func TestClosedLoopDuration(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: 10 * time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+	start := time.Now()
+	if _, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: 2}, Duration: 200 * time.Millisecond, WarmupDuration: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	if el < 250*time.Millisecond || el > 2*time.Second {
+		t.Errorf("ran %v, want about 250ms", el)
+	}
+	if s.count(record.PhaseWarmup) == 0 || s.count(record.PhaseMeasured) == 0 {
+		t.Errorf("want both phases, got warm-up %d measured %d", s.count(record.PhaseWarmup), s.count(record.PhaseMeasured))
+	}
+}
+
+func TestOpenLoopScheduleAndCap(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: 30 * time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 3}, Requests: 40, Arrival: ArrivalConstant, Seed: 1}
+	c, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.recs) != 40 {
+		t.Fatalf("got %d records, want 40", len(s.recs))
+	}
+	if got := f.peak.Load(); got > 3 {
+		t.Errorf("%d in flight, above the cap of 3", got)
+	}
+	// With a cap of 3 and 30 ms per request the server drains 100 req/s,
+	// half the offered 200: requests must wait in the client, and that
+	// wait must be visible as sent − scheduled.
+	var waited int
+	for _, rec := range s.recs {
+		if rec.SentNS-rec.ScheduledNS > int64(20*time.Millisecond) {
+			waited++
+		}
+	}
+	if waited < 10 {
+		t.Errorf("only %d requests show client queueing; coordinated omission?", waited)
+	}
+	if c.InFlightPeak > 3 {
+		t.Errorf("client peak %d above cap", c.InFlightPeak)
+	}
+}
+
+func TestOpenLoopScheduledTimesFollowSchedule(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+	p := Point{Load: record.Load{Rate: 100}, Requests: 20, Arrival: ArrivalConstant, Seed: 3}
+	if _, err := r.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	min := s.recs[0].ScheduledNS
+	for _, rec := range s.recs {
+		min = minI(min, rec.ScheduledNS)
+	}
+	for _, rec := range s.recs {
+		off := time.Duration(rec.ScheduledNS - min)
+		if off%(10*time.Millisecond) > time.Microsecond && 10*time.Millisecond-off%(10*time.Millisecond) > time.Microsecond {
+			t.Errorf("scheduled offset %v is not on the 10ms grid", off)
+		}
+	}
+}
+
+func minI(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func TestInterruptGraceThenCancel(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: time.Hour}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	c, err := r.Run(ctx, Point{Load: record.Load{Concurrency: 3}, Requests: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Interrupted {
+		t.Error("client stats do not say interrupted")
+	}
+	if len(s.recs) != 3 {
+		t.Fatalf("got %d records, want the 3 in flight", len(s.recs))
+	}
+	for _, rec := range s.recs {
+		if rec.Error == nil || rec.Error.Class != record.ClassCancelled {
+			t.Errorf("in-flight request not recorded as cancelled: %+v", rec.Error)
+		}
+	}
+}
+
+func TestInterruptLetsShortRequestsFinish(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: 40 * time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if _, err := r.Run(ctx, Point{Load: record.Load{Concurrency: 2}, Requests: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(s.recs))
+	}
+	for _, rec := range s.recs {
+		if rec.Error != nil {
+			t.Errorf("request within the grace period was cut: %v", rec.Error)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, p := range []Point{
+		{Load: record.Load{Concurrency: 1}}, // no stop condition
+		{Requests: 1},                       // no load
+		{Load: record.Load{Concurrency: 1, Rate: 1}, Requests: 1}, // both
+	} {
+		if p.Validate() == nil {
+			t.Errorf("%+v: want error", p)
+		}
+	}
+}

@@ -1,0 +1,372 @@
+// Package metrics turns records into per-load-point summaries: latency
+// distributions, throughputs, achieved concurrency, errors and workload
+// warnings. Every field is defined in docs/METRICS.md; the computation is a
+// pure function of the records, so any summary can be recomputed later.
+package metrics
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// Requests counts a load point's measured requests by outcome.
+type Requests struct {
+	Completed int            `json:"completed"`
+	Failed    int            `json:"failed"`
+	Cancelled int            `json:"cancelled"`
+	Errors    map[string]int `json:"errors"`
+}
+
+// Warmup summarises the requests excluded from the steady state: the
+// cold-start figures.
+type Warmup struct {
+	Count        int        `json:"count"`
+	Failed       int        `json:"failed"`
+	FirstTTFTMS  *float64   `json:"first_ttft_ms"`
+	TTFT         stats.Dist `json:"ttft_ms"`
+	E2E          stats.Dist `json:"e2e_ms"`
+	DecodeTPSReq stats.Dist `json:"decode_tps_per_request"`
+}
+
+// Point is the summary of one load point. JSON names are the contract of
+// summary.json (docs/OUTPUT.md): add fields freely, rename none.
+type Point struct {
+	Index    int         `json:"index"`
+	Load     record.Load `json:"load"`
+	API      string      `json:"api,omitempty"`
+	Model    string      `json:"model,omitempty"`
+	Requests Requests    `json:"requests"`
+
+	TTFT         stats.Dist `json:"ttft_ms"`
+	TTFTSched    stats.Dist `json:"ttft_sched_ms"`
+	TTFO         stats.Dist `json:"ttfo_ms"`
+	ITL          stats.Dist `json:"itl_ms"`
+	TPOT         stats.Dist `json:"tpot_ms"`
+	E2E          stats.Dist `json:"e2e_ms"`
+	E2ESched     stats.Dist `json:"e2e_sched_ms"`
+	Queue        stats.Dist `json:"queue_ms"`
+	DecodeTPSReq stats.Dist `json:"decode_tps_per_request"`
+	PrefillTPS   stats.Dist `json:"prefill_tps_per_request"`
+	ServerPrefll stats.Dist `json:"server_prefill_tps"`
+	ServerDecode stats.Dist `json:"server_decode_tps"`
+	PromptTokens stats.Dist `json:"prompt_tokens"`
+	OutputTokens stats.Dist `json:"output_tokens"`
+
+	OutputTPS           float64 `json:"output_tps"`
+	InputTPS            float64 `json:"input_tps"`
+	RequestRate         float64 `json:"request_rate"`
+	RequestsPerMinute   float64 `json:"requests_per_minute"`
+	OfferedRate         float64 `json:"offered_rate,omitempty"`
+	ConcurrencyAchieved float64 `json:"concurrency_achieved"`
+	ConcurrencyMax      int     `json:"concurrency_max"`
+	ErrorRate           float64 `json:"error_rate"`
+	DurationS           float64 `json:"duration_s"`
+	PromptTokensMean    float64 `json:"prompt_tokens_mean"`
+	OutputTokensMean    float64 `json:"output_tokens_mean"`
+
+	OutputShortfall int     `json:"output_shortfall_requests"`
+	PromptMismatch  int     `json:"prompt_mismatch_requests"`
+	Warmup          *Warmup `json:"warmup,omitempty"`
+
+	Warnings []string `json:"warnings"`
+}
+
+// Aggregator collects records and produces per-point summaries. The zero
+// value is ready to use; Add may be called in any order of points.
+type Aggregator struct {
+	points map[int]*pointAgg
+}
+
+// Add folds one record into its load point.
+func (a *Aggregator) Add(r *record.Record) {
+	if a.points == nil {
+		a.points = map[int]*pointAgg{}
+	}
+	p := a.points[r.Point]
+	if p == nil {
+		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}}
+		a.points[r.Point] = p
+	}
+	p.add(r)
+}
+
+// Points returns the summaries ordered by point index.
+func (a *Aggregator) Points() []Point {
+	idx := make([]int, 0, len(a.points))
+	for i := range a.points {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]Point, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, a.points[i].summary())
+	}
+	return out
+}
+
+// Point returns the summary of one point and whether it has any records.
+func (a *Aggregator) Point(i int) (Point, bool) {
+	p, ok := a.points[i]
+	if !ok {
+		return Point{}, false
+	}
+	return p.summary(), true
+}
+
+const nsPerMS = 1e6
+
+type pointAgg struct {
+	index int
+	load  record.Load
+	api   string
+	model string
+
+	completed, failed, cancelled int
+	errors                       map[string]int
+
+	ttft, ttftSched, ttfo, itl, tpot, e2e, e2eSched, queue      stats.Sample
+	decode, prefill, srvPrefill, srvDecode, promptToks, outToks stats.Sample
+
+	firstSent, lastEnd, firstSched, lastSched int64
+	measured                                  int
+	busyNS                                    int64
+	intervals                                 []interval
+	outSum, inSum                             int64
+	shortfall, shortfallToks, mismatch        int
+	mismatchChat                              bool
+
+	warm                Warmup
+	warmSeen            bool
+	warmFirst           int64 // SentNS of the earliest warm-up request seen
+	warmT, warmE, warmD stats.Sample
+}
+
+type interval struct{ start, end int64 }
+
+func (p *pointAgg) add(r *record.Record) {
+	if r.Phase == record.PhaseWarmup {
+		p.addWarmup(r)
+		return
+	}
+	if r.Error != nil && r.Error.Class == record.ClassCancelled {
+		p.cancelled++
+		return
+	}
+	p.window(r)
+	if r.Error != nil {
+		p.failed++
+		p.errors[r.Error.Class]++
+		return
+	}
+	p.completed++
+	p.latencies(r)
+	p.tokens(r)
+}
+
+// window tracks the measurement window, offered schedule and in-flight
+// intervals of every measured, non-cancelled request.
+func (p *pointAgg) window(r *record.Record) {
+	if p.measured == 0 || r.SentNS < p.firstSent {
+		p.firstSent = r.SentNS
+	}
+	if p.measured == 0 || r.EndNS > p.lastEnd {
+		p.lastEnd = r.EndNS
+	}
+	if p.measured == 0 || r.ScheduledNS < p.firstSched {
+		p.firstSched = r.ScheduledNS
+	}
+	if p.measured == 0 || r.ScheduledNS > p.lastSched {
+		p.lastSched = r.ScheduledNS
+	}
+	p.measured++
+	if r.EndNS > r.SentNS {
+		p.busyNS += r.EndNS - r.SentNS
+	}
+	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS})
+}
+
+func (p *pointAgg) latencies(r *record.Record) {
+	p.e2e.Add(ms(r.EndNS - r.SentNS))
+	p.e2eSched.Add(ms(r.EndNS - r.ScheduledNS))
+	p.queue.Add(ms(r.SentNS - r.ScheduledNS))
+	if r.FirstTokenNS == 0 {
+		return
+	}
+	ttft := r.FirstTokenNS - r.SentNS
+	p.ttft.Add(ms(ttft))
+	p.ttftSched.Add(ms(r.FirstTokenNS - r.ScheduledNS))
+	if r.FirstOutputNS != 0 {
+		p.ttfo.Add(ms(r.FirstOutputNS - r.SentNS))
+	}
+	if r.PromptTokens > 0 && ttft > 0 {
+		p.prefill.Add(float64(r.PromptTokens) / (float64(ttft) / 1e9))
+	}
+	if r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
+		tpot := float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(r.OutputTokens-1)
+		p.tpot.Add(tpot)
+		p.decode.Add(1000 / tpot)
+	}
+	addITL(&p.itl, r.Chunks)
+}
+
+// addITL spreads each inter-chunk gap evenly over the tokens of the later
+// chunk; the first chunk's tokens give no sample (docs/METRICS.md, ITL).
+func addITL(s *stats.Sample, chunks []record.Chunk) {
+	for i := 1; i < len(chunks); i++ {
+		k := chunks[i].Tokens
+		if k <= 0 {
+			continue
+		}
+		gap := ms(chunks[i].AtNS-chunks[i-1].AtNS) / float64(k)
+		for range k {
+			s.Add(gap)
+		}
+	}
+}
+
+func (p *pointAgg) tokens(r *record.Record) {
+	p.outSum += int64(r.OutputTokens)
+	p.inSum += int64(r.PromptTokens)
+	p.outToks.Add(float64(r.OutputTokens))
+	if r.PromptTokens > 0 {
+		p.promptToks.Add(float64(r.PromptTokens))
+	}
+	if s := r.Server; s != nil {
+		if s.PromptEvalCount > 0 && s.PromptEvalDuration > 0 {
+			p.srvPrefill.Add(float64(s.PromptEvalCount) / (float64(s.PromptEvalDuration) / 1e9))
+		}
+		if s.EvalCount > 0 && s.EvalDuration > 0 {
+			p.srvDecode.Add(float64(s.EvalCount) / (float64(s.EvalDuration) / 1e9))
+		}
+	}
+	if r.OutputTokensRequested > 0 && r.OutputTokens < r.OutputTokensRequested {
+		p.shortfall++
+		p.shortfallToks += r.OutputTokensRequested - r.OutputTokens
+	}
+	if r.PromptTokensRequested > 0 && r.PromptTokens > 0 && r.PromptTokens != r.PromptTokensRequested {
+		p.mismatch++
+		if r.API == "openai-chat" || r.API == "ollama-chat" {
+			p.mismatchChat = true
+		}
+	}
+}
+
+func (p *pointAgg) addWarmup(r *record.Record) {
+	if !p.warmSeen || r.SentNS < p.warmFirst {
+		p.warmFirst = r.SentNS
+		p.warm.FirstTTFTMS = nil
+		if r.Error == nil && r.FirstTokenNS != 0 {
+			v := ms(r.FirstTokenNS - r.SentNS)
+			p.warm.FirstTTFTMS = &v
+		}
+	}
+	p.warmSeen = true
+	p.warm.Count++
+	if r.Error != nil {
+		p.warm.Failed++
+		return
+	}
+	p.warmE.Add(ms(r.EndNS - r.SentNS))
+	if r.FirstTokenNS != 0 {
+		p.warmT.Add(ms(r.FirstTokenNS - r.SentNS))
+		if r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
+			p.warmD.Add(float64(r.OutputTokens-1) / (float64(r.EndNS-r.FirstTokenNS) / 1e9))
+		}
+	}
+}
+
+func ms(ns int64) float64 { return float64(ns) / nsPerMS }
+
+func (p *pointAgg) summary() Point {
+	errs := make(map[string]int, len(p.errors))
+	for k, v := range p.errors {
+		errs[k] = v
+	}
+	s := Point{
+		Index: p.index, Load: p.load, API: p.api, Model: p.model,
+		Requests: Requests{Completed: p.completed, Failed: p.failed, Cancelled: p.cancelled, Errors: errs},
+		TTFT:     p.ttft.Summary(), TTFTSched: p.ttftSched.Summary(), TTFO: p.ttfo.Summary(),
+		ITL: p.itl.Summary(), TPOT: p.tpot.Summary(), E2E: p.e2e.Summary(),
+		E2ESched: p.e2eSched.Summary(), Queue: p.queue.Summary(),
+		DecodeTPSReq: p.decode.Summary(), PrefillTPS: p.prefill.Summary(),
+		ServerPrefll: p.srvPrefill.Summary(), ServerDecode: p.srvDecode.Summary(),
+		PromptTokens: p.promptToks.Summary(), OutputTokens: p.outToks.Summary(),
+		OutputShortfall: p.shortfall, PromptMismatch: p.mismatch,
+		ConcurrencyMax: maxInFlight(p.intervals),
+	}
+	if n := p.completed + p.failed; n > 0 {
+		s.ErrorRate = float64(p.failed) / float64(n)
+	}
+	if p.measured > 0 && p.lastEnd > p.firstSent {
+		win := float64(p.lastEnd-p.firstSent) / 1e9
+		s.DurationS = win
+		s.OutputTPS = float64(p.outSum) / win
+		s.InputTPS = float64(p.inSum) / win
+		s.RequestRate = float64(p.completed) / win
+		s.RequestsPerMinute = 60 * s.RequestRate
+		s.ConcurrencyAchieved = float64(p.busyNS) / float64(p.lastEnd-p.firstSent)
+	}
+	if p.load.Rate > 0 && p.measured > 1 && p.lastSched > p.firstSched {
+		// n arrivals span n−1 inter-arrival gaps.
+		s.OfferedRate = float64(p.measured-1) / (float64(p.lastSched-p.firstSched) / 1e9)
+	}
+	if p.completed > 0 {
+		s.PromptTokensMean = float64(p.inSum) / float64(p.completed)
+		s.OutputTokensMean = float64(p.outSum) / float64(p.completed)
+	}
+	if p.warmSeen {
+		w := p.warm
+		w.TTFT, w.E2E, w.DecodeTPSReq = p.warmT.Summary(), p.warmE.Summary(), p.warmD.Summary()
+		s.Warmup = &w
+	}
+	s.Warnings = p.warnings(s)
+	return s
+}
+
+func (p *pointAgg) warnings(s Point) []string {
+	w := []string{}
+	if p.shortfall > 0 {
+		w = append(w, fmt.Sprintf("%d of %d requests returned fewer output tokens than requested (mean shortfall %.1f tokens): the server may ignore ignore_eos/min_tokens, so per-request speeds cover shorter outputs than asked",
+			p.shortfall, p.completed, float64(p.shortfallToks)/float64(p.shortfall)))
+	}
+	if p.mismatch > 0 {
+		msg := fmt.Sprintf("%d of %d requests had a prompt length (per the server) different from the one requested", p.mismatch, p.completed)
+		if p.mismatchChat {
+			msg += "; with a chat API the server's chat template adds tokens unless its tokenizer endpoint could count the templated prompt"
+		}
+		w = append(w, msg)
+	}
+	if p.cancelled > 0 {
+		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
+	}
+	w = append(w, stats.TailWarnings("ttft_ms", s.TTFT)...)
+	return w
+}
+
+// maxInFlight returns the largest number of intervals open at one instant;
+// an interval ending exactly when another starts does not overlap it.
+func maxInFlight(iv []interval) int {
+	type edge struct {
+		t     int64
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(iv))
+	for _, v := range iv {
+		edges = append(edges, edge{v.start, +1}, edge{v.end, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].t != edges[j].t {
+			return edges[i].t < edges[j].t
+		}
+		return edges[i].delta < edges[j].delta
+	})
+	cur, best := 0, 0
+	for _, e := range edges {
+		cur += e.delta
+		best = max(best, cur)
+	}
+	return best
+}

@@ -1,0 +1,134 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Writer appends records as JSON lines. Each record is written with a single
+// Write call the moment it is handed over, so a crash or kill loses nothing
+// already written. It is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf bytes.Buffer
+	n   int
+	err error
+}
+
+// NewWriter returns a Writer appending to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write encodes r as one line and writes it. After the first failure every
+// call returns that error.
+func (w *Writer) Write(r *Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf.Reset()
+	enc := json.NewEncoder(&w.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil { // Encode appends the newline
+		return fmt.Errorf("encoding record %d: %w", r.ID, err)
+	}
+	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
+		w.err = fmt.Errorf("writing record %d: %w", r.ID, err)
+		return w.err
+	}
+	w.n++
+	return nil
+}
+
+// Count returns how many records were written.
+func (w *Writer) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// MaxLine bounds one record's line; a longer line is reported, not read
+// into memory without limit.
+const MaxLine = 64 << 20
+
+// Reader reads records from JSON lines, skipping blank lines.
+type Reader struct {
+	s    *bufio.Scanner
+	line int
+	rec  Record
+	err  error
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	return &Reader{s: s}
+}
+
+// Next reads the next record; it returns false at the end or on error.
+func (r *Reader) Next() bool {
+	for r.err == nil && r.s.Scan() {
+		r.line++
+		b := bytes.TrimSpace(r.s.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		r.rec = Record{}
+		if err := json.Unmarshal(b, &r.rec); err != nil {
+			r.err = fmt.Errorf("line %d: not a record: %w", r.line, err)
+			return false
+		}
+		if err := r.rec.validate(); err != nil {
+			r.err = fmt.Errorf("line %d: %w", r.line, err)
+			return false
+		}
+		return true
+	}
+	if r.err == nil {
+		if err := r.s.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("a line longer than %d bytes", MaxLine)
+			}
+			r.err = fmt.Errorf("line %d: %w", r.line+1, err)
+		}
+	}
+	return false
+}
+
+// Record returns the current record, valid until the next call to Next.
+func (r *Reader) Record() *Record { return &r.rec }
+
+// Line returns the line number of the current record.
+func (r *Reader) Line() int { return r.line }
+
+// Err returns the first error met, naming its line.
+func (r *Reader) Err() error { return r.err }
+
+// validate rejects records whose numbers cannot be from a real run.
+func (r *Record) validate() error {
+	if r.Schema != "" && r.Schema != Schema {
+		return fmt.Errorf("unknown record schema %q (want %q)", r.Schema, Schema)
+	}
+	if r.Phase != PhaseWarmup && r.Phase != PhaseMeasured {
+		return fmt.Errorf("record %d: phase %q is neither %q nor %q", r.ID, r.Phase, PhaseWarmup, PhaseMeasured)
+	}
+	if r.EndNS < r.SentNS || (r.FirstTokenNS != 0 && (r.FirstTokenNS < r.SentNS || r.FirstTokenNS > r.EndNS)) {
+		return fmt.Errorf("record %d: instants out of order (sent %d, first token %d, end %d)", r.ID, r.SentNS, r.FirstTokenNS, r.EndNS)
+	}
+	if r.OutputTokens < 0 || r.PromptTokens < 0 {
+		return fmt.Errorf("record %d: negative token count", r.ID)
+	}
+	for i, c := range r.Chunks {
+		if c.Tokens < 0 || (i > 0 && c.AtNS < r.Chunks[i-1].AtNS) {
+			return fmt.Errorf("record %d: chunk %d out of order or negative", r.ID, i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func sample(id int64) *Record {
+	return &Record{
+		Schema: Schema, Point: 1, Load: Load{Concurrency: 4}, ID: id, Phase: PhaseMeasured,
+		API: "openai-chat", Model: "m", PromptTokensRequested: 10, OutputTokensRequested: 3,
+		PromptTokens: 10, PromptTokensSource: SourceUsage, OutputTokens: 3, OutputTokensSource: SourceUsage,
+		ScheduledNS: 100, SentNS: 150, FirstTokenNS: 1150, FirstOutputNS: 1150, EndNS: 3150,
+		Chunks: []Chunk{{AtNS: 1000, Tokens: 1}, {AtNS: 2000, Tokens: 1}, {AtNS: 3000, Tokens: 1}},
+		Server: &ServerTiming{EvalCount: 3}, FinishReason: "length",
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	in := []*Record{sample(1), sample(2)}
+	in[1].Error = &Error{Class: ClassRateLimited, Status: 429, RetryAfter: "3", Message: "slow down"}
+	for _, r := range in {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Count(buf.String(), "\n"); got != 2 {
+		t.Fatalf("got %d lines, want 2", got)
+	}
+	rd := NewReader(strings.NewReader("\n" + buf.String() + "\n"))
+	var out []*Record
+	for rd.Next() {
+		r := *rd.Record()
+		out = append(out, &r)
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip changed records:\n%+v\n%+v", in[1], out[1])
+	}
+}
+
+func TestReaderErrorsNameTheLine(t *testing.T) {
+	good := `{"schema":"servebench.record/v1","phase":"measured","sent_ns":1,"end_ns":2}`
+	tests := []struct {
+		name, in, want string
+	}{
+		{"not json", good + "\n{oops\n", "line 2: not a record"},
+		{"bad phase", `{"phase":"x","end_ns":1}`, "line 1: record 0: phase"},
+		{"end before send", `{"phase":"measured","sent_ns":5,"end_ns":1}`, "instants out of order"},
+		{"unknown schema", `{"schema":"other/v9","phase":"measured"}`, "unknown record schema"},
+		{"chunks backwards", `{"phase":"measured","end_ns":9,"chunks":[{"t":5,"n":1},{"t":4,"n":1}]}`, "chunk 1"},
+	}
+	for _, tt := range tests {
+		rd := NewReader(strings.NewReader(tt.in))
+		for rd.Next() {
+		}
+		if err := rd.Err(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.n++
+	if f.n > 1 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestWriterStickyError(t *testing.T) {
+	w := NewWriter(&failWriter{})
+	if err := w.Write(sample(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(sample(2)); err == nil {
+		t.Fatal("want error")
+	}
+	if err := w.Write(sample(3)); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("want sticky error, got %v", err)
+	}
+	if w.Count() != 1 {
+		t.Errorf("count %d, want 1", w.Count())
+	}
+}
+
+func TestWriterConcurrentLinesStayWhole(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() { _ = w.Write(sample(int64(i))) })
+	}
+	wg.Wait()
+	rd := NewReader(&buf)
+	n := 0
+	for rd.Next() {
+		n++
+	}
+	if rd.Err() != nil || n != 50 {
+		t.Fatalf("read %d records, err %v", n, rd.Err())
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	var buf bytes.Buffer
+	_ = NewWriter(&buf).Write(sample(1))
+	f.Add(buf.Bytes())
+	f.Add([]byte("{}\n\n{\"phase\":\"warmup\"}"))
+	f.Add([]byte(`{"phase":"measured","chunks":[{"t":-1,"n":-5}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rd := NewReader(bytes.NewReader(b))
+		for rd.Next() {
+			r := rd.Record()
+			if r.EndNS < r.SentNS {
+				t.Fatalf("reader accepted a record ending before it was sent")
+			}
+		}
+	})
+}

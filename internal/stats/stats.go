@@ -1,0 +1,174 @@
+// Package stats is servebench's pure math: exact quantiles with a written
+// definition, distribution summaries and small-sample warnings. It knows
+// nothing of requests or tokens; docs/METRICS.md states every definition.
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Quantiles reported for every distribution, in order. Keys match the JSON
+// field names of Dist.
+var Quantiles = []struct {
+	Key string
+	P   float64
+}{
+	{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999},
+}
+
+// Quantile returns the p-quantile of sorted (ascending) samples by linear
+// interpolation between closest ranks (Hyndman & Fan type 7, NumPy's and R's
+// default). It returns NaN for no samples.
+func Quantile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return math.NaN()
+	case p <= 0:
+		return sorted[0]
+	case p >= 1:
+		return sorted[n-1]
+	}
+	h := float64(n-1) * p
+	lo := int(math.Floor(h))
+	if lo+1 >= n {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// MinSamples is the least number of samples for which the p-quantile is an
+// observed tail rather than an interpolation among the largest few samples:
+// 1/(1−p), so 20 for p95 and 100 for p99.
+func MinSamples(p float64) int {
+	if p >= 1 {
+		return math.MaxInt
+	}
+	return int(math.Ceil(1/(1-p) - 1e-9))
+}
+
+// Dist summarises a distribution. Quantile fields are nil when Count is 0 so
+// that JSON shows null rather than a made-up zero.
+type Dist struct {
+	Mean  *float64 `json:"mean"`
+	P50   *float64 `json:"p50"`
+	P90   *float64 `json:"p90"`
+	P95   *float64 `json:"p95"`
+	P99   *float64 `json:"p99"`
+	P999  *float64 `json:"p999"`
+	Max   *float64 `json:"max"`
+	Min   *float64 `json:"min"`
+	Count int      `json:"count"`
+}
+
+// Sample accumulates observations. The zero value is ready to use.
+type Sample struct {
+	xs     []float64
+	sorted bool
+}
+
+// Add records one observation; NaN and infinities are ignored because they
+// come only from undefined ratios (e.g. a zero-length interval).
+func (s *Sample) Add(x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return
+	}
+	s.xs = append(s.xs, x)
+	s.sorted = false
+}
+
+// Len returns the number of observations.
+func (s *Sample) Len() int { return len(s.xs) }
+
+// Sorted returns the observations in ascending order (shared, do not modify).
+func (s *Sample) Sorted() []float64 {
+	if !s.sorted {
+		slices.Sort(s.xs)
+		s.sorted = true
+	}
+	return s.xs
+}
+
+// Quantile returns the p-quantile (type 7) of the observations.
+func (s *Sample) Quantile(p float64) float64 { return Quantile(s.Sorted(), p) }
+
+// FractionAtMost returns the fraction of observations ≤ x.
+func (s *Sample) FractionAtMost(x float64) float64 {
+	xs := s.Sorted()
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	i, _ := slices.BinarySearch(xs, math.Nextafter(x, math.Inf(1)))
+	return float64(i) / float64(len(xs))
+}
+
+// Summary computes the Dist of the observations.
+func (s *Sample) Summary() Dist {
+	xs := s.Sorted()
+	d := Dist{Count: len(xs)}
+	if len(xs) == 0 {
+		return d
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	ptr := func(v float64) *float64 { return &v }
+	d.Mean = ptr(sum / float64(len(xs)))
+	d.P50 = ptr(Quantile(xs, 0.50))
+	d.P90 = ptr(Quantile(xs, 0.90))
+	d.P95 = ptr(Quantile(xs, 0.95))
+	d.P99 = ptr(Quantile(xs, 0.99))
+	d.P999 = ptr(Quantile(xs, 0.999))
+	d.Max = ptr(xs[len(xs)-1])
+	d.Min = ptr(xs[0])
+	return d
+}
+
+// Get returns the named statistic ("mean", "p50", ..., "max", "min") and
+// whether it exists.
+func (d Dist) Get(key string) (float64, bool) {
+	var p *float64
+	switch key {
+	case "mean":
+		p = d.Mean
+	case "p50":
+		p = d.P50
+	case "p90":
+		p = d.P90
+	case "p95":
+		p = d.P95
+	case "p99":
+		p = d.P99
+	case "p999":
+		p = d.P999
+	case "max":
+		p = d.Max
+	case "min":
+		p = d.Min
+	}
+	if p == nil {
+		return math.NaN(), false
+	}
+	return *p, true
+}
+
+// TailWarnings names the quantiles of a distribution with too few samples
+// behind them (see MinSamples). name labels the distribution.
+func TailWarnings(name string, d Dist) []string {
+	if d.Count == 0 {
+		return nil
+	}
+	var out []string
+	for _, q := range Quantiles {
+		if q.P <= 0.5 {
+			continue
+		}
+		if need := MinSamples(q.P); d.Count < need {
+			out = append(out, fmt.Sprintf("%s %s rests on %d samples (at least %d needed for an observed tail)", name, q.Key, d.Count, need))
+		}
+	}
+	return out
+}
