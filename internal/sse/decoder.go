@@ -1,0 +1,211 @@
+package sse
+
+import (
+	"bytes"
+	"io"
+	"time"
+)
+
+var bom = []byte("\xef\xbb\xbf")
+
+// Decoder reads a text/event-stream as the HTML standard defines it: lines
+// end in "\n", "\r\n" or "\r"; a blank line dispatches the event; lines
+// starting with ':' are comments; a field without a colon has an empty
+// value; a leading UTF-8 BOM is dropped. Unlike a browser, it also
+// delivers a final event that lacks its blank line at EOF, and says so in
+// Truncated.
+type Decoder struct {
+	rd      reader
+	data    []byte
+	hasData bool
+	// inEvent is set once a field line arrives, until a blank line.
+	inEvent  bool
+	bomDone  bool
+	name     string
+	lastName string
+	id       string
+	retry    time.Duration
+	ev       Event
+}
+
+// NewDecoder returns a Decoder reading from r. now is called right after
+// each Read returns (nil means time.Now).
+func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
+	d := &Decoder{}
+	d.Reset(r, now)
+	return d
+}
+
+// Reset makes d read a new stream, keeping its buffers and size limit.
+func (d *Decoder) Reset(r io.Reader, now func() time.Time) {
+	d.rd.reset(r, now, false)
+	*d = Decoder{rd: d.rd, data: d.data[:0]}
+}
+
+// SetMaxEventSize sets the limit on one event's size and on one line's
+// (n <= 0 restores DefaultMaxEventSize). Call it before the first Next.
+func (d *Decoder) SetMaxEventSize(n int) { d.rd.setMax(n) }
+
+// Event returns the event Next just decoded.
+func (d *Decoder) Event() Event { return d.ev }
+
+// Err returns the first error other than io.EOF, or nil.
+func (d *Decoder) Err() error { return d.rd.err }
+
+// Truncated reports whether the stream ended inside an event or inside a
+// line (no blank line after its last field). A truncated final event that
+// had data is still delivered by Next.
+func (d *Decoder) Truncated() bool { return d.rd.truncated }
+
+// Next decodes the next event, reading as needed. It returns false at the
+// end of the stream or on error (see Err).
+func (d *Decoder) Next() bool {
+	r := &d.rd
+	if r.done || r.err != nil {
+		return false
+	}
+	d.data, d.hasData, d.name = d.data[:0], false, ""
+	for {
+		if d.bomDone || d.checkBOM() {
+			for {
+				line, ok := r.line()
+				if r.err != nil {
+					return false
+				}
+				if !ok {
+					break
+				}
+				if d.processLine(line) {
+					return true
+				}
+				if r.err != nil {
+					return false
+				}
+			}
+		}
+		if r.eof || r.readErr != nil {
+			return d.finish()
+		}
+		r.fill()
+		if r.err != nil {
+			return false
+		}
+	}
+}
+
+// checkBOM drops a leading BOM; it reports false while the bytes read so
+// far could still be the start of one.
+func (d *Decoder) checkBOM() bool {
+	r := &d.rd
+	b := r.buf[r.start:r.end]
+	switch {
+	case bytes.HasPrefix(b, bom):
+		r.start += len(bom)
+	case bytes.HasPrefix(bom, b) && !r.eof && r.readErr == nil:
+		return false
+	}
+	d.bomDone = true
+	return true
+}
+
+// processLine applies one line; it reports whether an event is ready.
+func (d *Decoder) processLine(line []byte) bool {
+	if len(line) == 0 {
+		d.inEvent = false
+		if d.hasData {
+			d.dispatch()
+			return true
+		}
+		d.name = ""
+		return false
+	}
+	if line[0] == ':' {
+		return false
+	}
+	d.inEvent = true
+	field, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		field, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(field) {
+	case "data":
+		d.addData(value)
+	case "event":
+		if string(value) != d.lastName {
+			d.lastName = string(value)
+		}
+		d.name = d.lastName
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 && string(value) != d.id {
+			d.id = string(value)
+		}
+	case "retry":
+		if ms, ok := parseDigits(value); ok {
+			d.retry = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return false
+}
+
+func (d *Decoder) addData(value []byte) {
+	if d.hasData {
+		d.data = append(d.data, '\n')
+	}
+	d.data = append(d.data, value...)
+	d.hasData = true
+	if len(d.data) > d.rd.max {
+		d.rd.err = ErrTooLarge
+	}
+}
+
+func (d *Decoder) dispatch() {
+	d.ev = Event{Data: d.data, Event: d.name, ID: d.id, Retry: d.retry, At: d.rd.at}
+}
+
+// finish handles the end of input: a read error ends the stream as is; at
+// EOF a pending partial line is applied and a pending event delivered.
+func (d *Decoder) finish() bool {
+	r := &d.rd
+	r.done = true
+	if r.readErr != nil {
+		r.err = r.readErr
+		return false
+	}
+	if rest := r.rest(); len(rest) > 0 {
+		r.truncated = true
+		if len(rest) > r.max {
+			r.err = ErrTooLarge
+			return false
+		}
+		d.processLine(rest)
+		if r.err != nil {
+			return false
+		}
+	}
+	if d.inEvent {
+		r.truncated = true
+	}
+	if d.hasData {
+		d.dispatch()
+		return true
+	}
+	return false
+}
+
+// parseDigits parses a retry value: ASCII digits only, no overflow.
+func parseDigits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
