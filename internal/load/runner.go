@@ -52,21 +52,8 @@ func (p Point) Validate() error {
 	return nil
 }
 
-// Client describes the load generator itself during a point, so that a slow
-// result can be told apart from a slow client.
-type Client struct {
-	// Lag of the dispatcher behind the open-loop schedule (ms): how late each
-	// request was handed to its sender. Zero for closed loops.
-	LagP99MS float64 `json:"dispatch_lag_p99_ms"`
-	LagMaxMS float64 `json:"dispatch_lag_max_ms"`
-	// CPU time the whole process used during the point, and as a share of
-	// the wall time and the machine's cores.
-	CPUSeconds   float64 `json:"cpu_seconds"`
-	CPUPercent   float64 `json:"cpu_percent_of_one_core"`
-	InFlightPeak int     `json:"in_flight_peak"`
-	Sent         int     `json:"sent"`
-	Interrupted  bool    `json:"interrupted"`
-}
+// Client describes the load generator itself during a point.
+type Client = record.ClientStats
 
 // Runner runs load points. Emit receives every record once it is complete;
 // it is called from many goroutines and must be safe for that.

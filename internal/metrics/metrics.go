@@ -7,6 +7,7 @@ package metrics
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
@@ -70,6 +71,8 @@ type Point struct {
 	OutputShortfall int     `json:"output_shortfall_requests"`
 	PromptMismatch  int     `json:"prompt_mismatch_requests"`
 	Warmup          *Warmup `json:"warmup,omitempty"`
+	// Client is the load generator's own figures (from run.json).
+	Client *record.ClientStats `json:"client,omitempty"`
 
 	Warnings []string `json:"warnings"`
 }
@@ -342,7 +345,9 @@ func (p *pointAgg) warnings(s Point) []string {
 	if p.cancelled > 0 {
 		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
 	}
-	w = append(w, stats.TailWarnings("ttft_ms", s.TTFT)...)
+	if thin := thinTails(s); thin != "" {
+		w = append(w, fmt.Sprintf("%d requests are too few for the tail percentiles shown (%s): a p95 or p5 needs at least 20 samples, a p99 100", s.Requests.Completed, thin))
+	}
 	return w
 }
 
@@ -369,4 +374,23 @@ func maxInFlight(iv []interval) int {
 		best = max(best, cur)
 	}
 	return best
+}
+
+// thinTails lists the printed tail quantiles that rest on too few samples.
+func thinTails(s Point) string {
+	var parts []string
+	for _, d := range []struct {
+		name string
+		d    stats.Dist
+		keys []string
+	}{
+		{"ttft_ms", s.TTFT, []string{"p95", "p99"}},
+		{"e2e_ms", s.E2E, []string{"p95", "p99"}},
+		{"decode_tps_per_request", s.DecodeTPSReq, []string{"p5"}},
+	} {
+		if t := stats.ThinTails(d.d, d.keys...); len(t) > 0 {
+			parts = append(parts, d.name+" "+strings.Join(t, " "))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

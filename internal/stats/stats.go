@@ -4,7 +4,6 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -15,6 +14,7 @@ var Quantiles = []struct {
 	Key string
 	P   float64
 }{
+	{"p1", 0.01}, {"p5", 0.05}, {"p10", 0.10},
 	{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999},
 }
 
@@ -40,9 +40,13 @@ func Quantile(sorted []float64, p float64) float64 {
 }
 
 // MinSamples is the least number of samples for which the p-quantile is an
-// observed tail rather than an interpolation among the largest few samples:
-// 1/(1−p), so 20 for p95 and 100 for p99.
+// observed tail rather than an interpolation among the extreme few samples:
+// 1/(1−p) for an upper tail, so 20 for p95 and 100 for p99, and 1/p for a
+// lower one (20 for p5).
 func MinSamples(p float64) int {
+	if p < 0.5 {
+		p = 1 - p
+	}
 	if p >= 1 {
 		return math.MaxInt
 	}
@@ -52,7 +56,12 @@ func MinSamples(p float64) int {
 // Dist summarises a distribution. Quantile fields are nil when Count is 0 so
 // that JSON shows null rather than a made-up zero.
 type Dist struct {
-	Mean  *float64 `json:"mean"`
+	Mean *float64 `json:"mean"`
+	// Low quantiles matter for speeds: "20 tok/s per user at p95" is the
+	// p5 of per-request speed (docs/METRICS.md).
+	P1    *float64 `json:"p1"`
+	P5    *float64 `json:"p5"`
+	P10   *float64 `json:"p10"`
 	P50   *float64 `json:"p50"`
 	P90   *float64 `json:"p90"`
 	P95   *float64 `json:"p95"`
@@ -117,6 +126,9 @@ func (s *Sample) Summary() Dist {
 	}
 	ptr := func(v float64) *float64 { return &v }
 	d.Mean = ptr(sum / float64(len(xs)))
+	d.P1 = ptr(Quantile(xs, 0.01))
+	d.P5 = ptr(Quantile(xs, 0.05))
+	d.P10 = ptr(Quantile(xs, 0.10))
 	d.P50 = ptr(Quantile(xs, 0.50))
 	d.P90 = ptr(Quantile(xs, 0.90))
 	d.P95 = ptr(Quantile(xs, 0.95))
@@ -127,13 +139,19 @@ func (s *Sample) Summary() Dist {
 	return d
 }
 
-// Get returns the named statistic ("mean", "p50", ..., "max", "min") and
+// Get returns the named statistic ("mean", "p1", ..., "p999", "max", "min") and
 // whether it exists.
 func (d Dist) Get(key string) (float64, bool) {
 	var p *float64
 	switch key {
 	case "mean":
 		p = d.Mean
+	case "p1":
+		p = d.P1
+	case "p5":
+		p = d.P5
+	case "p10":
+		p = d.P10
 	case "p50":
 		p = d.P50
 	case "p90":
@@ -155,19 +173,16 @@ func (d Dist) Get(key string) (float64, bool) {
 	return *p, true
 }
 
-// TailWarnings names the quantiles of a distribution with too few samples
-// behind them (see MinSamples). name labels the distribution.
-func TailWarnings(name string, d Dist) []string {
+// ThinTails returns those of the given quantile keys ("p95", "p5", ...) of
+// a distribution that have too few samples behind them (see MinSamples).
+func ThinTails(d Dist, keys ...string) []string {
 	if d.Count == 0 {
 		return nil
 	}
 	var out []string
 	for _, q := range Quantiles {
-		if q.P <= 0.5 {
-			continue
-		}
-		if need := MinSamples(q.P); d.Count < need {
-			out = append(out, fmt.Sprintf("%s %s rests on %d samples (at least %d needed for an observed tail)", name, q.Key, d.Count, need))
+		if slices.Contains(keys, q.Key) && d.Count < MinSamples(q.P) {
+			out = append(out, q.Key)
 		}
 	}
 	return out

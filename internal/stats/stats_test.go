@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -48,7 +49,7 @@ func TestSummary(t *testing.T) {
 		s.Add(x)
 	}
 	d := s.Summary()
-	check := map[string]float64{"mean": 3, "p50": 3, "p90": 4.6, "p95": 4.8, "p99": 4.96, "p999": 4.996, "max": 5, "min": 1}
+	check := map[string]float64{"p1": 1.04, "p5": 1.2, "p10": 1.4, "mean": 3, "p50": 3, "p90": 4.6, "p95": 4.8, "p99": 4.96, "p999": 4.996, "max": 5, "min": 1}
 	for k, want := range check {
 		got, ok := d.Get(k)
 		if !ok || math.Abs(got-want) > 1e-9 {
@@ -66,7 +67,7 @@ func TestEmptySummaryIsNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"mean":null,"p50":null,"p90":null,"p95":null,"p99":null,"p999":null,"max":null,"min":null,"count":0}`
+	want := `{"mean":null,"p1":null,"p5":null,"p10":null,"p50":null,"p90":null,"p95":null,"p99":null,"p999":null,"max":null,"min":null,"count":0}`
 	if string(b) != want {
 		t.Errorf("got %s\nwant %s", b, want)
 	}
@@ -85,9 +86,10 @@ func TestMinSamplesAndWarnings(t *testing.T) {
 	for i := range 50 {
 		s.Add(float64(i))
 	}
-	w := TailWarnings("ttft", s.Summary())
-	if len(w) != 2 { // p99 and p999; p90 and p95 have enough
-		t.Errorf("got %d warnings %q, want 2", len(w), w)
+	got := ThinTails(s.Summary(), "p1", "p5", "p50", "p90", "p95", "p99", "p999")
+	// p1, p99 and p999 lack samples; p5, p90 and p95 have enough.
+	if strings.Join(got, " ") != "p1 p99 p999" {
+		t.Errorf("got %q, want p1 p99 p999", got)
 	}
 }
 

@@ -1,0 +1,62 @@
+package metrics
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// SummarySchema names the summary format (docs/OUTPUT.md).
+const SummarySchema = "servebench.summary/v1"
+
+// Thresholds above which the load generator itself may have shaped the
+// result. One core is what a single dispatcher can use; a lag of a few
+// milliseconds behind the schedule already distorts sub-second TTFTs.
+const (
+	clientCPUWarnPercent = 80
+	clientLagWarnMS      = 5
+)
+
+// Summary is the content of summary.json: the run's context and one entry
+// per load point.
+type Summary struct {
+	Schema   string      `json:"schema"`
+	Run      *record.Run `json:"run,omitempty"`
+	Points   []Point     `json:"points"`
+	Warnings []string    `json:"warnings"`
+}
+
+// Summarize builds the summary of the records folded into a, with the run's
+// context when known (run may be nil: records alone are enough).
+func Summarize(run *record.Run, a *Aggregator) *Summary {
+	s := &Summary{Schema: SummarySchema, Run: run, Points: a.Points(), Warnings: []string{}}
+	if run == nil {
+		return s
+	}
+	for i := range s.Points {
+		p := &s.Points[i]
+		for _, pc := range run.Points {
+			if pc.Index == p.Index {
+				c := pc.Client
+				p.Client = &c
+				p.Warnings = append(p.Warnings, clientWarnings(c)...)
+			}
+		}
+	}
+	if run.Interrupted {
+		s.Warnings = append(s.Warnings, "the run was interrupted: the last load point is incomplete and later points did not run")
+	}
+	return s
+}
+
+func clientWarnings(c record.ClientStats) []string {
+	var w []string
+	if c.CPUPercent > clientCPUWarnPercent*float64(runtime.NumCPU()) {
+		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) on %d cores: it may have limited the load", c.CPUPercent, runtime.NumCPU()))
+	}
+	if c.LagP99MS > clientLagWarnMS {
+		w = append(w, fmt.Sprintf("the client sent requests up to %.1f ms (p99) behind schedule: the offered load is lower than asked", c.LagP99MS))
+	}
+	return w
+}

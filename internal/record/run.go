@@ -1,0 +1,58 @@
+package record
+
+// RunSchema names the run metadata file (run.json).
+const RunSchema = "servebench.run/v1"
+
+// Run is what a run knows about itself beyond its requests: the target, the
+// workload asked for, and the load generator's own figures per point. It is
+// written to run.json so that a report can be recomputed with its context.
+type Run struct {
+	Schema  string `json:"schema"`
+	Version string `json:"tool_version"`
+	Started string `json:"started"` // RFC 3339 wall-clock time of the epoch
+	Target  Target `json:"target"`
+	// Workload as asked for: length distributions and seed.
+	PromptTokens string `json:"prompt_tokens"`
+	OutputTokens string `json:"output_tokens"`
+	Seed         uint64 `json:"seed"`
+	IgnoreEOS    bool   `json:"ignore_eos"`
+	// Tokenizer names the counter used to size prompts; PromptTokensSource
+	// says whether prompt lengths were checked against the server's own.
+	Tokenizer string        `json:"tokenizer"`
+	Points    []PointClient `json:"points"`
+	// Interrupted is true when the run was stopped by a signal.
+	Interrupted bool `json:"interrupted"`
+}
+
+// Target is the server measured. The API key is never recorded.
+type Target struct {
+	URL       string `json:"url"`
+	API       string `json:"api"`
+	Model     string `json:"model"`
+	Simulated bool   `json:"simulated"`
+	// Server describes what the server said about itself (version, max context).
+	Server map[string]string `json:"server,omitempty"`
+}
+
+// PointClient pairs a load point with the load generator's own figures.
+type PointClient struct {
+	Index  int         `json:"index"`
+	Load   Load        `json:"load"`
+	Client ClientStats `json:"client"`
+}
+
+// ClientStats describe the load generator during a point, so that a slow
+// result can be told apart from a slow client.
+type ClientStats struct {
+	// Lag of the dispatcher behind the open-loop schedule (ms): how late each
+	// request was handed to its sender. Zero for closed loops.
+	LagP99MS float64 `json:"dispatch_lag_p99_ms"`
+	LagMaxMS float64 `json:"dispatch_lag_max_ms"`
+	// CPU time the whole process used during the point, and that as a
+	// percentage of one core over the point's wall time.
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	CPUPercent   float64 `json:"cpu_percent_of_one_core"`
+	InFlightPeak int     `json:"in_flight_peak"`
+	Sent         int     `json:"sent"`
+	Interrupted  bool    `json:"interrupted"`
+}

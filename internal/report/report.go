@@ -1,0 +1,210 @@
+// Package report renders summaries: a terminal table, JSON, CSV and
+// Markdown. Renderers are func(io.Writer, *metrics.Summary) error and never
+// compute a metric; they only format what internal/metrics produced.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// Renderer writes a summary in one format.
+type Renderer func(io.Writer, *metrics.Summary) error
+
+// Formats maps format names (the --format flag) to renderers.
+var Formats = map[string]Renderer{
+	"text":     Text,
+	"json":     JSON,
+	"csv":      CSV,
+	"markdown": Markdown,
+}
+
+// JSON writes the summary as indented JSON (the summary.json contract).
+func JSON(w io.Writer, s *metrics.Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}
+
+// column is one column of the per-point table: a two-line header and a
+// value taken from a point.
+type column struct {
+	group, name string
+	value       func(p *metrics.Point) string
+}
+
+func dist(d stats.Dist, key string, prec int) string {
+	v, ok := d.Get(key)
+	if !ok {
+		return "-"
+	}
+	return num(v, prec)
+}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// LoadLabel names a load point the way a user set it: "c=4" or "r=2/s".
+func LoadLabel(p *metrics.Point) string {
+	l := p.Load
+	if l.Rate > 0 {
+		s := "r=" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + "/s"
+		if l.MaxConcurrency > 0 {
+			s += " ≤" + strconv.Itoa(l.MaxConcurrency)
+		}
+		return s
+	}
+	return "c=" + strconv.Itoa(l.Concurrency)
+}
+
+func errorsCell(p *metrics.Point) string {
+	if p.Requests.Failed == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%.1f%%)", p.Requests.Failed, 100*p.ErrorRate)
+}
+
+// columns is the table of issue's shape: per-request speed falling while
+// aggregate throughput rises and saturates is visible at a glance.
+var columns = []column{
+	{"load", "", LoadLabel},
+	{"decode tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p50", 1) }},
+	{"", "p5", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p5", 1) }},
+	{"output tok/s", "aggregate", func(p *metrics.Point) string { return num(p.OutputTPS, 1) }},
+	{"TTFT ms", "p50", func(p *metrics.Point) string { return dist(p.TTFT, "p50", 0) }},
+	{"", "p95", func(p *metrics.Point) string { return dist(p.TTFT, "p95", 0) }},
+	{"", "p99", func(p *metrics.Point) string { return dist(p.TTFT, "p99", 0) }},
+	{"ITL ms", "p95", func(p *metrics.Point) string { return dist(p.ITL, "p95", 1) }},
+	{"E2E ms", "p95", func(p *metrics.Point) string { return dist(p.E2E, "p95", 0) }},
+	{"", "p99", func(p *metrics.Point) string { return dist(p.E2E, "p99", 0) }},
+	{"req/min", "", func(p *metrics.Point) string { return num(p.RequestsPerMinute, 1) }},
+	{"ok", "", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Completed) }},
+	{"errors", "", errorsCell},
+}
+
+// Text writes the terminal table, one row per load point, followed by the
+// warnings. Columns are aligned by display width, not bytes.
+func Text(w io.Writer, s *metrics.Summary) error {
+	var b strings.Builder
+	if s.Run != nil {
+		t := s.Run.Target
+		name := t.URL
+		if t.Simulated {
+			name = "simulated server"
+		}
+		fmt.Fprintf(&b, "servebench · %s · %s · model %s · prompt %s tok · output %s tok · seed %d\n\n",
+			name, t.API, orDash(t.Model), s.Run.PromptTokens, s.Run.OutputTokens, s.Run.Seed)
+	}
+	rows := [][]string{make([]string, len(columns)), make([]string, len(columns))}
+	for i, c := range columns {
+		rows[0][i], rows[1][i] = c.group, c.name
+	}
+	for i := range s.Points {
+		row := make([]string, len(columns))
+		for j, c := range columns {
+			row[j] = c.value(&s.Points[i])
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(&b, rows)
+	warn := warnings(s)
+	if len(warn) > 0 {
+		b.WriteString("\nWarnings:\n")
+		for _, x := range warn {
+			b.WriteString("  - " + x + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// warnings lists the run's and every point's warnings, each point's
+// prefixed with its load label.
+func warnings(s *metrics.Summary) []string {
+	out := append([]string(nil), s.Warnings...)
+	for i := range s.Points {
+		p := &s.Points[i]
+		for _, x := range p.Warnings {
+			out = append(out, LoadLabel(p)+": "+x)
+		}
+	}
+	return out
+}
+
+// writeAligned writes rows as space-separated columns: the first column
+// left-aligned, the others right-aligned, widths by rune count. rows[0]
+// holds group headings, each spanning its column and the unnamed ones after
+// it; a long heading widens the group's columns evenly.
+func writeAligned(b *strings.Builder, rows [][]string) {
+	const sep = 2
+	width := make([]int, len(rows[0]))
+	for _, r := range rows[1:] {
+		for i, c := range r {
+			width[i] = max(width[i], runes(c))
+		}
+	}
+	groups := rows[0]
+	for i := 0; i < len(groups); {
+		j := i + 1
+		for j < len(groups) && groups[j] == "" {
+			j++
+		}
+		span := (j - i - 1) * sep
+		for k := i; k < j; k++ {
+			span += width[k]
+		}
+		// Spread any excess of a long heading over the group's columns.
+		for extra, k := runes(groups[i])-span, i; extra > 0; extra, k = extra-1, k+1 {
+			if k == j {
+				k = i
+			}
+			width[k]++
+		}
+		i = j
+	}
+	// Each heading starts where its group's first column starts.
+	total := 0
+	start := make([]int, len(width))
+	for i, w := range width {
+		start[i] = total
+		total += w + sep
+	}
+	head := []rune(strings.Repeat(" ", total))
+	for i, g := range groups {
+		copy(head[start[i]:], []rune(g))
+	}
+	b.WriteString(strings.TrimRight(string(head), " ") + "\n")
+	for _, r := range rows[1:] {
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-runes(c))
+			if i == 0 {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString(strings.Repeat(" ", sep) + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+func runes(s string) int { return len([]rune(s)) }

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const msNS = int64(1e6)
+
+// fixture builds a two-point summary from scripted records: at c=1 one
+// request decodes at 50 tok/s; at c=2 two decode at 25 tok/s and one fails.
+func fixture() *metrics.Summary {
+	var a metrics.Aggregator
+	add := func(point, conc int, id int64, sent, ttft, gap int64, n int) {
+		r := &record.Record{Schema: record.Schema, Point: point, Load: record.Load{Concurrency: conc}, ID: id,
+			Phase: record.PhaseMeasured, API: "openai-chat", SentNS: sent * msNS, ScheduledNS: sent * msNS,
+			PromptTokens: 512, OutputTokens: n}
+		for i := range n {
+			r.Chunks = append(r.Chunks, record.Chunk{AtNS: (ttft + int64(i)*gap) * msNS, Tokens: 1})
+		}
+		r.FirstTokenNS = r.SentNS + ttft*msNS
+		r.FirstOutputNS = r.FirstTokenNS
+		r.EndNS = r.SentNS + (ttft+int64(n-1)*gap)*msNS
+		a.Add(r)
+	}
+	add(0, 1, 0, 0, 100, 20, 11)
+	add(0, 1, 1, 300, 110, 20, 11)
+	add(1, 2, 2, 1000, 150, 40, 11)
+	add(1, 2, 3, 1000, 170, 40, 11)
+	a.Add(&record.Record{Schema: record.Schema, Point: 1, Load: record.Load{Concurrency: 2}, ID: 4,
+		Phase: record.PhaseMeasured, SentNS: 1600 * msNS, EndNS: 1650 * msNS,
+		Error: &record.Error{Class: record.ClassHTTP5xx, Status: 503, Message: "overloaded"}})
+	run := &record.Run{Schema: record.RunSchema, Version: "test", Started: "2026-01-02T03:04:05Z",
+		Target:       record.Target{URL: "http://127.0.0.1:8000", API: "openai-chat", Model: "llama"},
+		PromptTokens: "512", OutputTokens: "11", Seed: 7,
+		Points: []record.PointClient{{Index: 0, Load: record.Load{Concurrency: 1}, Client: record.ClientStats{Sent: 2}}}}
+	return metrics.Summarize(run, &a)
+}
+
+func TestGolden(t *testing.T) {
+	for name, r := range Formats {
+		var buf bytes.Buffer
+		if err := r(&buf, fixture()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		path := filepath.Join("testdata", "summary."+name+".golden")
+		if *update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test -update)", name, err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s output differs from %s:\n%s", name, path, buf.String())
+		}
+	}
+}
+
+// TestTextShowsTheNumbers asserts the table's cells against the script,
+// independently of the golden file.
+func TestTextShowsTheNumbers(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Text(&buf, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	var c1, c2 []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "c=1" {
+			c1 = f
+		}
+		if len(f) > 0 && f[0] == "c=2" {
+			c2 = f
+		}
+	}
+	// window 0..610 ms: 22 tokens → 36.1 tok/s, 2 requests → 196.7/min.
+	// load, decode p50, p5, aggregate, ttft p50 p95 p99, itl p95, e2e p95 p99, req/min, ok, errors
+	want1 := []string{"c=1", "50.0", "50.0", "36.1", "105", "110", "110", "20.0", "310", "310", "196.7", "2", "0"}
+	if strings.Join(c1, " ") != strings.Join(want1, " ") {
+		t.Errorf("c=1 row:\n got %q\nwant %q", c1, want1)
+	}
+	if len(c2) < 13 || c2[1] != "25.0" || c2[11] != "2" || c2[12] != "1" || c2[13] != "(33.3%)" {
+		t.Errorf("c=2 row: %q", c2)
+	}
+}
+
+func TestJSONContract(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Schema string `json:"schema"`
+		Points []map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Schema != "servebench.summary/v1" {
+		t.Errorf("schema %q", v.Schema)
+	}
+	for _, k := range []string{"load", "requests", "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "queue_ms",
+		"decode_tps_per_request", "output_tps", "input_tps", "request_rate"} {
+		if _, ok := v.Points[0][k]; !ok {
+			t.Errorf("point lacks %q", k)
+		}
+	}
+	var d map[string]any
+	_ = json.Unmarshal(v.Points[0]["ttft_ms"], &d)
+	for _, k := range []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "count"} {
+		if _, ok := d[k]; !ok {
+			t.Errorf("ttft_ms lacks %q", k)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// csvDists are the distributions written to CSV, each as one column per
+// statistic (e.g. ttft_ms_p95).
+var csvDists = []struct {
+	name string
+	get  func(p *metrics.Point) stats.Dist
+}{
+	{"ttft_ms", func(p *metrics.Point) stats.Dist { return p.TTFT }},
+	{"ttft_sched_ms", func(p *metrics.Point) stats.Dist { return p.TTFTSched }},
+	{"ttfo_ms", func(p *metrics.Point) stats.Dist { return p.TTFO }},
+	{"itl_ms", func(p *metrics.Point) stats.Dist { return p.ITL }},
+	{"tpot_ms", func(p *metrics.Point) stats.Dist { return p.TPOT }},
+	{"e2e_ms", func(p *metrics.Point) stats.Dist { return p.E2E }},
+	{"queue_ms", func(p *metrics.Point) stats.Dist { return p.Queue }},
+	{"decode_tps_per_request", func(p *metrics.Point) stats.Dist { return p.DecodeTPSReq }},
+	{"prefill_tps_per_request", func(p *metrics.Point) stats.Dist { return p.PrefillTPS }},
+}
+
+var csvStats = []string{"mean", "p5", "p50", "p90", "p95", "p99", "p999", "max"}
+
+var csvScalars = []struct {
+	name string
+	get  func(p *metrics.Point) string
+}{
+	{"index", func(p *metrics.Point) string { return strconv.Itoa(p.Index) }},
+	{"concurrency", func(p *metrics.Point) string { return strconv.Itoa(p.Load.Concurrency) }},
+	{"rate", func(p *metrics.Point) string { return num(p.Load.Rate, 3) }},
+	{"completed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Completed) }},
+	{"failed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Failed) }},
+	{"error_rate", func(p *metrics.Point) string { return num(p.ErrorRate, 4) }},
+	{"output_tps", func(p *metrics.Point) string { return num(p.OutputTPS, 3) }},
+	{"input_tps", func(p *metrics.Point) string { return num(p.InputTPS, 3) }},
+	{"request_rate", func(p *metrics.Point) string { return num(p.RequestRate, 4) }},
+	{"requests_per_minute", func(p *metrics.Point) string { return num(p.RequestsPerMinute, 3) }},
+	{"concurrency_achieved", func(p *metrics.Point) string { return num(p.ConcurrencyAchieved, 3) }},
+	{"duration_s", func(p *metrics.Point) string { return num(p.DurationS, 3) }},
+}
+
+// CSV writes one row per load point: scalars, then every statistic of every
+// distribution. Empty distributions give empty cells.
+func CSV(w io.Writer, s *metrics.Summary) error {
+	cw := csv.NewWriter(w)
+	var head []string
+	for _, c := range csvScalars {
+		head = append(head, c.name)
+	}
+	for _, d := range csvDists {
+		for _, st := range csvStats {
+			head = append(head, d.name+"_"+st)
+		}
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for i := range s.Points {
+		p := &s.Points[i]
+		var row []string
+		for _, c := range csvScalars {
+			row = append(row, c.get(p))
+		}
+		for _, d := range csvDists {
+			dd := d.get(p)
+			for _, st := range csvStats {
+				v, ok := dd.Get(st)
+				if !ok {
+					row = append(row, "")
+					continue
+				}
+				row = append(row, num(v, 3))
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Markdown writes the terminal table as a GitHub-flavoured Markdown table.
+func Markdown(w io.Writer, s *metrics.Summary) error {
+	var b strings.Builder
+	head := make([]string, len(columns))
+	for i, c := range columns {
+		head[i] = strings.TrimSpace(c.group + " " + c.name)
+		if c.group == "" && i > 0 {
+			head[i] = strings.TrimSpace(prevGroup(i) + " " + c.name)
+		}
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
+	for range columns {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for i := range s.Points {
+		cells := make([]string, len(columns))
+		for j, c := range columns {
+			cells[j] = c.value(&s.Points[i])
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	if warn := warnings(s); len(warn) > 0 {
+		b.WriteString("\n")
+		for _, x := range warn {
+			b.WriteString("- " + x + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// prevGroup returns the group heading that column i continues.
+func prevGroup(i int) string {
+	for ; i >= 0; i-- {
+		if columns[i].group != "" {
+			return columns[i].group
+		}
+	}
+	return ""
+}
