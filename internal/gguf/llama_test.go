@@ -31,9 +31,9 @@ func TestLlamaParsesBack(t *testing.T) {
 		{"kv heads", a.AttentionHeadCountKV, uint64(2)},
 		{"rope dims", a.RoPEDimensionCount, uint64(16)},
 		{"rms eps", a.AttentionLayerNormRMSEpsilon, float32(1e-5)},
-		// specials, bytes, "▁", characters with and without "▁", and 48 of
-		// the first 50 words ("a" and "I" are characters already).
-		{"vocab", a.VocabularyLength, uint64(3 + 256 + 1 + 2*94 + 48)},
+		// specials, bytes, "▁", characters with and without "▁", and the
+		// first 50 words with their prefixes.
+		{"vocab", a.VocabularyLength, uint64(534)},
 	} {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
@@ -150,6 +150,14 @@ func TestBuildVocab(t *testing.T) {
 	for _, tok := range []string{"<unk>", "<s>", "</s>", "<0x41>", "▁", "▁the", "a", "▁a"} {
 		if !seen[tok] {
 			t.Errorf("token %q missing", tok)
+		}
+	}
+	// Every word piece can be built by merging a shorter piece and a
+	// character, as SentencePiece's merge loop needs.
+	for _, tok := range v.Tokens {
+		r := []rune(tok)
+		if len(r) > 2 && r[0] == '▁' && !seen[string(r[:len(r)-1])] {
+			t.Errorf("token %q has no prefix %q", tok, string(r[:len(r)-1]))
 		}
 	}
 	if _, err := BuildVocab(MaxVocabWords + 1); err == nil {

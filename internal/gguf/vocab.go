@@ -72,17 +72,20 @@ type Vocab struct {
 	Tokens []string
 	Scores []float32
 	Types  []int32
+	seen   map[string]bool
 }
 
 // BuildVocab returns <unk>, <s>, </s>, the 256 byte tokens <0x00>…<0xFF>,
 // "▁", the printable ASCII characters with and without a leading "▁", and
-// the first words of commonWords with a leading "▁". Scores rank longer,
-// commoner pieces first, which is what SentencePiece's merge order uses.
+// the first words of commonWords with a leading "▁", each preceded by its
+// prefixes: SentencePiece (as llama.cpp runs it) builds a word by merging
+// adjacent pieces into pieces of the vocabulary, so "▁the" is reachable only
+// through "▁th". Scores rank commoner words first.
 func BuildVocab(words int) (*Vocab, error) {
 	if words < 0 || words > MaxVocabWords {
 		return nil, fmt.Errorf("vocabulary words: %d is outside 0..%d", words, MaxVocabWords)
 	}
-	v := &Vocab{}
+	v := &Vocab{seen: map[string]bool{}}
 	v.add("<unk>", 0, TokenUnknown)
 	v.add("<s>", 0, TokenControl)
 	v.add("</s>", 0, TokenControl)
@@ -95,15 +98,20 @@ func BuildVocab(words int) (*Vocab, error) {
 		v.add(sentencePieceSpace+string(c), -999, TokenNormal)
 	}
 	for i, w := range commonWords[:words] {
-		if len(w) == 1 {
-			continue // already added as a character
+		for k := 2; k <= len(w); k++ {
+			v.add(sentencePieceSpace+w[:k], float32(-i), TokenNormal)
 		}
-		v.add(sentencePieceSpace+w, float32(-i), TokenNormal)
 	}
 	return v, nil
 }
 
+// add appends a token unless it is there already (a prefix of one word is
+// often another word or another word's prefix).
 func (v *Vocab) add(tok string, score float32, typ int32) {
+	if v.seen[tok] {
+		return
+	}
+	v.seen[tok] = true
 	v.Tokens = append(v.Tokens, tok)
 	v.Scores = append(v.Scores, score)
 	v.Types = append(v.Types, typ)
