@@ -346,7 +346,7 @@ func (p *pointAgg) warnings(s Point) []string {
 		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
 	}
 	if thin := thinTails(s); thin != "" {
-		w = append(w, fmt.Sprintf("%d requests are too few for the tail percentiles shown (%s): a p95 or p5 needs at least 20 samples, a p99 100", s.Requests.Completed, thin))
+		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 or p5 needs at least 20, a p99 100", thin))
 	}
 	return w
 }

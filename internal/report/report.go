@@ -103,6 +103,11 @@ func Text(w io.Writer, s *metrics.Summary) error {
 		name := t.URL
 		if t.Simulated {
 			name = "simulated server"
+			if ts := t.Server["time_scale"]; ts != "" && ts != "1" {
+				// The simulator runs faster than the GPU it models; say so
+				// next to numbers that would otherwise look implausible.
+				name += fmt.Sprintf(" (running %s× faster than the modelled %s: multiply times and divide rates by %s)", ts, orDash(t.Server["device"]), ts)
+			}
 		}
 		fmt.Fprintf(&b, "servebench · %s · %s · model %s · prompt %s tok · output %s tok · seed %d\n\n",
 			name, t.API, orDash(t.Model), s.Run.PromptTokens, s.Run.OutputTokens, s.Run.Seed)
@@ -137,15 +142,23 @@ func orDash(s string) string {
 	return s
 }
 
-// warnings lists the run's and every point's warnings, each point's
-// prefixed with its load label.
+// warnings lists the run's and every point's warnings; a warning that
+// several points share is printed once, prefixed with all their labels.
 func warnings(s *metrics.Summary) []string {
 	out := append([]string(nil), s.Warnings...)
+	var order []string
+	labels := map[string][]string{}
 	for i := range s.Points {
 		p := &s.Points[i]
 		for _, x := range p.Warnings {
-			out = append(out, LoadLabel(p)+": "+x)
+			if _, seen := labels[x]; !seen {
+				order = append(order, x)
+			}
+			labels[x] = append(labels[x], LoadLabel(p))
 		}
+	}
+	for _, x := range order {
+		out = append(out, strings.Join(labels[x], ", ")+": "+x)
 	}
 	return out
 }

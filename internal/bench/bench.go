@@ -1,0 +1,253 @@
+// Package bench runs a benchmark: it wires a workload source, the load
+// runner, a backend client, the records file and the metrics aggregator
+// together for a list of load points, and writes what it measured as it
+// goes. It owns the run directory's layout (docs/OUTPUT.md).
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// File names inside a run directory.
+const (
+	RecordsFile = "records.jsonl"
+	SummaryFile = "summary.json"
+	RunFile     = "run.json"
+)
+
+// Config is one benchmark run.
+type Config struct {
+	Client *backend.Client
+	// Source yields request contents; a new one per point keeps each
+	// point's lengths reproducible from the seed.
+	NewSource func(point int) workload.Source
+	Run       record.Run // filled in further as the run goes
+	Points    []load.Point
+	// OutDir receives records.jsonl, run.json and summary.json; empty
+	// keeps everything in memory.
+	OutDir string
+	Grace  time.Duration
+	// Progress, when set, receives live progress lines (a terminal).
+	Progress io.Writer
+	// Ahead is how many requests to prepare before a point starts, so that
+	// prompt synthesis does not delay sends.
+	Ahead func(p load.Point) int
+}
+
+// Result is what a run produced, also when it was interrupted.
+type Result struct {
+	Summary     *metrics.Summary
+	Records     int
+	Interrupted bool
+}
+
+// Run runs every point in order. It stops early when ctx is cancelled and
+// still returns the summary of everything that completed; records already
+// written stay written whatever happens.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	sink, err := newSink(cfg.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.close()
+	run := cfg.Run
+	epoch := time.Now()
+	run.Started = epoch.UTC().Format(time.RFC3339Nano)
+	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}
+	var runErr error
+	for _, p := range cfg.Points {
+		if ctx.Err() != nil {
+			break
+		}
+		c, err := runPoint(ctx, cfg, runner, sink, p)
+		run.Points = append(run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	run.Interrupted = ctx.Err() != nil
+	s := metrics.Summarize(&run, &sink.agg)
+	res := &Result{Summary: s, Records: sink.count(), Interrupted: run.Interrupted}
+	if err := sink.finish(&run, s); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := sink.writeErr(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return res, runErr
+}
+
+// runPoint prepares a point's requests ahead, then runs it.
+func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, p load.Point) (record.ClientStats, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ahead := 64
+	if cfg.Ahead != nil {
+		ahead = cfg.Ahead(p)
+	}
+	feed, err := prepare(pctx, cfg.NewSource(p.Index), ahead, total(p))
+	if err != nil {
+		return record.ClientStats{}, fmt.Errorf("load point %d: preparing requests: %w", p.Index, err)
+	}
+	prog := newProgress(cfg.Progress, p, runner.Epoch)
+	sink.onEmit(prog.add)
+	defer prog.stop()
+	runner.Send = func(ctx context.Context, rec *record.Record) {
+		send(ctx, cfg, runner.Epoch, feed, rec)
+	}
+	c, err := runner.Run(ctx, p)
+	if err == nil {
+		err = feed.err()
+	}
+	return c, err
+}
+
+// total is how many requests a point will send at most, or 0 when only a
+// duration bounds it.
+func total(p load.Point) int {
+	if p.Requests > 0 && p.WarmupDuration == 0 {
+		return p.Requests + p.WarmupRequests
+	}
+	return 0
+}
+
+// send takes the next prepared request and performs it. Waiting for the
+// feed happens after the scheduled time, so a slow feed shows as queue time.
+func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *record.Record) {
+	rec.API, rec.Model = cfg.Run.Target.API, cfg.Run.Target.Model
+	it, ok := feed.next(ctx)
+	if !ok {
+		// Nothing was sent: the record says why, at the moment it gave up.
+		rec.SentNS = int64(time.Since(epoch))
+		rec.EndNS = rec.SentNS
+		class := record.ClassClient
+		if ctx.Err() != nil {
+			class = record.ClassCancelled
+		}
+		rec.Error = &record.Error{Class: class, Message: "no request could be prepared: " + feed.reason()}
+		return
+	}
+	rec.PromptTokensRequested, rec.OutputTokensRequested = it.Want, it.MaxTokens
+	cfg.Client.Do(ctx, epoch, &backend.Request{Prompt: it.Prompt, MaxTokens: it.MaxTokens, PromptTokens: it.Want}, rec)
+	if rec.PromptTokens == 0 && it.Tokens > 0 {
+		rec.PromptTokens, rec.PromptTokensSource = it.Tokens, it.Source
+	}
+}
+
+// sink receives every record: it writes it to records.jsonl at once and
+// folds it into the aggregator.
+type sink struct {
+	mu     sync.Mutex
+	agg    metrics.Aggregator
+	w      *record.Writer
+	f      *os.File
+	dir    string
+	n      int
+	werr   error
+	notify func(*record.Record)
+}
+
+func newSink(dir string) (*sink, error) {
+	s := &sink{dir: dir}
+	if dir == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, RecordsFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("--out %s already holds a run (%s); choose another directory so that nothing measured is overwritten", dir, RecordsFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--out %s: %w", dir, err)
+	}
+	s.f, s.w = f, record.NewWriter(f)
+	return s, nil
+}
+
+func (s *sink) onEmit(f func(*record.Record)) {
+	s.mu.Lock()
+	s.notify = f
+	s.mu.Unlock()
+}
+
+func (s *sink) emit(r *record.Record) {
+	r.Schema = record.Schema
+	if s.w != nil {
+		// The writer has its own lock; a failed write is kept and reported
+		// at the end, and the record still counts in the summary.
+		if err := s.w.Write(r); err != nil {
+			s.mu.Lock()
+			s.werr = err
+			s.mu.Unlock()
+		}
+	}
+	s.mu.Lock()
+	s.agg.Add(r)
+	s.n++
+	notify := s.notify
+	s.mu.Unlock()
+	if notify != nil {
+		notify(r)
+	}
+}
+
+func (s *sink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *sink) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.werr
+}
+
+// finish writes run.json and summary.json next to the records.
+func (s *sink) finish(run *record.Run, sum *metrics.Summary) error {
+	if s.dir == "" {
+		return nil
+	}
+	if err := writeJSON(filepath.Join(s.dir, RunFile), run); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(s.dir, SummaryFile), sum)
+}
+
+func (s *sink) close() {
+	if s.f != nil {
+		s.f.Close()
+	}
+}
+
+// writeJSON writes v to path through a temporary file and a rename, so a
+// reader never sees half a file.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// feed prepares requests ahead of the load so that building a prompt (which
+// may take a round trip to the server's tokenizer) never sits between a
+// request's scheduled time and its send.
+type feed struct {
+	ch   chan workload.Item
+	mu   sync.Mutex
+	fail error
+}
+
+// prepare starts filling a feed from src and returns once the first ahead
+// items (or all total of them, when fewer) are ready, or the source failed
+// on the very first item — a workload that cannot produce one request is an
+// error before any load is sent.
+func prepare(ctx context.Context, src workload.Source, ahead, total int) (*feed, error) {
+	ahead = max(ahead, 1)
+	if total > 0 {
+		ahead = min(ahead, total)
+	}
+	f := &feed{ch: make(chan workload.Item, ahead)}
+	first, err := src.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.ch <- first
+	ready := make(chan struct{})
+	go f.fill(ctx, src, total, ready)
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	}
+	return f, nil
+}
+
+// fill produces items until the source ends, total is reached, or ctx is
+// cancelled; it closes ready once the buffer first fills.
+func (f *feed) fill(ctx context.Context, src workload.Source, total int, ready chan struct{}) {
+	defer close(f.ch)
+	signalled := false
+	signal := func() {
+		if !signalled {
+			close(ready)
+			signalled = true
+		}
+	}
+	defer signal()
+	for n := 1; total == 0 || n < total; n++ {
+		if len(f.ch) == cap(f.ch) {
+			signal()
+		}
+		it, err := src.Next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				f.mu.Lock()
+				f.fail = err
+				f.mu.Unlock()
+			}
+			return
+		}
+		select {
+		case f.ch <- it:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// next returns the next item, or false when the feed is exhausted or ctx
+// is done.
+func (f *feed) next(ctx context.Context) (workload.Item, bool) {
+	select {
+	case it, ok := <-f.ch:
+		return it, ok
+	case <-ctx.Done():
+		return workload.Item{}, false
+	}
+}
+
+// err returns the source's failure, if it failed.
+func (f *feed) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fail
+}
+
+func (f *feed) reason() string {
+	if err := f.err(); err != nil {
+		return err.Error()
+	}
+	return errors.New("the workload ran out of requests").Error()
+}

@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// progressEvery is how often the live line is redrawn: often enough to feel
+// live, rarely enough to cost nothing next to the load.
+const progressEvery = 500 * time.Millisecond
+
+// progress draws one live line per load point on a terminal: done/total,
+// live TTFT p95 and aggregate output tok/s.
+type progress struct {
+	w     io.Writer
+	p     load.Point
+	epoch time.Time
+	mu    sync.Mutex
+	done  int
+	ttft  []float64
+	toks  int64
+	first int64
+	last  int64
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newProgress(w io.Writer, p load.Point, epoch time.Time) *progress {
+	pr := &progress{w: w, p: p, epoch: epoch, quit: make(chan struct{}), first: -1}
+	if w == nil {
+		return pr
+	}
+	pr.wg.Go(func() {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				pr.draw(false)
+			case <-pr.quit:
+				pr.draw(true)
+				return
+			}
+		}
+	})
+	return pr
+}
+
+func (pr *progress) add(r *record.Record) {
+	if pr.w == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.done++
+	if r.Error == nil && r.FirstTokenNS != 0 {
+		pr.ttft = append(pr.ttft, float64(r.FirstTokenNS-r.SentNS)/1e6)
+		pr.toks += int64(r.OutputTokens)
+	}
+	if pr.first < 0 || r.SentNS < pr.first {
+		pr.first = r.SentNS
+	}
+	pr.last = max(pr.last, r.EndNS)
+}
+
+func (pr *progress) draw(final bool) {
+	pr.mu.Lock()
+	xs := slices.Clone(pr.ttft)
+	done, toks, win := pr.done, pr.toks, float64(pr.last-pr.first)/1e9
+	pr.mu.Unlock()
+	slices.Sort(xs)
+	label := "c=" + strconv.Itoa(pr.p.Load.Concurrency)
+	if pr.p.Load.Rate > 0 {
+		label = "r=" + strconv.FormatFloat(pr.p.Load.Rate, 'g', -1, 64) + "/s"
+	}
+	of := "?"
+	if n := pr.p.Requests + pr.p.WarmupRequests; pr.p.Requests > 0 {
+		of = strconv.Itoa(n)
+	}
+	line := fmt.Sprintf("\r\033[K[point %d %s] %d/%s done", pr.p.Index+1, label, done, of)
+	if len(xs) > 0 && win > 0 {
+		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", stats.Quantile(xs, 0.95), float64(toks)/win)
+	}
+	if final {
+		line += "\n"
+	}
+	fmt.Fprint(pr.w, line)
+}
+
+func (pr *progress) stop() {
+	if pr.w == nil {
+		return
+	}
+	close(pr.quit)
+	pr.wg.Wait()
+}

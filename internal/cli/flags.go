@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// intList parses "1,2,4,8" (the --concurrency flag).
+func intList(flagName, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, usagef("servebench run --"+flagName+" 1,2,4,8", "--%s %q: %q is not a positive whole number", flagName, s, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// floatList parses "0.5,1,2" (the --rate flag).
+func floatList(flagName, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v <= 0 || v > 1e6 {
+			return nil, usagef("servebench run --"+flagName+" 0.5,1,2", "--%s %q: %q is not a positive number of requests per second", flagName, s, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// headerFlag collects repeated --header "Name: value" flags.
+type headerFlag struct{ h http.Header }
+
+func (f *headerFlag) String() string { return "" }
+
+func (f *headerFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want \"Name: value\", got %q", s)
+	}
+	if f.h == nil {
+		f.h = http.Header{}
+	}
+	f.h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	return nil
+}
+
+// warmupFlag is a warm-up given as a request count ("5") or a duration
+// ("10s").
+type warmupFlag struct {
+	requests int
+	duration time.Duration
+}
+
+func (f *warmupFlag) String() string {
+	if f.duration > 0 {
+		return f.duration.String()
+	}
+	return strconv.Itoa(f.requests)
+}
+
+func (f *warmupFlag) Set(s string) error {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		f.requests, f.duration = n, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a request count (5) or a duration (10s), got %q", s)
+	}
+	f.requests, f.duration = 0, d
+	return nil
+}

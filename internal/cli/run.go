@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+const runUsage = `
+Usage: servebench run [flags]
+
+Measures a server under one or more load points and prints one row per point.
+Without --url it starts the built-in simulated server and measures that.
+
+Examples:
+  servebench run
+  servebench run --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct \
+      --concurrency 1,2,4,8,16 --requests 100 --prompt-tokens 512 --output-tokens 128 --out runs/a
+  servebench run --url http://127.0.0.1:11434 --api ollama-chat --model llama3.1 --rate 0.5,1,2 --duration 60s
+  servebench run --url https://llm.example.com --api-key-env MY_KEY --header 'X-Team: infra' --json
+
+Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (what completed is still written).
+`
+
+// Defaults for run. The simulator's defaults let a newcomer see the full
+// shape of a result (per-request speed falling, aggregate throughput
+// saturating) in seconds.
+const (
+	defaultConcurrency  = "1,2,4,8,16"
+	defaultRequests     = 64
+	defaultPromptTokens = "512"
+	defaultOutputTokens = "128"
+	defaultAPIKeyEnv    = "SERVEBENCH_API_KEY"
+	defaultTokenizer    = "auto"
+)
+
+// runFlags are run's options as parsed from the command line.
+type runFlags struct {
+	url, model, api, apiKeyEnv, caCert string
+	insecure                           bool
+	headers                            headerFlag
+	timeout, firstTokenTimeout, dur    time.Duration
+	grace                              time.Duration
+	concurrency, rate, arrival         string
+	burstiness                         float64
+	maxConcurrency, requests           int
+	warmup                             warmupFlag
+	promptTokens, outputTokens         string
+	tokenizer                          string
+	ignoreEOS                          bool
+	seed                               uint64
+	out, format, simConfig             string
+	jsonOut                            bool
+}
+
+func init() {
+	register(&command{name: "run", summary: "measure a server (or the built-in simulator) under load", run: runCmd})
+}
+
+func (f *runFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (empty: the built-in simulated server)")
+	fs.StringVar(&f.model, "model", "", "model name sent with each request")
+	fs.StringVar(&f.api, "api", backend.OpenAIChat, "API: "+strings.Join(backend.APIs(), ", "))
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the API key (sent as a Bearer token, never written anywhere)")
+	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable)")
+	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates to trust for https")
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.DurationVar(&f.timeout, "timeout", backend.DefaultTimeout, "per-request timeout")
+	fs.DurationVar(&f.firstTokenTimeout, "first-token-timeout", 0, "fail a request with no token after this long (0: only --timeout)")
+	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop load points: comma-separated virtual-user counts (default "+defaultConcurrency+")")
+	fs.StringVar(&f.rate, "rate", "", "open-loop load points: comma-separated request rates per second")
+	fs.StringVar(&f.arrival, "arrival", load.ArrivalPoisson, "open-loop arrivals: poisson, constant or gamma")
+	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma arrivals: shape (1 = Poisson, below 1 burstier)")
+	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight (0: none)")
+	fs.IntVar(&f.requests, "requests", 0, fmt.Sprintf("measured requests per load point (default %d when no --duration)", defaultRequests))
+	fs.DurationVar(&f.dur, "duration", 0, "measured sending time per load point, e.g. 60s")
+	fs.Var(&f.warmup, "warmup", "warm-up per load point: requests (5) or time (10s), excluded from the steady state")
+	fs.StringVar(&f.promptTokens, "prompt-tokens", defaultPromptTokens, "prompt length: N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD")
+	fs.StringVar(&f.outputTokens, "output-tokens", defaultOutputTokens, "output length (max_tokens), same forms as --prompt-tokens")
+	fs.StringVar(&f.tokenizer, "tokenizer", defaultTokenizer, "prompt tokenizer: auto (the server's /tokenize, else tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path")
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate exactly --output-tokens (ignore_eos, min_tokens) where it can")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed for lengths, prompts and arrival times")
+	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, run.json and summary.json (must not hold a run already)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
+	fs.StringVar(&f.format, "format", "text", "table format: text, markdown, csv, json")
+	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
+}
+
+func runCmd(ctx context.Context, env *Env, args []string) error {
+	var f runFlags
+	fs := newFlagSet(env, "run", runUsage)
+	f.define(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("servebench run -h", "unexpected argument %q", fs.Arg(0))
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	render, ok := report.Formats[f.format]
+	if !ok {
+		return usagef("servebench run --format text", "--format %q: want text, markdown, csv or json", f.format)
+	}
+	if f.jsonOut {
+		render = report.JSON
+	}
+	target, err := startTarget(ctx, env, &f)
+	if err != nil {
+		return err
+	}
+	defer target.close()
+	cfg, err := f.benchConfig(ctx, env, target, plan)
+	if err != nil {
+		return err
+	}
+	res, err := bench.Run(ctx, cfg)
+	if res != nil {
+		if rerr := render(env.Stdout, res.Summary); rerr != nil && err == nil {
+			err = rerr
+		}
+		if f.out != "" {
+			fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if res.Interrupted {
+		return &Error{Err: errors.New("interrupted: the summary covers the requests that completed"), Code: ExitInterrupted}
+	}
+	return nil
+}
+
+// ExitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM
+// (128 + SIGINT, as shells report it).
+const ExitInterrupted = 130
+
+// loadPlan is the parsed load and workload of a run.
+type loadPlan struct {
+	points         []load.Point
+	prompt, output workload.Dist
+}
+
+// plan checks the load and workload flags and builds the load points.
+func (f *runFlags) plan() (*loadPlan, error) {
+	if f.concurrency != "" && f.rate != "" {
+		return nil, usagef("servebench run --concurrency 1,4  or  --rate 1,2", "--concurrency and --rate are exclusive: one run is closed-loop or open-loop")
+	}
+	if f.requests < 0 || f.dur < 0 || f.maxConcurrency < 0 {
+		return nil, usagef("servebench run -h", "--requests, --duration and --max-concurrency must not be negative")
+	}
+	p := &loadPlan{}
+	var err error
+	if p.prompt, err = workload.ParseDist(f.promptTokens); err != nil {
+		return nil, usagef("servebench run --prompt-tokens 512", "--prompt-tokens: %v", err)
+	}
+	if p.output, err = workload.ParseDist(f.outputTokens); err != nil {
+		return nil, usagef("servebench run --output-tokens 128", "--output-tokens: %v", err)
+	}
+	requests := f.requests
+	if requests == 0 && f.dur == 0 {
+		requests = defaultRequests
+	}
+	base := load.Point{Requests: requests, Duration: f.dur, WarmupRequests: f.warmup.requests,
+		WarmupDuration: f.warmup.duration, Arrival: f.arrival, Shape: f.burstiness}
+	if f.rate != "" {
+		rates, err := floatList("rate", f.rate)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := load.Schedule(f.arrival, 1, f.burstiness, 1, 0); err != nil {
+			return nil, usagef("servebench run --arrival poisson", "--arrival/--burstiness: %v", err)
+		}
+		for i, r := range rates {
+			pt := base
+			pt.Index, pt.Load, pt.Seed = i, record.Load{Rate: r, MaxConcurrency: f.maxConcurrency}, f.seed+uint64(i)
+			p.points = append(p.points, pt)
+		}
+		return p, nil
+	}
+	if f.maxConcurrency > 0 {
+		return nil, usagef("servebench run --rate 2 --max-concurrency 8", "--max-concurrency caps an open loop; use it with --rate")
+	}
+	conc, err := intList("concurrency", cmpOr(f.concurrency, defaultConcurrency))
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range conc {
+		pt := base
+		pt.Index, pt.Load, pt.Seed = i, record.Load{Concurrency: c}, f.seed+uint64(i)
+		p.points = append(p.points, pt)
+	}
+	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// tlsConfig builds the client's TLS settings from --ca-cert and --insecure.
+func (f *runFlags) tlsConfig() (*tls.Config, error) {
+	if f.caCert == "" && !f.insecure {
+		return nil, nil
+	}
+	c := &tls.Config{InsecureSkipVerify: f.insecure} //nolint:gosec // the user asked for it
+	if f.caCert != "" {
+		pem, err := os.ReadFile(f.caCert)
+		if err != nil {
+			return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert: %v", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert %s: no PEM certificate found", f.caCert)
+		}
+	}
+	return c, nil
+}

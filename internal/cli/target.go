@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/tokenize"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// target is the server a run measures: the user's, or an in-process
+// simulator started for the run.
+type target struct {
+	url, model string
+	simulated  bool
+	info       map[string]string
+	close      func()
+}
+
+// startTarget returns the user's server, or starts the simulator when no
+// --url was given.
+func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
+	if f.url != "" {
+		if f.simConfig != "" {
+			return nil, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
+		}
+		return &target{url: f.url, model: f.model, close: func() {}}, nil
+	}
+	cfg := sim.DefaultConfig()
+	if f.simConfig != "" {
+		b, err := os.ReadFile(f.simConfig)
+		if err != nil {
+			return nil, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
+		}
+		if cfg, err = sim.ParseConfig(b); err != nil {
+			return nil, usagef("servebench sim --print-config > sim.yaml", "--sim-config %s: %v", f.simConfig, err)
+		}
+	}
+	srv, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the simulated server: %w", err)
+	}
+	url, err := srv.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the simulated server: %w", err)
+	}
+	model := f.model
+	if model == "" {
+		model = cfg.Model.Name
+	}
+	info := map[string]string{
+		"engine": "servebench-sim", "device": cfg.Device.Name,
+		"time_scale":   strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
+		"max_num_seqs": strconv.Itoa(cfg.Engine.MaxNumSeqs),
+	}
+	return &target{url: url, model: model, simulated: true, info: info, close: func() { srv.Close() }}, nil
+}
+
+// localCounter adapts a tokenize.Counter that never fails (a local one) to
+// the backend's fallback counter.
+type localCounter struct{ c tokenize.Counter }
+
+func (l localCounter) Count(text string) int {
+	n, _ := l.c.Count(context.Background(), text)
+	return n
+}
+
+// tokenizerProbeTimeout bounds the search for the server's /tokenize.
+const tokenizerProbeTimeout = 10 * time.Second
+
+// counters returns the counter prompts are sized with and the local one the
+// backend falls back to when a server reports no usage.
+func (f *runFlags) counters(ctx context.Context, t *target, header http.Header) (prompt, local tokenize.Counter, err error) {
+	local, err = tokenize.NewTiktoken("cl100k_base")
+	if err != nil {
+		return nil, nil, err
+	}
+	switch spec := f.tokenizer; {
+	case spec == "cl100k_base" || spec == "o200k_base":
+		c, err := tokenize.NewTiktoken(spec)
+		return c, c, err
+	case strings.HasSuffix(spec, ".json"):
+		h, err := tokenize.LoadHF(spec)
+		if err != nil {
+			return nil, nil, usagef("servebench run --tokenizer path/to/tokenizer.json", "--tokenizer: %v", err)
+		}
+		return h, h, nil
+	case spec == "auto" || spec == "server":
+		pctx, cancel := context.WithTimeout(ctx, tokenizerProbeTimeout)
+		defer cancel()
+		srv, err := tokenize.Detect(pctx, http.DefaultClient, t.url, t.model, header)
+		if srv != nil && err == nil {
+			return srv, local, nil
+		}
+		if spec == "server" {
+			if err == nil {
+				err = errors.New("the server has no /tokenize endpoint")
+			}
+			return nil, nil, &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
+		}
+		return local, local, nil
+	}
+	return nil, nil, usagef("servebench run --tokenizer auto", "--tokenizer %q: want auto, server, cl100k_base, o200k_base or a tokenizer.json path", f.tokenizer)
+}
+
+// benchConfig builds the client and the workload for a run.
+func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *loadPlan) (bench.Config, error) {
+	tlsConf, err := f.tlsConfig()
+	if err != nil {
+		return bench.Config{}, err
+	}
+	key := ""
+	if f.apiKeyEnv != "" {
+		key = env.Getenv(f.apiKeyEnv)
+	}
+	authHeader := f.headers.h.Clone()
+	if key != "" {
+		if authHeader == nil {
+			authHeader = http.Header{}
+		}
+		authHeader.Set("Authorization", "Bearer "+key)
+	}
+	promptCounter, local, err := f.counters(ctx, t, authHeader)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	client, err := backend.New(backend.Options{
+		BaseURL: t.url, API: f.api, Model: t.model, APIKey: key, Headers: f.headers.h,
+		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, TLS: tlsConf,
+		IgnoreEOS: f.ignoreEOS, Counter: localCounter{local},
+	})
+	if err != nil {
+		return bench.Config{}, usagef("servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME", "%v", err)
+	}
+	chat := f.api == backend.OpenAIChat || f.api == backend.OllamaChat
+	synth := tokenize.NewSynth(promptCounter, f.seed)
+	cfg := bench.Config{
+		Client: client,
+		NewSource: func(point int) workload.Source {
+			return workload.NewSynthetic(plan.prompt, plan.output, synth, chat, f.seed*1_000_003+uint64(point))
+		},
+		Run: record.Run{
+			Schema: record.RunSchema, Version: Version,
+			Target:       record.Target{URL: t.url, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
+			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
+			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(),
+		},
+		Points: plan.points,
+		OutDir: f.out,
+		Grace:  f.grace,
+		Ahead:  aheadFor,
+	}
+	if t.simulated {
+		cfg.Run.Target.URL = "builtin:sim"
+	}
+	if env.StderrIsTerminal {
+		cfg.Progress = env.Stderr
+	}
+	return cfg, nil
+}
+
+// aheadFor sizes the prepared-request buffer: two rounds of virtual users,
+// or two seconds of arrivals, and never fewer than 16.
+func aheadFor(p load.Point) int {
+	n := 2 * p.Load.Concurrency
+	if p.Load.Rate > 0 {
+		n = int(2 * p.Load.Rate)
+	}
+	return min(max(n, 16), 20000)
+}
