@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the servebench binary built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "servebench-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "servebench")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building servebench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+func TestSimulatorRunJSONOnStdout(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "--concurrency", "1,4", "--requests", "8", "--output-tokens", "16", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var s struct {
+		Schema string `json:"schema"`
+		Points []struct {
+			Requests struct{ Completed int } `json:"requests"`
+			OutputTPS float64 `json:"output_tps"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if s.Schema != "servebench.summary/v1" || len(s.Points) != 2 || s.Points[1].Requests.Completed != 8 || s.Points[1].OutputTPS <= 0 {
+		t.Errorf("summary: %+v", s)
+	}
+	if strings.Contains(stderr, "Error") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"run", "--concurrency", "1", "--rate", "1"}, 2, "Error: --concurrency and --rate are exclusive"},
+		{[]string{"report", "does-not-exist"}, 1, "Error:"},
+		{[]string{"nope"}, 2, "unknown command"},
+		{[]string{"run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "1", "--concurrency", "1", "--tokenizer", "cl100k_base", "--json"}, 0, ""},
+	}
+	for _, tt := range tests {
+		code, _, stderr := run(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", tt.args, code, tt.code, stderr, tt.want)
+		}
+	}
+}
+
+func TestRefusedConnectionIsARecordedFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := run(t, "run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "2",
+		"--concurrency", "1", "--tokenizer", "cl100k_base", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "2 (100.0%)") {
+		t.Errorf("table does not show the failures:\n%s", stdout)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	if strings.Count(string(b), `"class":"connect"`) != 2 {
+		t.Errorf("records: %s", b)
+	}
+}
+
+// slowServer streams one token every gap, tokens times, and counts the
+// responses it completed.
+type slowServer struct {
+	gap    time.Duration
+	tokens int
+	done   atomic.Int64
+	// hold makes every later request wait until the client gives up.
+	hold atomic.Bool
+}
+
+func (s *slowServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	if s.hold.Load() {
+		<-r.Context().Done()
+		return
+	}
+	for i := range s.tokens {
+		select {
+		case <-time.After(s.gap):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", s.tokens)
+	w.(http.Flusher).Flush()
+	s.done.Add(1)
+}
+
+func countLines(path string) (total, ok int) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		total++
+		if !strings.Contains(sc.Text(), `"error"`) {
+			ok++
+		}
+	}
+	return total, ok
+}
+
+func startRun(t *testing.T, url, dir string, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+	args := append([]string{"run", "--url", url, "--api", "openai-completions", "--model", "m",
+		"--concurrency", "4", "--requests", "10000", "--prompt-tokens", "8", "--output-tokens", "5",
+		"--tokenizer", "cl100k_base", "--out", dir}, extra...)
+	cmd := exec.Command(binary, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &errb
+}
+
+func waitRecords(t *testing.T, path string, n int) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if total, _ := countLines(path); total >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d records after 20s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestInterruptLosesNoRecord: Ctrl-C stops sending, in-flight requests
+// finish within the grace period, and every response the server completed
+// is a successful record; the summary is written.
+func TestInterruptLosesNoRecord(t *testing.T) {
+	s := &slowServer{gap: 20 * time.Millisecond, tokens: 5}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	cmd, errb := startRun(t, srv.URL, dir)
+	waitRecords(t, filepath.Join(dir, "records.jsonl"), 12)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, stderr %s", err, errb)
+	}
+	total, ok := countLines(filepath.Join(dir, "records.jsonl"))
+	if int64(ok) != s.done.Load() || total != ok {
+		t.Errorf("server completed %d responses; records: %d, %d successful", s.done.Load(), total, ok)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || !bytes.Contains(b, []byte(`"interrupted": true`)) {
+		t.Errorf("summary after interrupt: %v", err)
+	}
+}
+
+// TestSecondInterruptExitsAtOnce: with a long grace, a second signal exits
+// without waiting, and the records already written are all there.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	s := &slowServer{gap: 30 * time.Millisecond, tokens: 5}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	cmd, _ := startRun(t, srv.URL, dir, "--grace", "1m")
+	waitRecords(t, filepath.Join(dir, "records.jsonl"), 4)
+	// Hold every further response so the grace period would matter.
+	s.hold.Store(true)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("second signal took %v to exit", el)
+	}
+	total, ok := countLines(filepath.Join(dir, "records.jsonl"))
+	if total < 4 || ok != total {
+		t.Errorf("records after hard exit: %d (%d ok)", total, ok)
+	}
+	// report rebuilds the summary from them.
+	code, stdout, stderr := run(t, "report", dir)
+	if code != 0 || !strings.Contains(stdout, "c=4") {
+		t.Errorf("report after hard exit: %d %s %s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/metrics"
+)
+
+func TestRunAgainstScriptedServer(t *testing.T) {
+	s := &scripted{ttft: 40 * time.Millisecond, gap: 10 * time.Millisecond, tokens: 6, prompt: 16}
+	url := newScripted(t, s)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m",
+		"--concurrency", "1,3", "--requests", "6", "--prompt-tokens", "16", "--output-tokens", "6",
+		"--tokenizer", "cl100k_base", "--out", dir, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var sum metrics.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("stdout is not summary JSON: %v\n%s", err, stdout)
+	}
+	if sum.Schema != metrics.SummarySchema || len(sum.Points) != 2 {
+		t.Fatalf("schema %q, %d points", sum.Schema, len(sum.Points))
+	}
+	for _, p := range sum.Points {
+		if p.Requests.Completed != 6 || p.Requests.Failed != 0 {
+			t.Errorf("%+v: requests %+v", p.Load, p.Requests)
+		}
+		// The script's numbers: TTFT 40 ms, 5 gaps of 10 ms → TPOT 10 ms,
+		// decode 100 tok/s, E2E 90 ms. Nothing can arrive before the
+		// script sends it, so lower bounds are tight; a busy machine delays
+		// deliveries, so upper bounds leave room. Means and medians keep a
+		// single stalled chunk from deciding the test.
+		within(t, "ttft p50", p.TTFT, "p50", 40, 60)
+		within(t, "itl mean", p.ITL, "mean", 10, 15)
+		within(t, "tpot p50", p.TPOT, "p50", 10, 15)
+		within(t, "e2e p50", p.E2E, "p50", 90, 90)
+		if v, _ := p.DecodeTPSReq.Get("p50"); v > 100.5 || v < 40 {
+			t.Errorf("decode p50 %v, want just under 100", v)
+		}
+		if p.ITL.Count != 6*5 {
+			t.Errorf("itl count %d, want 30", p.ITL.Count)
+		}
+		if p.PromptTokensMean != 16 || p.OutputTokensMean != 6 {
+			t.Errorf("token means %v %v", p.PromptTokensMean, p.OutputTokensMean)
+		}
+	}
+	if got := sum.Points[1].ConcurrencyMax; got != 3 {
+		t.Errorf("c=3 peak in flight %d", got)
+	}
+	// Aggregate output rate at c=3 is about three times c=1's (more if
+	// the machine slowed c=1 down).
+	if r := sum.Points[1].OutputTPS / sum.Points[0].OutputTPS; r < 2 {
+		t.Errorf("c=3/c=1 aggregate ratio %v, want about 3", r)
+	}
+	for _, f := range []string{"records.jsonl", "run.json", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+
+	// report recomputes the same points from the records.
+	code, again, stderr := runMain(t, "report", "--json", dir)
+	if code != 0 {
+		t.Fatalf("report exit %d: %s", code, stderr)
+	}
+	var rs metrics.Summary
+	if err := json.Unmarshal([]byte(again), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rs.Points, sum.Points) {
+		t.Errorf("report differs from run's summary")
+	}
+	// A second run into the same directory is refused and loses nothing.
+	before, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	code, _, stderr = runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m", "--requests", "1",
+		"--concurrency", "1", "--tokenizer", "cl100k_base", "--out", dir)
+	after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	if code != ExitFailure || !strings.Contains(stderr, "already holds a run") || string(before) != string(after) {
+		t.Errorf("reusing --out: exit %d, stderr %q, records changed %v", code, stderr, string(before) != string(after))
+	}
+}
+
+func within(t *testing.T, name string, d interface{ Get(string) (float64, bool) }, key string, want, slack float64) {
+	t.Helper()
+	got, ok := d.Get(key)
+	if !ok || got < want-0.5 || got > want+slack || math.IsNaN(got) {
+		t.Errorf("%s = %v, want %v (+%v)", name, got, want, slack)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"both loops", []string{"--concurrency", "1", "--rate", "2"}, "exclusive"},
+		{"bad concurrency", []string{"--concurrency", "0"}, "not a positive whole number"},
+		{"bad rate", []string{"--rate", "x"}, "not a positive number"},
+		{"bad dist", []string{"--prompt-tokens", "zipf:1"}, "--prompt-tokens"},
+		{"cap without rate", []string{"--max-concurrency", "4"}, "use it with --rate"},
+		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
+		{"bad format", []string{"--format", "xml"}, "--format"},
+		{"bad arrival", []string{"--rate", "1", "--arrival", "weibull"}, "--arrival"},
+		{"bad api", []string{"--url", "http://127.0.0.1:1", "--api", "grpc", "--tokenizer", "cl100k_base"}, "unknown API"},
+		{"stray argument", []string{"extra"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMain(t, append([]string{"run"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", tt.name, code, stderr, tt.want)
+		}
+	}
+}
+
+func TestUnknownCommandAndHelp(t *testing.T) {
+	code, _, stderr := runMain(t, "bogus")
+	if code != ExitUsage || !strings.Contains(stderr, "Try: servebench help") {
+		t.Errorf("bogus: %d %q", code, stderr)
+	}
+	code, stdout, _ := runMain(t, "help")
+	if code != 0 || !strings.Contains(stdout, "run") || !strings.Contains(stdout, "report") {
+		t.Errorf("help: %d %q", code, stdout)
+	}
+}
+
+func TestReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"phase\":\"measured\",\"end_ns\":1}\nnot json\n"), 0o644)
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	for _, tt := range []struct {
+		arg, want string
+	}{
+		{bad, "line 2"},
+		{empty, "holds no records"},
+		{filepath.Join(dir, "missing"), "no such file"},
+	} {
+		code, _, stderr := runMain(t, "report", tt.arg)
+		if code != ExitFailure || !strings.Contains(stderr, tt.want) {
+			t.Errorf("report %s: exit %d, stderr %q, want %q", tt.arg, code, stderr, tt.want)
+		}
+	}
+}
