@@ -60,8 +60,8 @@ func TestSimulatorRunJSONOnStdout(t *testing.T) {
 	var s struct {
 		Schema string `json:"schema"`
 		Points []struct {
-			Requests struct{ Completed int } `json:"requests"`
-			OutputTPS float64 `json:"output_tps"`
+			Requests  struct{ Completed int } `json:"requests"`
+			OutputTPS float64                 `json:"output_tps"`
 		} `json:"points"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
