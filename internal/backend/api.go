@@ -1,0 +1,46 @@
+package backend
+
+import (
+	"errors"
+	"maps"
+)
+
+// api describes one streaming API: where it lives, what it answers with,
+// and how its request body is built. The stream itself is read by
+// readOpenAI (SSE) or readOllama (NDJSON).
+type api struct {
+	name       string
+	path       string
+	accept     string
+	ndjson     bool
+	needsModel bool
+	body       func(c *Client, r *Request) (map[string]any, error)
+}
+
+var apis = map[string]*api{
+	OpenAIChat:        &openAIChat,
+	OpenAICompletions: &openAICompletions,
+	OllamaChat:        &ollamaChat,
+	OllamaGenerate:    &ollamaGenerate,
+}
+
+var errNoPrompt = errors.New("the request has no prompt")
+
+// newBody starts a body from the user's extra fields; the caller then sets
+// its own, which win.
+func (c *Client) newBody() map[string]any {
+	m := make(map[string]any, len(c.extra)+8)
+	maps.Copy(m, c.extra)
+	return m
+}
+
+// chatMessages returns r's messages, or its prompt as one user message.
+func chatMessages(r *Request) ([]Message, error) {
+	if len(r.Messages) > 0 {
+		return r.Messages, nil
+	}
+	if r.Prompt == "" {
+		return nil, errNoPrompt
+	}
+	return []Message{{Role: "user", Content: r.Prompt}}, nil
+}

@@ -1,0 +1,239 @@
+// Package backend speaks the inference servers' streaming APIs: it builds
+// the request body for each API, streams the answer, timestamps every
+// content-bearing chunk as its bytes are read, takes token counts and
+// server timings from the server's own report, and classifies failures.
+// Each request becomes one record.Record; failures are data in it, never
+// returned errors.
+package backend
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// API names, as accepted by the --api flag.
+const (
+	OpenAIChat        = "openai-chat"
+	OpenAICompletions = "openai-completions"
+	OllamaChat        = "ollama-chat"
+	OllamaGenerate    = "ollama-generate"
+)
+
+// APIs lists the API names in the order usage text shows them.
+func APIs() []string { return []string{OpenAIChat, OpenAICompletions, OllamaChat, OllamaGenerate} }
+
+// DefaultTimeout bounds a whole request. It is long because a long
+// generation is slow but not broken: 16k tokens at 30 tokens/s take about
+// nine minutes, and a shorter default would turn them into timeouts.
+const DefaultTimeout = 10 * time.Minute
+
+// DefaultMaxConns is the idle-connection pool kept per server. It is above
+// the largest concurrency servebench targets (5,000 streams), so that no
+// stream's connection is closed after use and dialled again.
+const DefaultMaxConns = 8192
+
+// TokenCounter counts tokens in text with a local tokenizer.
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// Options configures a Client. The zero value of each optional field
+// means its default.
+type Options struct {
+	// BaseURL is the server root, e.g. http://127.0.0.1:8000; a trailing
+	// /v1 is tolerated.
+	BaseURL string
+	// API is one of APIs().
+	API   string
+	Model string
+	// APIKey is sent as a Bearer token. It never appears in records or
+	// error messages.
+	APIKey string
+	// Headers are extra request headers; a "Host" entry sets the Host.
+	Headers http.Header
+	// Timeout bounds a whole request (DefaultTimeout when 0).
+	Timeout time.Duration
+	// FirstTokenTimeout bounds the wait for the first token (0: none but
+	// Timeout).
+	FirstTokenTimeout time.Duration
+	// TLS is the caller's TLS configuration (custom CA, insecure).
+	TLS *tls.Config
+	// IgnoreEOS asks the server to generate exactly MaxTokens: OpenAI APIs
+	// get "ignore_eos": true and "min_tokens" = max_tokens (vLLM and SGLang
+	// honour both). Ollama has neither, so nothing is sent; a shortfall
+	// shows in the records' output token counts.
+	IgnoreEOS bool
+	// ExtraBody is merged into every JSON body (sampling settings and so
+	// on). The fields the request itself sets win over it.
+	ExtraBody map[string]any
+	// Counter is the local tokenizer used when the server reports no usage
+	// (may be nil).
+	Counter TokenCounter
+	// MaxConns is the idle-connection pool size (DefaultMaxConns when 0).
+	// It is not a cap: a cap would queue requests inside the client and
+	// hide that wait from the latencies.
+	MaxConns int
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one request to send.
+type Request struct {
+	// Prompt is the text for completion APIs; for chat APIs it is sent as
+	// a single user message when Messages is empty.
+	Prompt   string
+	Messages []Message
+	// MaxTokens caps the output (0: the server's default).
+	MaxTokens int
+	// PromptTokens is the prompt length asked of the workload, recorded
+	// as is.
+	PromptTokens int
+}
+
+// Client sends requests to one server with one API. It is safe for
+// concurrent use.
+type Client struct {
+	api          *api
+	url          string
+	host         string
+	model        string
+	key          string
+	header       http.Header
+	hc           *http.Client
+	timeout      time.Duration
+	firstTimeout time.Duration
+	ignoreEOS    bool
+	extra        map[string]any
+	counter      TokenCounter
+}
+
+// New checks o and returns a Client.
+func New(o Options) (*Client, error) {
+	a, ok := apis[o.API]
+	if !ok {
+		return nil, fmt.Errorf("unknown API %q: want one of %s", o.API, strings.Join(APIs(), ", "))
+	}
+	base, err := baseURL(o.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if a.needsModel && o.Model == "" {
+		return nil, fmt.Errorf("the %s API needs a model name", o.API)
+	}
+	if o.Timeout < 0 || o.FirstTokenTimeout < 0 || o.MaxConns < 0 {
+		return nil, errors.New("timeouts and the connection pool size must not be negative")
+	}
+	c := &Client{
+		api: a, url: base + a.path, model: o.Model, key: o.APIKey,
+		timeout: cmp.Or(o.Timeout, DefaultTimeout), firstTimeout: o.FirstTokenTimeout,
+		ignoreEOS: o.IgnoreEOS, extra: o.ExtraBody, counter: o.Counter,
+		hc: &http.Client{
+			Transport: newTransport(o.TLS, cmp.Or(o.MaxConns, DefaultMaxConns)),
+			// A redirect would turn the POST into a GET; report it instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	c.header = requestHeader(o, a)
+	c.host = o.Headers.Get("Host")
+	return c, nil
+}
+
+// CloseIdleConnections closes the pooled connections not in use.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// baseURL validates a server root and returns it without a trailing "/"
+// or "/v1", so that each API can append its own path.
+func baseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: want http://host:port or https://host:port", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
+	}
+	p := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.Path, u.RawPath = strings.TrimSuffix(p, "/"), ""
+	return u.String(), nil
+}
+
+// newTransport is tuned for thousands of concurrent streams to one host.
+func newTransport(tlsConf *tls.Config, maxConns int) *http.Transport {
+	t := &http.Transport{
+		Proxy:       http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		// gzip would make the server's compressor and our decompressor
+		// buffer chunks, delaying their arrival.
+		DisableCompression: true,
+		// No per-host cap: waiting for a connection would be client-side
+		// queueing hidden inside TTFT.
+		MaxConnsPerHost:     0,
+		MaxIdleConns:        maxConns,
+		MaxIdleConnsPerHost: maxConns,
+		IdleConnTimeout:     90 * time.Second,
+		TLSClientConfig:     tlsConf,
+	}
+	// HTTP/1.1 only: one connection per stream, as a fleet of independent
+	// users would have. HTTP/2 would multiplex every stream onto a few
+	// connections, capped by the server's MAX_CONCURRENT_STREAMS (often
+	// 100 to 250) and sharing one TCP window, so the client would queue and
+	// stall streams and the wait would show up as server latency.
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
+	return t
+}
+
+func requestHeader(o Options, a *api) http.Header {
+	h := o.Headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Del("Host")
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", a.accept)
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	return h
+}
+
+// ns converts an instant to nanoseconds since the run's epoch.
+func ns(t, epoch time.Time) int64 { return int64(t.Sub(epoch)) }
+
+// fail records a failure; later failures do not overwrite the first. The
+// message loses the API key before it is clipped, so no part of the key
+// can survive.
+func (c *Client) fail(rec *record.Record, class, msg string) {
+	if rec.Error != nil {
+		return
+	}
+	rec.Error = &record.Error{Class: class, Message: clip([]byte(c.redact(msg)), maxMessage)}
+}
+
+// redact removes the API key from text that may echo it.
+func (c *Client) redact(s string) string {
+	if c.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.key, "[redacted]")
+}
+
+func (c *Client) redactBytes(b []byte) []byte {
+	if c.key == "" {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(c.key), []byte("[redacted]"))
+}

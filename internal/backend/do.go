@@ -1,0 +1,134 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// drainLimit is how much of a body is read after its end marker so that
+// the connection can be reused; a server that sends more is cut off.
+const drainLimit = 64 << 10
+
+// Do sends req, streams the answer and fills rec: API, model, requested
+// sizes, SentNS (just before the request is written to the connection, so
+// after any dial), FirstTokenNS, FirstOutputNS, EndNS, Chunks, token
+// counts and their sources, FinishReason, Server and Error. epoch is the
+// run's epoch. Do never fails: a failure is rec.Error, and whatever was
+// received before it (chunks, counts) is kept.
+func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *record.Record) {
+	c.begin(rec, req)
+	s := newStream(ctx, c, rec, epoch)
+	defer s.release()
+	defer s.countTokens()
+
+	body, err := c.encode(req)
+	if err != nil {
+		now := time.Now()
+		rec.SentNS, rec.EndNS = ns(now, epoch), ns(now, epoch)
+		c.fail(rec, record.ClassClient, "building the request: "+err.Error())
+		return
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.ctx = rctx
+	whole := time.AfterFunc(c.timeout, func() { cancel(errTimeout) })
+	defer whole.Stop()
+	if c.firstTimeout > 0 {
+		s.first = time.AfterFunc(c.firstTimeout, func() { cancel(errFirstToken) })
+		defer s.first.Stop()
+	}
+
+	resp := s.send(body)
+	if resp == nil {
+		return
+	}
+	defer resp.Body.Close()
+	if !s.isStream(resp) {
+		return
+	}
+	if c.api.ndjson {
+		s.readOllama(resp.Body)
+	} else {
+		s.readOpenAI(resp.Body)
+	}
+	if s.done {
+		io.CopyN(io.Discard, resp.Body, drainLimit)
+	}
+}
+
+// begin resets the fields Do owns.
+func (c *Client) begin(rec *record.Record, req *Request) {
+	rec.API, rec.Model = c.api.name, c.model
+	rec.PromptTokensRequested, rec.OutputTokensRequested = req.PromptTokens, req.MaxTokens
+	rec.PromptTokens, rec.PromptTokensSource = 0, record.SourceNone
+	rec.OutputTokens, rec.OutputTokensSource, rec.ReasoningTokens = 0, record.SourceNone, 0
+	rec.FinishReason, rec.Server, rec.Error = "", nil, nil
+	rec.SentNS, rec.FirstTokenNS, rec.FirstOutputNS, rec.EndNS = 0, 0, 0, 0
+	rec.Chunks = rec.Chunks[:0]
+	if rec.Chunks == nil && req.MaxTokens > 0 {
+		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
+	}
+}
+
+func (c *Client) encode(req *Request) ([]byte, error) {
+	m, err := c.api.body(c, req)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// send writes the request and returns the response, or nil after
+// recording the failure.
+func (s *stream) send(body []byte) *http.Response {
+	// The request is written right after the transport hands over a
+	// connection; a fresh connection's dial is not the server's latency.
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { s.sent = time.Now() }}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(s.ctx, trace), http.MethodPost, s.c.url, bytes.NewReader(body))
+	if err != nil {
+		now := time.Now()
+		s.rec.SentNS, s.rec.EndNS = ns(now, s.epoch), ns(now, s.epoch)
+		s.c.fail(s.rec, record.ClassClient, "building the request: "+err.Error())
+		return nil
+	}
+	hreq.Header = s.c.header.Clone()
+	hreq.Host = s.c.host
+	s.sent = time.Now()
+	resp, err := s.c.hc.Do(hreq)
+	s.rec.SentNS = ns(s.sent, s.epoch)
+	if err != nil {
+		s.sendFailed(err)
+		return nil
+	}
+	return resp
+}
+
+// isStream checks the status and content type, recording the failure
+// when the response is not a stream.
+func (s *stream) isStream(resp *http.Response) bool {
+	if resp.StatusCode >= 300 {
+		s.httpError(resp)
+		return false
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	var ok bool
+	if s.c.api.ndjson {
+		ok = strings.Contains(mt, "ndjson") || strings.Contains(mt, "jsonl")
+	} else {
+		ok = mt == "text/event-stream"
+	}
+	if !ok {
+		s.notStream(resp, ct)
+	}
+	return ok
+}

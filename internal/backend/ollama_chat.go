@@ -1,0 +1,20 @@
+package backend
+
+// ollamaChat is Ollama's POST /api/chat. Text arrives in message.content,
+// reasoning text in message.thinking.
+var ollamaChat = api{
+	name:       OllamaChat,
+	path:       "/api/chat",
+	accept:     "application/x-ndjson",
+	ndjson:     true,
+	needsModel: true,
+	body: func(c *Client, r *Request) (map[string]any, error) {
+		msgs, err := chatMessages(r)
+		if err != nil {
+			return nil, err
+		}
+		m := c.ollamaBody(r)
+		m["messages"] = msgs
+		return m, nil
+	},
+}

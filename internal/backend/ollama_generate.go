@@ -1,0 +1,24 @@
+package backend
+
+import "errors"
+
+// ollamaGenerate is Ollama's POST /api/generate. Text arrives in
+// response, reasoning text in thinking.
+var ollamaGenerate = api{
+	name:       OllamaGenerate,
+	path:       "/api/generate",
+	accept:     "application/x-ndjson",
+	ndjson:     true,
+	needsModel: true,
+	body: func(c *Client, r *Request) (map[string]any, error) {
+		if r.Prompt == "" {
+			if len(r.Messages) > 0 {
+				return nil, errors.New("the ollama-generate API takes a prompt, not chat messages")
+			}
+			return nil, errNoPrompt
+		}
+		m := c.ollamaBody(r)
+		m["prompt"] = r.Prompt
+		return m, nil
+	},
+}
