@@ -59,37 +59,86 @@ type Result struct {
 // still returns the summary of everything that completed; records already
 // written stay written whatever happens.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	sink, err := newSink(cfg.OutDir)
+	sess, err := Open(cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer sink.close()
-	run := cfg.Run
-	epoch := time.Now()
-	run.Started = epoch.UTC().Format(time.RFC3339Nano)
-	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}
 	var runErr error
 	for _, p := range cfg.Points {
 		if ctx.Err() != nil {
 			break
 		}
-		c, err := runPoint(ctx, cfg, runner, sink, p)
-		run.Points = append(run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
-		if err != nil {
+		if _, err := sess.RunPoint(ctx, p); err != nil {
 			runErr = err
 			break
 		}
 	}
-	run.Interrupted = ctx.Err() != nil
-	s := metrics.Summarize(&run, &sink.agg)
-	res := &Result{Summary: s, Records: sink.count(), Interrupted: run.Interrupted}
-	if err := sink.finish(&run, s); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := sink.writeErr(); err != nil && runErr == nil {
+	res, err := sess.Close(ctx)
+	if runErr == nil {
 		runErr = err
 	}
 	return res, runErr
+}
+
+// Session is a run in progress: points can be added one at a time (a
+// capacity search decides the next load from the last result), and all of
+// them share one epoch, one records file and one summary.
+type Session struct {
+	cfg    Config
+	sink   *sink
+	run    record.Run
+	runner *load.Runner
+	closed bool
+}
+
+// Open starts a session: it creates the run directory's records file.
+func Open(cfg Config) (*Session, error) {
+	sink, err := newSink(cfg.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	epoch := time.Now()
+	run := cfg.Run
+	run.Started = epoch.UTC().Format(time.RFC3339Nano)
+	return &Session{cfg: cfg, sink: sink, run: run,
+		runner: &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}}, nil
+}
+
+// RunPoint runs one load point and returns its summary. Point indexes must
+// be unique within a session.
+func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.Point, error) {
+	c, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
+	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
+	s.sink.mu.Lock()
+	sum, _ := s.sink.agg.Point(p.Index)
+	s.sink.mu.Unlock()
+	return sum, err
+}
+
+// Summary returns the summary of everything run so far.
+func (s *Session) Summary(ctx context.Context) *metrics.Summary {
+	run := s.run
+	run.Interrupted = ctx.Err() != nil
+	s.sink.mu.Lock()
+	defer s.sink.mu.Unlock()
+	return metrics.Summarize(&run, &s.sink.agg)
+}
+
+// Close writes run.json and summary.json and closes the records file.
+func (s *Session) Close(ctx context.Context) (*Result, error) {
+	if s.closed {
+		return nil, errors.New("bench: session already closed")
+	}
+	s.closed = true
+	defer s.sink.close()
+	s.run.Interrupted = ctx.Err() != nil
+	sum := s.Summary(ctx)
+	res := &Result{Summary: sum, Records: s.sink.count(), Interrupted: s.run.Interrupted}
+	err := s.sink.finish(&s.run, sum)
+	if werr := s.sink.writeErr(); err == nil {
+		err = werr
+	}
+	return res, err
 }
 
 // runPoint prepares a point's requests ahead, then runs it.

@@ -88,15 +88,12 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.requests, "requests", 0, fmt.Sprintf("measured requests per load point (default %d when no --duration)", defaultRequests))
 	fs.DurationVar(&f.dur, "duration", 0, "measured sending time per load point, e.g. 60s")
 	fs.Var(&f.warmup, "warmup", "warm-up per load point: requests (5) or time (10s), excluded from the steady state")
-	fs.StringVar(&f.promptTokens, "prompt-tokens", defaultPromptTokens, "prompt length: N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD")
-	fs.StringVar(&f.outputTokens, "output-tokens", defaultOutputTokens, "output length (max_tokens), same forms as --prompt-tokens")
-	fs.StringVar(&f.tokenizer, "tokenizer", defaultTokenizer, "prompt tokenizer: auto (the server's /tokenize, else tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path")
-	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate exactly --output-tokens (ignore_eos, min_tokens) where it can")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for lengths, prompts and arrival times")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, run.json and summary.json (must not hold a run already)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
 	fs.StringVar(&f.format, "format", "text", "table format: text, markdown, csv, json")
 	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	f.defineWorkload(fs)
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/tokenize"
-	"github.com/servebench/servebench/internal/workload"
 )
 
 // target is the server a run measures: the user's, or an in-process
@@ -146,10 +145,8 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	chat := f.api == backend.OpenAIChat || f.api == backend.OllamaChat
 	synth := tokenize.NewSynth(promptCounter, f.seed)
 	cfg := bench.Config{
-		Client: client,
-		NewSource: func(point int) workload.Source {
-			return workload.NewSynthetic(plan.prompt, plan.output, synth, chat, f.seed*1_000_003+uint64(point))
-		},
+		Client:    client,
+		NewSource: f.newSource(plan, synth, chat),
 		Run: record.Run{
 			Schema: record.RunSchema, Version: Version,
 			Target:       record.Target{URL: t.url, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
