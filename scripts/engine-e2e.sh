@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Real-engine end-to-end test: builds Ollama (CPU), starts it with
+# servebench's random-weight model, runs servebench against it through the
+# OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
+# records against Ollama's own timings (cmd/enginecheck). Exits non-zero on
+# any failure; the engine is stopped however the script ends.
+#
+# Environment (besides those of ollama-install.sh and ollama-start.sh):
+#   SB_E2E_APIS           APIs to run (default "openai-chat ollama-chat")
+#   SB_E2E_CONCURRENCY    load points (default 1,4)
+#   SB_E2E_REQUESTS       measured requests per load point (default 8)
+#   SB_E2E_PROMPT_TOKENS  prompt length (default 128)
+#   SB_E2E_OUTPUT_TOKENS  output length (default 64)
+# Runs are written to $STATE/e2e/<api>; the engine's log is $STATE/serve.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export SB_OLLAMA_STATE="${SB_OLLAMA_STATE:-.cache/ollama}"
+STATE="$SB_OLLAMA_STATE"
+APIS="${SB_E2E_APIS:-openai-chat ollama-chat}"
+CONCURRENCY="${SB_E2E_CONCURRENCY:-1,4}"
+REQUESTS="${SB_E2E_REQUESTS:-8}"
+PROMPT="${SB_E2E_PROMPT_TOKENS:-128}"
+OUTPUT="${SB_E2E_OUTPUT_TOKENS:-64}"
+
+log() { echo "engine-e2e: $*" >&2; }
+start=$SECONDS
+
+scripts/ollama-install.sh
+
+mkdir -p "$STATE"
+go build -o "$STATE/servebench" ./cmd/servebench
+go build -o "$STATE/enginecheck" ./cmd/enginecheck
+
+trap 'scripts/ollama-stop.sh || true' EXIT
+env="$(scripts/ollama-start.sh)"
+url="$(sed -n 's/^SB_OLLAMA_URL=//p' <<<"$env")"
+model="$(sed -n 's/^SB_OLLAMA_MODEL=//p' <<<"$env")"
+[[ -n "$url" && -n "$model" ]] || { log "ollama-start.sh printed no URL or model"; exit 1; }
+
+rm -rf "$STATE/e2e"
+mkdir -p "$STATE/e2e"
+dirs=()
+for api in $APIS; do
+	log "servebench run --api $api against $url"
+	"$STATE/servebench" run --url "$url" --model "$model" --api "$api" \
+		--concurrency "$CONCURRENCY" --requests "$REQUESTS" --warmup 1 \
+		--prompt-tokens "$PROMPT" --output-tokens "$OUTPUT" --seed 1 \
+		--out "$STATE/e2e/$api"
+	dirs+=("$STATE/e2e/$api")
+done
+
+"$STATE/enginecheck" -requests "$REQUESTS" "${dirs[@]}"
+grep "llama_kv_cache: size" "$STATE/serve.log" >&2 || true
+log "passed in $((SECONDS - start)) s"
