@@ -1,0 +1,247 @@
+// Package sim owns the simulated continuous-batching LLM server: a
+// vLLM-v1-style scheduler driven by a roofline step-time model, served over
+// the OpenAI, vLLM and Ollama HTTP APIs with vLLM's Prometheus metrics. It is
+// servebench's built-in target, a test fixture whose behaviour is known
+// analytically, and (through Simulate) a what-if engine.
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Config is everything that shapes the simulator. The zero value is not
+// usable; start from DefaultConfig. Durations derived from it are model time
+// unless a name says otherwise; a client sees model time / TimeScale.
+type Config struct {
+	// Seed drives step jitter, natural output lengths and generated text.
+	Seed int64 `yaml:"seed"`
+	// TimeScale speeds the simulator up: the server sleeps model time /
+	// TimeScale of wall time, so everything a client measures is divided by
+	// it and every ratio is kept.
+	TimeScale float64 `yaml:"time_scale"`
+	// Jitter is the half-width of a uniform, multiplicative noise on each
+	// step's duration (0.05 = ±5%); 0 makes step times exact.
+	Jitter float64 `yaml:"jitter"`
+
+	Model  ModelConfig  `yaml:"model"`
+	Device DeviceConfig `yaml:"device"`
+	Engine EngineConfig `yaml:"engine"`
+}
+
+// ModelConfig is the shape of the served model.
+type ModelConfig struct {
+	Name   string  `yaml:"name"`
+	Params float64 `yaml:"params"`
+	Layers int     `yaml:"layers"`
+	Hidden int     `yaml:"hidden"`
+	// Heads is the number of query heads; 0 means Hidden / HeadDim.
+	Heads          int     `yaml:"heads"`
+	KVHeads        int     `yaml:"kv_heads"`
+	HeadDim        int     `yaml:"head_dim"`
+	BytesPerWeight float64 `yaml:"bytes_per_weight"`
+	BytesPerKV     float64 `yaml:"bytes_per_kv"`
+	// MaxModelLen caps prompt + output tokens; it is lowered to the KV
+	// capacity when that is smaller (vLLM refuses to start instead).
+	MaxModelLen int `yaml:"max_model_len"`
+}
+
+// DeviceConfig is the accelerator the model runs on.
+type DeviceConfig struct {
+	Name                string  `yaml:"name"`
+	PeakTFLOPS          float64 `yaml:"peak_tflops"`
+	MemBandwidthGBs     float64 `yaml:"mem_bandwidth_gbs"`
+	ComputeEfficiency   float64 `yaml:"compute_efficiency"`
+	BandwidthEfficiency float64 `yaml:"bandwidth_efficiency"`
+	MemoryGiB           float64 `yaml:"memory_gib"`
+	MemoryUtilization   float64 `yaml:"memory_utilization"`
+	StepOverheadMS      float64 `yaml:"step_overhead_ms"`
+}
+
+// EngineConfig is the scheduler's configuration, named as in vLLM.
+type EngineConfig struct {
+	MaxNumSeqs          int `yaml:"max_num_seqs"`
+	MaxNumBatchedTokens int `yaml:"max_num_batched_tokens"`
+	BlockSize           int `yaml:"block_size"`
+	// KVTokens overrides the KV capacity derived from device memory; 0
+	// derives it. It is rounded down to whole blocks.
+	KVTokens int `yaml:"kv_tokens"`
+	// Preemption is PreemptRecompute or PreemptReject.
+	Preemption string `yaml:"preemption"`
+	// EOSMeanTokens is the mean natural output length of a request that
+	// does not set ignore_eos; 0 means requests never stop before max_tokens.
+	EOSMeanTokens float64 `yaml:"eos_mean_tokens"`
+}
+
+// Preemption policies.
+const (
+	// PreemptRecompute frees the most recently admitted sequence's KV cache
+	// and recomputes it later from the front of the queue, as vLLM does.
+	PreemptRecompute = "recompute"
+	// PreemptReject fails that sequence with an out-of-KV-cache error.
+	PreemptReject = "reject"
+)
+
+// Defaults. The model is Llama-3.1-8B's shape in BF16; the device is an
+// H100-SXM-like 80 GiB GPU with efficiencies typical of a tuned engine.
+const (
+	// DefaultTimeScale makes the default demo sweep (concurrency 1–16, a few
+	// dozen 512→128-token requests each) take seconds, while a batch-1 decode
+	// step still lasts ~0.65 ms of wall time, above timer noise.
+	DefaultTimeScale = 10
+	// DefaultMaxNumSeqs is far below vLLM's 256/1024 on purpose: with 8
+	// slots a concurrency sweep shows throughput saturating and queueing
+	// starting at 8–16, the knee a newcomer should see.
+	DefaultMaxNumSeqs = 8
+	// DefaultMaxNumBatchedTokens is vLLM's default on large GPUs.
+	DefaultMaxNumBatchedTokens = 8192
+	// DefaultBlockSize is vLLM's KV block size.
+	DefaultBlockSize = 16
+	// DefaultJitter gives percentiles a visible spread in the demo.
+	DefaultJitter = 0.05
+	// DefaultEOSMeanTokens is the mean natural length of an answer when a
+	// request lets the model stop on its own.
+	DefaultEOSMeanTokens = 256
+	// DefaultModelName is what /v1/models and /api/tags list.
+	DefaultModelName = "sim-llama-3.1-8b"
+)
+
+// DefaultConfig returns the default simulator configuration.
+func DefaultConfig() Config {
+	return Config{
+		Seed:      1,
+		TimeScale: DefaultTimeScale,
+		Jitter:    DefaultJitter,
+		Model: ModelConfig{
+			Name: DefaultModelName, Params: 8.03e9, Layers: 32, Hidden: 4096, Heads: 32,
+			KVHeads: 8, HeadDim: 128, BytesPerWeight: 2, BytesPerKV: 2, MaxModelLen: 131072,
+		},
+		Device: DeviceConfig{
+			Name: "H100-SXM-like", PeakTFLOPS: 989, MemBandwidthGBs: 3350,
+			ComputeEfficiency: 0.5, BandwidthEfficiency: 0.8,
+			MemoryGiB: 80, MemoryUtilization: 0.9, StepOverheadMS: 0.5,
+		},
+		Engine: EngineConfig{
+			MaxNumSeqs: DefaultMaxNumSeqs, MaxNumBatchedTokens: DefaultMaxNumBatchedTokens,
+			BlockSize: DefaultBlockSize, Preemption: PreemptRecompute,
+			EOSMeanTokens: DefaultEOSMeanTokens,
+		},
+	}
+}
+
+// Bounds that keep token arithmetic far from overflow.
+const (
+	maxInt      = 1 << 30
+	maxKVTokens = 1 << 40
+)
+
+// FieldError is a configuration error naming the YAML field (and so the
+// flag) at fault.
+type FieldError struct {
+	Field string // dotted YAML path, e.g. "engine.max_num_seqs"
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports the first invalid field, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(field string, v float64) {
+		if !(v > 0) || v > 1e30 {
+			errs = append(errs, fieldErr(field, "must be a positive number (got %v)", v))
+		}
+	}
+	posInt := func(field string, v int) {
+		if v <= 0 || v > maxInt {
+			errs = append(errs, fieldErr(field, "must be an integer in [1, %d] (got %d)", maxInt, v))
+		}
+	}
+	text := func(field, v string) {
+		if !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+			errs = append(errs, fieldErr(field, "must be printable UTF-8 text (got %q)", v))
+		}
+	}
+	frac := func(field string, v float64) {
+		if !(v > 0 && v <= 1) {
+			errs = append(errs, fieldErr(field, "must be in (0, 1] (got %v)", v))
+		}
+	}
+	pos("time_scale", c.TimeScale)
+	if !(c.Jitter >= 0 && c.Jitter < 1) {
+		errs = append(errs, fieldErr("jitter", "must be in [0, 1) (got %v)", c.Jitter))
+	}
+	m := c.Model
+	if m.Name == "" {
+		errs = append(errs, fieldErr("model.name", "must not be empty"))
+	}
+	text("model.name", m.Name)
+	text("device.name", c.Device.Name)
+	pos("model.params", m.Params)
+	posInt("model.layers", m.Layers)
+	posInt("model.hidden", m.Hidden)
+	if m.Heads < 0 || m.Heads > maxInt {
+		errs = append(errs, fieldErr("model.heads", "must be 0 (hidden / head_dim) or positive (got %d)", m.Heads))
+	}
+	posInt("model.kv_heads", m.KVHeads)
+	posInt("model.head_dim", m.HeadDim)
+	pos("model.bytes_per_weight", m.BytesPerWeight)
+	pos("model.bytes_per_kv", m.BytesPerKV)
+	posInt("model.max_model_len", m.MaxModelLen)
+	d := c.Device
+	pos("device.peak_tflops", d.PeakTFLOPS)
+	pos("device.mem_bandwidth_gbs", d.MemBandwidthGBs)
+	frac("device.compute_efficiency", d.ComputeEfficiency)
+	frac("device.bandwidth_efficiency", d.BandwidthEfficiency)
+	pos("device.memory_gib", d.MemoryGiB)
+	frac("device.memory_utilization", d.MemoryUtilization)
+	if !(d.StepOverheadMS >= 0 && d.StepOverheadMS < 1e6) {
+		errs = append(errs, fieldErr("device.step_overhead_ms", "must be >= 0 (got %v)", d.StepOverheadMS))
+	}
+	errs = append(errs, c.Engine.validate()...)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return c.validateCapacity()
+}
+
+func (e EngineConfig) validate() []error {
+	var errs []error
+	if e.MaxNumSeqs <= 0 || e.MaxNumSeqs > maxInt {
+		errs = append(errs, fieldErr("engine.max_num_seqs", "must be an integer in [1, %d] (got %d)", maxInt, e.MaxNumSeqs))
+	}
+	if e.MaxNumBatchedTokens <= 0 || e.MaxNumBatchedTokens > maxInt {
+		errs = append(errs, fieldErr("engine.max_num_batched_tokens", "must be an integer in [1, %d] (got %d)", maxInt, e.MaxNumBatchedTokens))
+	}
+	if e.BlockSize <= 0 || e.BlockSize > 1<<16 {
+		errs = append(errs, fieldErr("engine.block_size", "must be an integer in [1, 65536] (got %d)", e.BlockSize))
+	}
+	if e.KVTokens < 0 || e.KVTokens > maxKVTokens || (e.KVTokens > 0 && e.KVTokens < e.BlockSize) {
+		errs = append(errs, fieldErr("engine.kv_tokens", "must be 0 (derive from device memory) or at least block_size (got %d)", e.KVTokens))
+	}
+	if e.Preemption != PreemptRecompute && e.Preemption != PreemptReject {
+		errs = append(errs, fieldErr("engine.preemption", "must be %q or %q (got %q)", PreemptRecompute, PreemptReject, e.Preemption))
+	}
+	if !(e.EOSMeanTokens >= 0 && e.EOSMeanTokens < 1e12) {
+		errs = append(errs, fieldErr("engine.eos_mean_tokens", "must be >= 0 (got %v)", e.EOSMeanTokens))
+	}
+	return errs
+}
+
+// validateCapacity checks that the derived KV cache can hold one sequence.
+func (c Config) validateCapacity() error {
+	if c.Engine.KVTokens > 0 {
+		return nil
+	}
+	if c.kvBlocks() < 1 {
+		return fieldErr("device.memory_gib", "%.1f GiB × memory_utilization %.2f leaves no room for a KV cache after %.1f GB of weights; raise it, lower model.params, or set engine.kv_tokens",
+			c.Device.MemoryGiB, c.Device.MemoryUtilization, c.WeightBytes()/1e9)
+	}
+	return nil
+}

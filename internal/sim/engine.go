@@ -1,0 +1,292 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+)
+
+// errKVFull is the error of a sequence evicted under PreemptReject. Its
+// text mentions the KV cache as real servers' out-of-memory errors do.
+var errKVFull = errors.New("KV cache is full and preemption is disabled (engine.preemption: reject): request aborted, out of KV cache memory")
+
+type seqState uint8
+
+const (
+	stWaiting seqState = iota
+	stRunning
+	stDone
+)
+
+// seq is one request inside the engine. The engine alone touches it, except
+// the fields set before submission (id, prompt, target, box).
+type seq struct {
+	id     uint64
+	prompt int    // prompt tokens
+	target int    // tokens to generate
+	reason string // finish reason on reaching target: "stop" or "length"
+	box    *mailbox
+
+	generated int // tokens sampled so far
+	computed  int // tokens whose KV is in the cache
+	blocks    int // KV blocks held
+	state     seqState
+
+	// Model-time stamps in seconds; scheduled and firstToken are < 0 until set.
+	arrival, scheduled, firstToken, prevToken, lastToken float64
+	preemptions                                          int
+	err                                                  error
+}
+
+// known is the number of tokens whose ids exist: prompt + generated.
+func (s *seq) known() int { return s.prompt + s.generated }
+
+// engine is a vLLM-v1-style scheduler over a virtual clock: one call to step
+// schedules, costs and completes one engine step. It has no goroutines and
+// no wall clock, so it is deterministic and testable on its own.
+type engine struct {
+	cfg        Config
+	now        float64 // model time, seconds
+	waiting    []*seq  // FIFO; preempted sequences return to the front
+	running    []*seq  // in admission order
+	freeBlocks int
+	numBlocks  int
+	rng        *rand.Rand
+	steps      int
+
+	sched []scheduled // reused between steps
+	out   stepOut
+}
+
+type scheduled struct {
+	s *seq
+	n int // tokens computed for s in this step
+}
+
+// stepOut is what one step did; its slices are reused by the next step.
+type stepOut struct {
+	Step
+	produced []*seq // sampled one token in this step
+	finished []*seq // finished in this step (subset of produced)
+	failed   []*seq // evicted with errKVFull in this step
+}
+
+// Step is one engine step, in model time.
+type Step struct {
+	Index    int
+	Start    float64 // seconds
+	Duration float64 // seconds
+	Seqs     int     // sequences scheduled
+	Decode   int     // sequences decoding one token
+	Prefill  int     // prefill tokens (including recomputation)
+	// After the step:
+	Running, Waiting, KVBlocksUsed int
+	Preempted, Rejected            int
+}
+
+func newEngine(cfg Config) *engine {
+	n := cfg.kvBlocks()
+	return &engine{cfg: cfg, freeBlocks: n, numBlocks: n,
+		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed5eed))}
+}
+
+func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0 }
+
+// add queues s, which arrived at model time arrival (≤ e.now).
+func (e *engine) add(s *seq, arrival float64) {
+	s.arrival, s.scheduled, s.firstToken, s.state = arrival, -1, -1, stWaiting
+	e.waiting = append(e.waiting, s)
+}
+
+// abort removes s wherever it is and frees its KV cache.
+func (e *engine) abort(s *seq) {
+	switch s.state {
+	case stWaiting:
+		e.waiting = remove(e.waiting, s)
+	case stRunning:
+		e.running = remove(e.running, s)
+	default:
+		return
+	}
+	e.free(s)
+	s.state = stDone
+}
+
+func remove(list []*seq, s *seq) []*seq {
+	for i, x := range list {
+		if x == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// alloc gives s the blocks to hold n more tokens, or reports false.
+func (e *engine) alloc(s *seq, n int) bool {
+	bs := e.cfg.Engine.BlockSize
+	need := (s.computed+n+bs-1)/bs - s.blocks
+	if need > e.freeBlocks {
+		return false
+	}
+	if need > 0 {
+		e.freeBlocks -= need
+		s.blocks += need
+	}
+	return true
+}
+
+func (e *engine) free(s *seq) {
+	e.freeBlocks += s.blocks
+	s.blocks = 0
+}
+
+// evict frees the most recently admitted running sequence: back to the
+// front of the queue for recomputation, or failed under PreemptReject.
+func (e *engine) evict() *seq {
+	v := e.running[len(e.running)-1]
+	e.running = e.running[:len(e.running)-1]
+	e.free(v)
+	if e.cfg.Engine.Preemption == PreemptReject {
+		v.state, v.err = stDone, errKVFull
+		e.out.failed = append(e.out.failed, v)
+		e.out.Rejected++
+		return v
+	}
+	v.state, v.computed = stWaiting, 0
+	v.preemptions++
+	e.waiting = append([]*seq{v}, e.waiting...)
+	e.out.Preempted++
+	return v
+}
+
+// step runs one engine step, advancing e.now by its duration. It reports
+// false, doing nothing, when nothing can be scheduled.
+func (e *engine) step() (*stepOut, bool) {
+	e.out = stepOut{produced: e.out.produced[:0], finished: e.out.finished[:0], failed: e.out.failed[:0]}
+	e.sched = e.sched[:0]
+	budget := e.scheduleRunning(e.cfg.Engine.MaxNumBatchedTokens)
+	if e.out.Preempted == 0 && e.out.Rejected == 0 {
+		e.admitWaiting(budget)
+	}
+	if len(e.sched) == 0 && e.out.Preempted > 0 {
+		e.admitWaiting(e.cfg.Engine.MaxNumBatchedTokens) // it preempted itself
+	}
+	if len(e.sched) == 0 {
+		e.failStuck()
+		return &e.out, len(e.out.failed) > 0
+	}
+	e.out.Index, e.out.Start = e.steps, e.now
+	e.steps++
+	e.out.Duration = e.cost()
+	e.now += e.out.Duration
+	e.complete()
+	e.out.Running, e.out.Waiting = len(e.running), len(e.waiting)
+	e.out.KVBlocksUsed = e.numBlocks - e.freeBlocks
+	return &e.out, true
+}
+
+// scheduleRunning gives each running sequence, oldest first, its next
+// tokens (1 when decoding, up to the budget when prefilling), evicting the
+// newest when the KV cache is full. It returns the budget left.
+func (e *engine) scheduleRunning(budget int) int {
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		s := e.running[i]
+		n := min(s.known()-s.computed, budget)
+		for !e.alloc(s, n) {
+			if e.evict() == s {
+				return budget
+			}
+		}
+		e.sched = append(e.sched, scheduled{s, n})
+		budget -= n
+	}
+	return budget
+}
+
+// admitWaiting admits queued sequences in order while slots, budget and
+// KV blocks allow; a partial prompt is admitted as a prefill chunk.
+func (e *engine) admitWaiting(budget int) {
+	for len(e.waiting) > 0 && budget > 0 && len(e.running) < e.cfg.Engine.MaxNumSeqs {
+		s := e.waiting[0]
+		n := min(s.known()-s.computed, budget)
+		if !e.alloc(s, n) {
+			return
+		}
+		e.waiting = e.waiting[1:]
+		s.state = stRunning
+		if s.scheduled < 0 {
+			s.scheduled = e.now
+		}
+		e.running = append(e.running, s)
+		e.sched = append(e.sched, scheduled{s, n})
+		budget -= n
+	}
+}
+
+// failStuck fails the head of the queue when nothing at all can run: only
+// reachable if a request is larger than the whole KV cache.
+func (e *engine) failStuck() {
+	if len(e.running) == 0 && len(e.waiting) > 0 {
+		s := e.waiting[0]
+		e.waiting = e.waiting[1:]
+		s.state, s.err = stDone, errKVFull
+		e.out.failed = append(e.out.failed, s)
+		e.out.Rejected++
+	}
+}
+
+// cost is the step's duration from the step-time model, with jitter.
+func (e *engine) cost() float64 {
+	var b Batch
+	for _, x := range e.sched {
+		c, n := int64(x.s.computed), int64(x.n)
+		b.Tokens += n
+		b.KVRead += c
+		b.AttnPairs += n*c + n*(n+1)/2
+		if x.s.generated > 0 && x.n == 1 && x.s.computed == x.s.known()-1 {
+			e.out.Decode++
+		} else {
+			e.out.Prefill += x.n
+		}
+	}
+	e.out.Seqs = len(e.sched)
+	d := e.cfg.stepSeconds(b)
+	if j := e.cfg.Jitter; j > 0 {
+		d *= 1 + j*(2*e.rng.Float64()-1)
+	}
+	return d
+}
+
+// complete applies the step: a sequence whose cache has caught up with its
+// known tokens samples one token; one that reaches its target finishes.
+func (e *engine) complete() {
+	done := false
+	for _, x := range e.sched {
+		s := x.s
+		s.computed += x.n
+		if s.computed != s.known() {
+			continue // a prefill chunk that is not the last
+		}
+		s.generated++
+		s.prevToken, s.lastToken = s.lastToken, e.now
+		if s.firstToken < 0 {
+			s.firstToken, s.prevToken = e.now, e.now
+		}
+		e.out.produced = append(e.out.produced, s)
+		if s.generated >= s.target {
+			s.state = stDone
+			e.free(s)
+			e.out.finished = append(e.out.finished, s)
+			done = true
+		}
+	}
+	if done {
+		kept := e.running[:0]
+		for _, s := range e.running {
+			if s.state == stRunning {
+				kept = append(kept, s)
+			}
+		}
+		clear(e.running[len(kept):])
+		e.running = kept
+	}
+}

@@ -1,0 +1,299 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// exact is the default config without jitter: step times follow the model.
+func exact() Config {
+	c := DefaultConfig()
+	c.Jitter = 0
+	return c
+}
+
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+func TestBatch1DecodeIsBandwidthBound(t *testing.T) {
+	c := exact()
+	// Weights read once per step (and one token's KV written) at the usable
+	// bandwidth, plus the overhead.
+	usable := c.Device.MemBandwidthGBs * 1e9 * c.Device.BandwidthEfficiency
+	want := (c.WeightBytes()+c.KVBytesPerToken())/usable + c.Device.StepOverheadMS/1e3
+	if got := c.DecodeStepTime(1, 0).Seconds(); !within(got, want, 1e-6) {
+		t.Errorf("batch-1 decode step = %v s, want %v s", got, want)
+	}
+	// 4096 cached tokens add their KV bytes to the step.
+	want += 4096 * c.KVBytesPerToken() / usable
+	if got := c.DecodeStepTime(1, 4096).Seconds(); !within(got, want, 1e-3) {
+		t.Errorf("decode step with 4096 cached tokens = %v s, want %v s", got, want)
+	}
+}
+
+func TestPrefillIsComputeBound(t *testing.T) {
+	c := exact()
+	flops := c.Device.PeakTFLOPS * 1e12 * c.Device.ComputeEfficiency
+	for _, n := range []int{512, 4096, 8192} {
+		pairs := float64(n) * float64(n+1) / 2
+		want := (2*c.Model.Params*float64(n)+4*32*32*128*pairs)/flops + c.Device.StepOverheadMS/1e3
+		if got := c.PrefillTime(n).Seconds(); !within(got, want, 1e-6) {
+			t.Errorf("prefill %d tokens = %v s, want %v s", n, got, want)
+		}
+	}
+	// Longer prompts are chunked at max_num_batched_tokens: 20000 = 8192+8192+3616.
+	want := c.StepTime(prefillChunk(0, 8192)) + c.StepTime(prefillChunk(8192, 8192)) + c.StepTime(prefillChunk(16384, 3616))
+	if got := c.PrefillTime(20000); absDur(got-want) > 2 {
+		t.Errorf("chunked prefill = %v, want %v", got, want)
+	}
+}
+
+func TestSingleRequestTTFTAndDecode(t *testing.T) {
+	c := exact()
+	for _, p := range []int{100, 512, 8192, 20000} {
+		out, _, err := Simulate(c, []Request{{PromptTokens: p, OutputTokens: 64}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := out[0]
+		// TTFT is the prefill, the last prefill step producing the first token.
+		if got, want := o.TTFT, c.PrefillTime(p); absDur(got-want) > time.Microsecond {
+			t.Errorf("prompt %d: TTFT = %v, want %v", p, got, want)
+		}
+		// Roughly prompt / prefill rate, plus one step's overhead per chunk.
+		rough := float64(p) * 2 * c.Model.Params / (c.Device.PeakTFLOPS * 1e12 * c.Device.ComputeEfficiency)
+		if p >= 512 && !within(o.TTFT.Seconds(), rough, 0.4) {
+			t.Errorf("prompt %d: TTFT %v far from prompt/prefill rate %v s", p, o.TTFT, rough)
+		}
+		// Each later token costs one batch-1 decode step at the current context.
+		if got, want := o.Decode(), c.DecodeStepTime(1, p+32); !within(got.Seconds(), want.Seconds(), 0.01) {
+			t.Errorf("prompt %d: time per output token = %v, want ≈ %v", p, got, want)
+		}
+		if o.Tokens != 64 || o.Queued != 0 || o.Err != nil {
+			t.Errorf("prompt %d: outcome %+v", p, o)
+		}
+	}
+}
+
+// throughput runs n requests at a concurrency and returns output tokens per
+// second of model time and the outcomes.
+func throughput(t *testing.T, c Config, conc, n, prompt, output int) (float64, []Outcome) {
+	t.Helper()
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{PromptTokens: prompt, OutputTokens: output}
+	}
+	out, steps, err := SimulateClosed(c, conc, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := steps[len(steps)-1]
+	return float64(n*output) / (last.Start + last.Duration), out
+}
+
+func TestThroughputSaturatesAtSlotLimit(t *testing.T) {
+	c := exact() // 8 slots
+	var prev float64
+	tput := map[int]float64{}
+	for _, conc := range []int{1, 2, 4, 8, 16, 32} {
+		tp, out := throughput(t, c, conc, 4*conc, 512, 128)
+		tput[conc] = tp
+		queued := 0
+		for _, o := range out {
+			if o.Queued > 0 {
+				queued++
+			}
+		}
+		switch {
+		case conc <= 8:
+			if tp < prev*1.5 {
+				t.Errorf("concurrency %d: %.0f tok/s, not well above %.0f", conc, tp, prev)
+			}
+			if queued > 0 {
+				t.Errorf("concurrency %d ≤ slots: %d requests queued", conc, queued)
+			}
+		default:
+			if !within(tp, tput[8], 0.05) {
+				t.Errorf("concurrency %d: %.0f tok/s, want ≈ %.0f (saturated at 8 slots)", conc, tp, tput[8])
+			}
+			if queued == 0 {
+				t.Errorf("concurrency %d > slots: nobody queued", conc)
+			}
+		}
+		prev = tp
+	}
+	// Per-request decode speed falls as the batch grows.
+	_, one := throughput(t, c, 1, 2, 512, 128)
+	_, eight := throughput(t, c, 8, 16, 512, 128)
+	if !(eight[0].Decode() > one[0].Decode()) {
+		t.Errorf("time per token at batch 8 (%v) not above batch 1 (%v)", eight[0].Decode(), one[0].Decode())
+	}
+}
+
+// kvConfig has room for exactly blocks KV blocks.
+func kvConfig(blocks int, policy string) Config {
+	c := exact()
+	c.Engine.KVTokens = blocks * c.Engine.BlockSize
+	c.Engine.Preemption = policy
+	return c
+}
+
+// burst is n identical requests arriving together: 100 prompt + 29 output
+// tokens peak at 128 cached tokens (the last token is never fed back), 8
+// blocks each; admission needs ceil(100/16) = 7.
+func burst(n int) []Request {
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{PromptTokens: 100, OutputTokens: 29}
+	}
+	return reqs
+}
+
+func TestKVQueueingAndPreemptionExactlyAtCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		blocks        int
+		queued, preem bool
+	}{
+		{"room for every peak", 32, false, false},
+		{"one block short of the peaks", 31, false, true},
+		{"room for every prompt, not every peak", 28, false, true},
+		{"room for three peaks", 24, true, false},
+		{"room for three prompts, not their peaks", 22, true, true},
+	} {
+		out, steps, err := Simulate(kvConfig(tc.blocks, PreemptRecompute), burst(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued, preempted := false, 0
+		for _, o := range out {
+			queued = queued || o.Queued > 0
+			preempted += o.Preemptions
+			if o.Err != nil || o.Tokens != 29 {
+				t.Errorf("%s: outcome %+v", tc.name, o)
+			}
+		}
+		counted := 0
+		for _, s := range steps {
+			counted += s.Preempted
+			if s.KVBlocksUsed > tc.blocks {
+				t.Errorf("%s: step %d uses %d blocks of %d", tc.name, s.Index, s.KVBlocksUsed, tc.blocks)
+			}
+		}
+		if queued != tc.queued || (preempted > 0) != tc.preem || counted != preempted {
+			t.Errorf("%s: queued %v (want %v), preemptions %d (steps say %d, want any: %v)",
+				tc.name, queued, tc.queued, preempted, counted, tc.preem)
+		}
+	}
+}
+
+func TestRejectModeFailsInsteadOfPreempting(t *testing.T) {
+	out, _, err := Simulate(kvConfig(31, PreemptReject), burst(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i, o := range out {
+		switch {
+		case errors.Is(o.Err, errKVFull):
+			failed++
+			if i != 3 {
+				t.Errorf("request %d failed; want the most recently admitted (3)", i)
+			}
+		case o.Err != nil || o.Tokens != 29 || o.Preemptions != 0:
+			t.Errorf("request %d: %+v", i, o)
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d requests failed, want 1", failed)
+	}
+	if _, _, err := Simulate(kvConfig(32, PreemptReject), burst(4)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStepsRespectBudgetAndSlots(t *testing.T) {
+	c := exact()
+	c.Engine.MaxNumBatchedTokens, c.Engine.MaxNumSeqs = 1000, 4
+	reqs := make([]Request, 10)
+	for i := range reqs {
+		reqs[i] = Request{Arrival: time.Duration(i) * 10 * time.Millisecond, PromptTokens: 700 + 100*i, OutputTokens: 20}
+	}
+	out, steps, err := Simulate(c, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.Decode+s.Prefill > 1000 || s.Seqs > 4 || s.Running > 4 {
+			t.Fatalf("step %+v breaks the budget or slots", s)
+		}
+	}
+	for i, o := range out {
+		if o.Tokens != 20 || o.TTFT < c.PrefillTime(o.PromptTokens) {
+			t.Errorf("request %d: %+v, TTFT below its lone prefill %v", i, o, c.PrefillTime(o.PromptTokens))
+		}
+	}
+}
+
+func TestTTFTGrowsWithPromptAndQueue(t *testing.T) {
+	c := exact()
+	short, _, _ := Simulate(c, []Request{{PromptTokens: 256, OutputTokens: 8}})
+	long, _, _ := Simulate(c, []Request{{PromptTokens: 4096, OutputTokens: 8}})
+	if !(long[0].TTFT > 4*short[0].TTFT) {
+		t.Errorf("TTFT 4096 tokens %v vs 256 tokens %v", long[0].TTFT, short[0].TTFT)
+	}
+	// 16 requests at once into 8 slots: the second eight wait for the first.
+	out, _, _ := Simulate(c, burst(16))
+	for i, o := range out {
+		if (i >= 8) != (o.Queued > 0) {
+			t.Errorf("request %d: queued %v", i, o.Queued)
+		}
+		if i >= 8 && o.TTFT < out[0].E2E {
+			t.Errorf("request %d: TTFT %v before the first batch ended (%v)", i, o.TTFT, out[0].E2E)
+		}
+	}
+}
+
+func TestSameSeedSameSteps(t *testing.T) {
+	c := DefaultConfig()
+	c.Jitter = 0.2
+	reqs := make([]Request, 40)
+	for i := range reqs {
+		reqs[i] = Request{Arrival: time.Duration(i*i) * time.Millisecond, PromptTokens: 100 + 37*i, OutputTokens: 10 + i}
+	}
+	_, a, _ := Simulate(c, reqs)
+	_, b, _ := Simulate(c, reqs)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("same seed, different steps")
+	}
+	c.Seed++
+	_, d, _ := Simulate(c, reqs)
+	if reflect.DeepEqual(a, d) {
+		t.Error("different seed, same steps")
+	}
+	for i := range a {
+		if a[i].Duration <= 0 {
+			t.Fatalf("step %d: duration %v", i, a[i].Duration)
+		}
+	}
+}
+
+func TestSimulateRejectsOversizedRequests(t *testing.T) {
+	c := kvConfig(8, PreemptRecompute) // 128 tokens
+	out, _, err := Simulate(c, []Request{{PromptTokens: 100, OutputTokens: 29}, {PromptTokens: 100, OutputTokens: 28}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Err == nil || out[1].Err != nil || out[1].Tokens != 28 {
+		t.Errorf("outcomes %+v", out)
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Version is what /version and /api/version report.
+const Version = "0.0.0-sim"
+
+// maxBodyBytes bounds a request body.
+const maxBodyBytes = 32 << 20
+
+// Server is a running simulator. Create it with New, serve it with Start or
+// mount Handler, and always Close it.
+type Server struct {
+	cfg     Config
+	loop    *loop
+	met     *metrics
+	mux     *http.ServeMux
+	created int64 // Unix seconds, for response "created" fields
+	nextID  atomic.Uint64
+
+	mu   sync.Mutex
+	hs   *http.Server
+	url  string
+	once sync.Once
+}
+
+// New validates cfg and starts the simulator's scheduler. It serves
+// nothing until Start, or until Handler is mounted on a server.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	met := newMetrics(cfg)
+	s := &Server{cfg: cfg, met: met, loop: newLoop(cfg, met), created: time.Now().Unix()}
+	s.routes()
+	return s, nil
+}
+
+// Config returns the server's configuration.
+func (s *Server) Config() Config { return s.cfg }
+
+// Handler serves the OpenAI, vLLM and Ollama APIs and /metrics.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Start listens on addr (e.g. "127.0.0.1:0") and serves in the background
+// until ctx ends or Close is called. It returns the base URL, e.g.
+// "http://127.0.0.1:41234".
+func (s *Server) Start(ctx context.Context, addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	s.hs, s.url = hs, "http://"+ln.Addr().String()
+	s.mu.Unlock()
+	go func() { _ = hs.Serve(ln) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.loop.done:
+		}
+	}()
+	return s.url, nil
+}
+
+// URL is the base URL Start listens on, or "" before Start.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// Close fails requests in flight, stops the scheduler and the listener.
+func (s *Server) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.loop.close()
+		s.mu.Lock()
+		hs := s.hs
+		s.mu.Unlock()
+		if hs != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err = hs.Shutdown(ctx); err != nil {
+				err = hs.Close()
+			}
+		}
+	})
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.openAI(w, r, true) })
+	m.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.openAI(w, r, false) })
+	m.HandleFunc("GET /v1/models", s.models)
+	m.HandleFunc("GET /version", s.version)
+	m.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	m.HandleFunc("POST /tokenize", s.tokenize)
+	m.HandleFunc("POST /detokenize", s.detokenize)
+	m.HandleFunc("POST /api/generate", func(w http.ResponseWriter, r *http.Request) { s.ollama(w, r, false) })
+	m.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.ollama(w, r, true) })
+	m.HandleFunc("GET /api/version", s.version)
+	m.HandleFunc("GET /api/tags", s.ollamaTags)
+	m.HandleFunc("GET /api/ps", s.ollamaPS)
+	m.Handle("GET /metrics", s.met.handler())
+	s.mux = m
+}
+
+// job is one generation request in flight, seen from its HTTP handler.
+type job struct {
+	srv     *Server
+	id      uint64
+	s       *seq
+	g       genRequest
+	text    *textGen
+	emitted int
+}
+
+// start plans and submits a request.
+func (s *Server) start(g genRequest) (*job, *apiError) {
+	id := s.nextID.Add(1)
+	seed, salt := s.cfg.Seed, id
+	if g.seed != nil {
+		seed, salt = *g.seed, 0 // a request's own seed fixes its text whatever the order
+	}
+	tg := newTextGen(seed, salt)
+	target, reason, err := g.plan(s.cfg.EffectiveMaxModelLen(), tg, s.cfg.Engine.EOSMeanTokens)
+	if err != nil {
+		return nil, err
+	}
+	sq := &seq{id: id, prompt: g.prompt, target: target, reason: reason, box: newMailbox()}
+	if e := s.loop.submit(sq); e != nil {
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "ServiceUnavailableError", msg: e.Error()}
+	}
+	return &job{srv: s, id: id, s: sq, g: g, text: tg}, nil
+}
+
+// next waits until there are tokens beyond those emitted or the request
+// ends; it returns the tokens available. A cancelled ctx aborts the request.
+func (j *job) next(ctx context.Context) (avail int, done bool, err error) {
+	for {
+		tokens, done, err, _ := j.s.box.snapshot()
+		if tokens > j.emitted || done {
+			return tokens, done, err
+		}
+		select {
+		case <-j.s.box.notify:
+		case <-ctx.Done():
+			j.srv.loop.abort(j.s)
+			return j.emitted, true, ctx.Err()
+		}
+	}
+}
+
+// wait blocks until the request ends.
+func (j *job) wait(ctx context.Context) (tokens int, err error) {
+	for {
+		n, done, err := j.next(ctx)
+		if done {
+			return n, err
+		}
+		j.emitted = n // nothing is streamed: just keep waiting
+	}
+}
+
+// word returns the next output word.
+func (j *job) word() string {
+	w := j.text.word(j.emitted == 0)
+	j.emitted++
+	return w
+}
+
+// text generates the whole output of a finished non-streaming request.
+func (j *job) fullText(n int) string {
+	j.emitted = 0
+	b := make([]byte, 0, n*6)
+	for j.emitted < n {
+		b = append(b, j.word()...)
+	}
+	return string(b)
+}
+
+func (j *job) timing() Timing {
+	_, _, _, t := j.s.box.snapshot()
+	return t
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+}
