@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/servebench/servebench/internal/sim"
+)
+
+func init() {
+	register(&command{name: "sim", summary: "run the simulated LLM server (OpenAI, vLLM and Ollama APIs)", run: runSim})
+}
+
+const simUsage = `
+Usage: servebench sim [flags]
+
+Serves a simulated continuous-batching LLM server: OpenAI /v1/chat/completions
+and /v1/completions, vLLM /tokenize and /metrics, Ollama /api/chat and
+/api/generate. Its timing comes from a vLLM-style scheduler and a roofline
+model of the configured model and GPU (default: an 8B model in BF16 on an
+H100-class GPU). Everything runs time_scale times faster than the model:
+a client measures model time / time_scale, and so do the server's metrics.
+
+Settings come from the defaults, then --config FILE, then flags.
+
+Examples:
+  servebench sim                                # listen on 127.0.0.1:8000
+  servebench sim --print-config > sim.yaml      # effective config and derived figures
+  servebench sim --config sim.yaml --addr 127.0.0.1:9000
+  servebench sim --time-scale 1 --max-num-seqs 256   # real time, vLLM's slot count
+  servebench sim --kv-tokens 8192 --max-model-len 4096 --preemption reject
+`
+
+// simFlag binds a flag to a Config field (named by its YAML path).
+type simFlag struct {
+	name, field, usage string
+	ptr                func(*sim.Config) any
+}
+
+var simFlags = []simFlag{
+	{"seed", "seed", "random seed (jitter, output lengths, text)", func(c *sim.Config) any { return &c.Seed }},
+	{"time-scale", "time_scale", "run this many times faster than model time", func(c *sim.Config) any { return &c.TimeScale }},
+	{"jitter", "jitter", "multiplicative step-time noise, ±fraction", func(c *sim.Config) any { return &c.Jitter }},
+	{"max-num-seqs", "engine.max_num_seqs", "sequence slots", func(c *sim.Config) any { return &c.Engine.MaxNumSeqs }},
+	{"max-batched-tokens", "engine.max_num_batched_tokens", "token budget per step", func(c *sim.Config) any { return &c.Engine.MaxNumBatchedTokens }},
+	{"kv-tokens", "engine.kv_tokens", "KV cache capacity in tokens (0 = from device memory)", func(c *sim.Config) any { return &c.Engine.KVTokens }},
+	{"block-size", "engine.block_size", "KV block size in tokens", func(c *sim.Config) any { return &c.Engine.BlockSize }},
+	{"preemption", "engine.preemption", "when the KV cache runs out: recompute or reject", func(c *sim.Config) any { return &c.Engine.Preemption }},
+	{"eos-mean-tokens", "engine.eos_mean_tokens", "mean natural answer length without ignore_eos (0 = always max_tokens)", func(c *sim.Config) any { return &c.Engine.EOSMeanTokens }},
+	{"model-name", "model.name", "served model name", func(c *sim.Config) any { return &c.Model.Name }},
+	{"params", "model.params", "model parameters", func(c *sim.Config) any { return &c.Model.Params }},
+	{"layers", "model.layers", "transformer layers", func(c *sim.Config) any { return &c.Model.Layers }},
+	{"hidden", "model.hidden", "hidden size", func(c *sim.Config) any { return &c.Model.Hidden }},
+	{"heads", "model.heads", "query heads (0 = hidden / head-dim)", func(c *sim.Config) any { return &c.Model.Heads }},
+	{"kv-heads", "model.kv_heads", "KV heads", func(c *sim.Config) any { return &c.Model.KVHeads }},
+	{"head-dim", "model.head_dim", "head dimension", func(c *sim.Config) any { return &c.Model.HeadDim }},
+	{"bytes-per-weight", "model.bytes_per_weight", "bytes per weight (2 = BF16)", func(c *sim.Config) any { return &c.Model.BytesPerWeight }},
+	{"bytes-per-kv", "model.bytes_per_kv", "bytes per KV cache element", func(c *sim.Config) any { return &c.Model.BytesPerKV }},
+	{"max-model-len", "model.max_model_len", "prompt + output token cap", func(c *sim.Config) any { return &c.Model.MaxModelLen }},
+	{"peak-tflops", "device.peak_tflops", "device peak dense TFLOP/s", func(c *sim.Config) any { return &c.Device.PeakTFLOPS }},
+	{"mem-bandwidth-gbs", "device.mem_bandwidth_gbs", "device memory bandwidth, GB/s", func(c *sim.Config) any { return &c.Device.MemBandwidthGBs }},
+	{"compute-efficiency", "device.compute_efficiency", "achieved fraction of peak FLOP/s", func(c *sim.Config) any { return &c.Device.ComputeEfficiency }},
+	{"bandwidth-efficiency", "device.bandwidth_efficiency", "achieved fraction of bandwidth", func(c *sim.Config) any { return &c.Device.BandwidthEfficiency }},
+	{"memory-gib", "device.memory_gib", "device memory, GiB", func(c *sim.Config) any { return &c.Device.MemoryGiB }},
+	{"memory-utilization", "device.memory_utilization", "fraction of memory for weights + KV cache", func(c *sim.Config) any { return &c.Device.MemoryUtilization }},
+	{"step-overhead-ms", "device.step_overhead_ms", "fixed cost per engine step, ms", func(c *sim.Config) any { return &c.Device.StepOverheadMS }},
+}
+
+func runSim(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "sim", simUsage)
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
+	file := fs.String("config", "", "YAML configuration `file` (see --print-config)")
+	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
+	scratch := sim.DefaultConfig() // shows defaults in -h; values are re-read in simConfig
+	for _, f := range simFlags {
+		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("servebench sim -h", "unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := simConfig(fs, *file)
+	if err != nil {
+		return err
+	}
+	if *printCfg {
+		return cfg.WriteYAML(env.Stdout)
+	}
+	return serveSim(ctx, env, cfg, *addr)
+}
+
+// simConfig layers defaults, the config file and the flags that were set,
+// and validates the result.
+func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
+	cfg := sim.DefaultConfig()
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return cfg, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
+		}
+		if cfg, err = sim.ParseConfig(data); err != nil {
+			return cfg, simConfigError(fmt.Errorf("%s: %w", file, err), err)
+		}
+	}
+	byName := map[string]simFlag{}
+	for _, f := range simFlags {
+		byName[f.name] = f
+	}
+	var setErr error
+	fs.Visit(func(fl *flag.Flag) {
+		f, ok := byName[fl.Name]
+		if !ok || setErr != nil {
+			return
+		}
+		// Re-parse the flag's text into the layered config's field.
+		tmp := flag.NewFlagSet("", flag.ContinueOnError)
+		bindInto(tmp, f.name, f.ptr(&cfg), "")
+		setErr = tmp.Set(f.name, fl.Value.String())
+	})
+	if setErr != nil {
+		return cfg, usagef("servebench sim -h", "%v", setErr)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, simConfigError(err, err)
+	}
+	return cfg, nil
+}
+
+// bindInto defines flag name over the field at ptr.
+func bindInto(fs *flag.FlagSet, name string, ptr any, usage string) {
+	switch p := ptr.(type) {
+	case *int:
+		fs.IntVar(p, name, *p, usage)
+	case *int64:
+		fs.Int64Var(p, name, *p, usage)
+	case *float64:
+		fs.Float64Var(p, name, *p, usage)
+	case *string:
+		fs.StringVar(p, name, *p, usage)
+	}
+}
+
+// simConfigError turns a configuration error into a usage error whose hint
+// names the flag for the field at fault.
+func simConfigError(shown, err error) error {
+	hint := "servebench sim --print-config shows every field and its default"
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		for _, f := range simFlags {
+			if f.field == fe.Field {
+				hint = fmt.Sprintf("fix %s in the config file, or set --%s", f.field, f.name)
+			}
+		}
+	}
+	return &Error{Err: shown, Hint: hint, Code: ExitUsage}
+}
+
+func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error {
+	srv, err := sim.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	url, err := srv.Start(ctx, addr)
+	if err != nil {
+		return &Error{Err: fmt.Errorf("listening on %s: %w", addr, err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
+	}
+	d := cfg.Derived()
+	fmt.Fprintf(env.Stderr, "servebench sim: serving %q at %s\n", cfg.Model.Name, url)
+	fmt.Fprintf(env.Stderr, "  APIs: %s\n", strings.Join([]string{"/v1/chat/completions", "/v1/completions", "/v1/models",
+		"/tokenize", "/metrics", "/api/chat", "/api/generate"}, " "))
+	fmt.Fprintf(env.Stderr, "  time scale %g: a client measures model time / %g (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms as seen)\n",
+		cfg.TimeScale, cfg.TimeScale, d.Batch1DecodeTPS*cfg.TimeScale, cfg.Wall(d.TTFT512).Seconds()*1e3)
+	fmt.Fprintf(env.Stderr, "  %d slots, KV cache %d tokens, preemption %s; Ctrl-C stops\n",
+		cfg.Engine.MaxNumSeqs, d.KVCapacityTokens, cfg.Engine.Preemption)
+	<-ctx.Done()
+	return nil
+}
