@@ -3,11 +3,12 @@ package sim
 import (
 	"errors"
 	"math/rand/v2"
+	"time"
 )
 
-// errKVFull is the error of a sequence evicted under PreemptReject. Its
-// text mentions the KV cache as real servers' out-of-memory errors do.
-var errKVFull = errors.New("KV cache is full and preemption is disabled (engine.preemption: reject): request aborted, out of KV cache memory")
+// ErrKVCacheFull fails a sequence evicted under PreemptReject. Its text
+// mentions the KV cache as real servers' out-of-memory errors do.
+var ErrKVCacheFull = errors.New("KV cache is full and preemption is disabled (engine.preemption: reject): request aborted, out of KV cache memory")
 
 type seqState uint8
 
@@ -65,19 +66,20 @@ type scheduled struct {
 // stepOut is what one step did; its slices are reused by the next step.
 type stepOut struct {
 	Step
-	produced []*seq // sampled one token in this step
-	finished []*seq // finished in this step (subset of produced)
-	failed   []*seq // evicted with errKVFull in this step
+	dur      float64 // the step's duration in seconds
+	produced []*seq  // sampled one token in this step
+	finished []*seq  // finished in this step (subset of produced)
+	failed   []*seq  // evicted with ErrKVCacheFull in this step
 }
 
 // Step is one engine step, in model time.
 type Step struct {
 	Index    int
-	Start    float64 // seconds
-	Duration float64 // seconds
-	Seqs     int     // sequences scheduled
-	Decode   int     // sequences decoding one token
-	Prefill  int     // prefill tokens (including recomputation)
+	Start    time.Duration
+	Duration time.Duration
+	Seqs     int // sequences scheduled
+	Decode   int // sequences decoding one token
+	Prefill  int // prefill tokens (including recomputation)
 	// After the step:
 	Running, Waiting, KVBlocksUsed int
 	Preempted, Rejected            int
@@ -146,7 +148,7 @@ func (e *engine) evict() *seq {
 	e.running = e.running[:len(e.running)-1]
 	e.free(v)
 	if e.cfg.Engine.Preemption == PreemptReject {
-		v.state, v.err = stDone, errKVFull
+		v.state, v.err = stDone, ErrKVCacheFull
 		e.out.failed = append(e.out.failed, v)
 		e.out.Rejected++
 		return v
@@ -174,10 +176,11 @@ func (e *engine) step() (*stepOut, bool) {
 		e.failStuck()
 		return &e.out, len(e.out.failed) > 0
 	}
-	e.out.Index, e.out.Start = e.steps, e.now
+	e.out.Index, e.out.Start = e.steps, seconds(e.now)
 	e.steps++
-	e.out.Duration = e.cost()
-	e.now += e.out.Duration
+	e.out.dur = e.cost()
+	e.out.Duration = seconds(e.out.dur)
+	e.now += e.out.dur
 	e.complete()
 	e.out.Running, e.out.Waiting = len(e.running), len(e.waiting)
 	e.out.KVBlocksUsed = e.numBlocks - e.freeBlocks
@@ -228,7 +231,7 @@ func (e *engine) failStuck() {
 	if len(e.running) == 0 && len(e.waiting) > 0 {
 		s := e.waiting[0]
 		e.waiting = e.waiting[1:]
-		s.state, s.err = stDone, errKVFull
+		s.state, s.err = stDone, ErrKVCacheFull
 		e.out.failed = append(e.out.failed, s)
 		e.out.Rejected++
 	}

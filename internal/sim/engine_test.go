@@ -90,7 +90,7 @@ func throughput(t *testing.T, c Config, conc, n, prompt, output int) (float64, [
 		t.Fatal(err)
 	}
 	last := steps[len(steps)-1]
-	return float64(n*output) / (last.Start + last.Duration), out
+	return float64(n*output) / (last.Start + last.Duration).Seconds(), out
 }
 
 func TestThroughputSaturatesAtSlotLimit(t *testing.T) {
@@ -197,7 +197,7 @@ func TestRejectModeFailsInsteadOfPreempting(t *testing.T) {
 	failed := 0
 	for i, o := range out {
 		switch {
-		case errors.Is(o.Err, errKVFull):
+		case errors.Is(o.Err, ErrKVCacheFull):
 			failed++
 			if i != 3 {
 				t.Errorf("request %d failed; want the most recently admitted (3)", i)

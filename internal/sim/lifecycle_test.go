@@ -13,11 +13,11 @@ import (
 )
 
 func TestRejectModeErrorsOverHTTP(t *testing.T) {
-	// Four requests of 100 + 400 tokens, each ~0.26 s long at scale 10, sent
+	// Four requests of 100 + 400 tokens, each ~0.7 s long at scale 4, sent
 	// together: however their arrivals straddle steps they overlap enough to
 	// need more than 100 blocks (1600 tokens) before the first one ends.
 	_, url := startServer(t, func(c *Config) {
-		c.TimeScale, c.Engine.KVTokens, c.Engine.Preemption = 10, 100*16, PreemptReject
+		c.TimeScale, c.Engine.KVTokens, c.Engine.Preemption = 4, 100*16, PreemptReject
 	})
 	prompt := strings.TrimSpace(strings.Repeat("w ", 99)) // + BOS = 100
 	const out = 400
@@ -101,16 +101,29 @@ func TestClientDisconnectAborts(t *testing.T) {
 
 func TestCloseEndsStreams(t *testing.T) {
 	srv, url := startServer(t, func(c *Config) { c.TimeScale = 1 })
-	done := make(chan streamResult)
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(chatBody(10, 5000, `,"ignore_eos":true`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"content":"`) {
+	}
+	go srv.Close() // with the request mid-stream
+	ended := make(chan string)
 	go func() {
-		done <- streamOpenAI(t, context.Background(), url, "/v1/chat/completions", chatBody(10, 5000, ""))
+		last := ""
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: {") {
+				last = sc.Text()
+			}
+		}
+		ended <- last
 	}()
-	time.Sleep(100 * time.Millisecond)
-	srv.Close()
 	select {
-	case r := <-done:
-		if !strings.Contains(r.errMessage, "shutting down") {
-			t.Errorf("stream ended with %+v", r)
+	case last := <-ended:
+		if !strings.Contains(last, `"error"`) || !strings.Contains(last, "shutting down") {
+			t.Errorf("stream's last event: %s", last)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("stream still open after Close")

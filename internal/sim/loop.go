@@ -24,12 +24,12 @@ type mailbox struct {
 	tokens int  // tokens generated so far
 	done   bool // finished (or failed)
 	err    error
-	timing Timing
+	timing reqTiming
 }
 
-// Timing is a finished request's server-side timeline, in the wall time
+// reqTiming is a finished request's server-side timeline, in the wall time
 // base a client measures (model time / time_scale), relative to arrival.
-type Timing struct {
+type reqTiming struct {
 	Queue       time.Duration // arrival → first scheduled
 	Prefill     time.Duration // first scheduled → first token
 	Decode      time.Duration // first token → last token
@@ -42,7 +42,7 @@ type Timing struct {
 func newMailbox() *mailbox { return &mailbox{notify: make(chan struct{}, 1)} }
 
 // snapshot returns the current progress.
-func (m *mailbox) snapshot() (tokens int, done bool, err error, t Timing) {
+func (m *mailbox) snapshot() (tokens int, done bool, err error, t reqTiming) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.tokens, m.done, m.err, m.timing
@@ -153,7 +153,7 @@ func (l *loop) run() {
 		if !ok {
 			continue
 		}
-		if out.Duration > 0 && !sl.until(l.wallOf(l.eng.now), l.quit) {
+		if out.dur > 0 && !sl.until(l.wallOf(l.eng.now), l.quit) {
 			return
 		}
 		l.deliver(out)
@@ -216,9 +216,9 @@ func (l *loop) finish(s *seq, err error) {
 	s.box.signal()
 }
 
-func (l *loop) timing(s *seq) Timing {
+func (l *loop) timing(s *seq) reqTiming {
 	w := func(v float64) time.Duration { return seconds(max(v, 0) / l.scale) }
-	t := Timing{Prompt: s.prompt, Generated: s.generated, Preemptions: s.preemptions}
+	t := reqTiming{Prompt: s.prompt, Generated: s.generated, Preemptions: s.preemptions}
 	end := l.eng.now
 	if s.scheduled >= 0 {
 		t.Queue = w(s.scheduled - s.arrival)

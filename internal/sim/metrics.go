@@ -146,7 +146,7 @@ func (m *metrics) step(out *stepOut, e *engine) {
 }
 
 // finished records a request that ended, successfully or not.
-func (m *metrics) finished(s *seq, t Timing, err error) {
+func (m *metrics) finished(s *seq, t reqTiming, err error) {
 	reason := s.reason
 	switch {
 	case err == errAborted || err == errShutdown:

@@ -107,6 +107,21 @@ func TestMetricTypesBucketsAndLabels(t *testing.T) {
 }
 
 func TestClientSeesModelTimeOverScale(t *testing.T) {
+	// Wall-clock checks: a machine busy with other work can delay any one
+	// attempt, so the property must hold in one of three.
+	var problems []string
+	for attempt := 0; attempt < 3; attempt++ {
+		if problems = clientTimeProblems(t); len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %s", attempt+1, strings.Join(problems, "; "))
+	}
+	t.Error(strings.Join(problems, "; "))
+}
+
+// clientTimeProblems streams one long request at scale 10 and says how the
+// client's timings differ from model time / 10.
+func clientTimeProblems(t *testing.T) []string {
 	srv, url := startServer(t, func(c *Config) { c.TimeScale = 10 })
 	c := srv.Config()
 	const words, out = 8000, 100
@@ -115,23 +130,29 @@ func TestClientSeesModelTimeOverScale(t *testing.T) {
 	if r.tokens != out || r.finish != reasonLength {
 		t.Fatalf("got %d tokens, finish %q", r.tokens, r.finish)
 	}
+	var problems []string
 	prompt := bosTokens + words
 	wantTTFT := c.Wall(c.PrefillTime(prompt))
-	// Loopback and scheduling add a little, a loaded 2-core machine more;
-	// a wrong time base would be off by the factor 10.
-	if r.ttft < wantTTFT*95/100 || r.ttft > wantTTFT*2+10*time.Millisecond {
-		t.Errorf("client TTFT %v, want ≈ %v (prefill %v / scale 10)", r.ttft, wantTTFT, c.PrefillTime(prompt))
+	// Tokens are never early; loopback and scheduling make them a little
+	// late, a busy 2-core machine more. A wrong time base would be off by 10×.
+	if r.ttft < wantTTFT*95/100 || r.ttft > wantTTFT*4+20*time.Millisecond {
+		problems = append(problems, fmt.Sprintf("client TTFT %v, want ≈ %v (prefill %v / scale 10)", r.ttft, wantTTFT, c.PrefillTime(prompt)))
 	}
 	wantTPOT := c.Wall(c.DecodeStepTime(1, prompt+out/2))
-	tpot := (r.e2e - r.ttft) / (out - 1)
-	if tpot < wantTPOT*9/10 || tpot > wantTPOT*2 {
-		t.Errorf("client time per output token %v, want ≈ %v", tpot, wantTPOT)
+	if wantE2E := wantTTFT + wantTPOT*(out-1); r.e2e < wantE2E*95/100 {
+		problems = append(problems, fmt.Sprintf("client E2E %v, below model/scale %v", r.e2e, wantE2E))
+	}
+	// A late first token makes the next ones bunch up, hence the loose floor.
+	if tpot := (r.e2e - r.ttft) / (out - 1); tpot < wantTPOT/2 || tpot > wantTPOT*4 {
+		problems = append(problems, fmt.Sprintf("client time per output token %v, want ≈ %v", tpot, wantTPOT))
 	}
 	// The server's own TTFT (in /metrics) is in the same base, never above the client's.
 	v, _ := scrape(t, url)
 	if s := metric(v, "vllm:time_to_first_token_seconds_sum"); s > r.ttft.Seconds() || s < wantTTFT.Seconds()*0.99 {
-		t.Errorf("server TTFT %v s, client %v, model/scale %v", s, r.ttft, wantTTFT)
+		problems = append(problems, fmt.Sprintf("server TTFT %v s, client %v, model/scale %v", s, r.ttft, wantTTFT))
 	}
+	srv.Close()
+	return problems
 }
 
 func TestNonStreamingResponses(t *testing.T) {

@@ -196,7 +196,7 @@ func (j *job) fullText(n int) string {
 	return string(b)
 }
 
-func (j *job) timing() Timing {
+func (j *job) timing() reqTiming {
 	_, _, _, t := j.s.box.snapshot()
 	return t
 }

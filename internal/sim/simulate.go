@@ -23,7 +23,7 @@ type Outcome struct {
 	E2E         time.Duration // arrival → last token
 	Tokens      int           // tokens generated
 	Preemptions int
-	Err         error // errKVFull-like under PreemptReject, or an invalid request
+	Err         error // ErrKVCacheFull under PreemptReject, or why the request is invalid
 }
 
 // Decode is the mean time between output tokens, 0 for a single token.
