@@ -1,9 +1,3 @@
-// Package backend speaks the inference servers' streaming APIs: it builds
-// the request body for each API, streams the answer, timestamps every
-// content-bearing chunk as its bytes are read, takes token counts and
-// server timings from the server's own report, and classifies failures.
-// Each request becomes one record.Record; failures are data in it, never
-// returned errors.
 package backend
 
 import (
@@ -102,6 +96,9 @@ type Request struct {
 	// PromptTokens is the prompt length asked of the workload, recorded
 	// as is.
 	PromptTokens int
+	// Reply, when set, receives the answer text as it streams (reasoning
+	// text excluded): a multi-turn session sends it back as history.
+	Reply *strings.Builder
 }
 
 // Client sends requests to one server with one API. It is safe for

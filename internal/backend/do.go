@@ -18,15 +18,16 @@ import (
 // the connection can be reused; a server that sends more is cut off.
 const drainLimit = 64 << 10
 
-// Do sends req, streams the answer and fills rec: API, model, requested
-// sizes, SentNS (just before the request is written to the connection, so
-// after any dial), FirstTokenNS, FirstOutputNS, EndNS, Chunks, token
-// counts and their sources, FinishReason, Server and Error. epoch is the
-// run's epoch. Do never fails: a failure is rec.Error, and whatever was
-// received before it (chunks, counts) is kept.
+// Do sends req, streams the answer and fills rec; epoch is the run's
+// epoch. It never fails: a failure is rec.Error, and whatever arrived
+// before it (chunks, counts, server timing) is kept. The instants and
+// token counts it records are defined in the package documentation. The
+// request timeout and the first-token timeout count from the start of Do
+// (a dial included).
 func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *record.Record) {
 	c.begin(rec, req)
 	s := newStream(ctx, c, rec, epoch)
+	s.reply = req.Reply
 	defer s.release()
 	defer s.countTokens()
 
@@ -38,31 +39,43 @@ func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *rec
 		return
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	s.ctx = rctx
 	whole := time.AfterFunc(c.timeout, func() { cancel(errTimeout) })
-	defer whole.Stop()
 	if c.firstTimeout > 0 {
 		s.first = time.AfterFunc(c.firstTimeout, func() { cancel(errFirstToken) })
 		defer s.first.Stop()
 	}
 
 	resp := s.send(body)
-	if resp == nil {
+	if resp != nil && s.isStream(resp) {
+		if c.api.ndjson {
+			s.readOllama(resp.Body)
+		} else {
+			s.readOpenAI(resp.Body)
+		}
+	}
+	if resp != nil && s.done {
+		// The record is complete: return now, and let the rest of the body
+		// (the chunked terminator) be read in the background so that the
+		// connection can be reused without the caller waiting for it.
+		whole.Reset(drainTimeout)
+		go drain(resp.Body, cancel)
 		return
 	}
-	defer resp.Body.Close()
-	if !s.isStream(resp) {
-		return
+	whole.Stop()
+	if resp != nil {
+		resp.Body.Close()
 	}
-	if c.api.ndjson {
-		s.readOllama(resp.Body)
-	} else {
-		s.readOpenAI(resp.Body)
-	}
-	if s.done {
-		io.CopyN(io.Discard, resp.Body, drainLimit)
-	}
+	cancel(nil)
+}
+
+// drainTimeout bounds the background read after an end marker.
+const drainTimeout = 5 * time.Second
+
+func drain(body io.ReadCloser, cancel context.CancelCauseFunc) {
+	io.CopyN(io.Discard, body, drainLimit)
+	body.Close()
+	cancel(nil)
 }
 
 // begin resets the fields Do owns.
@@ -75,7 +88,7 @@ func (c *Client) begin(rec *record.Record, req *Request) {
 	rec.SentNS, rec.FirstTokenNS, rec.FirstOutputNS, rec.EndNS = 0, 0, 0, 0
 	rec.Chunks = rec.Chunks[:0]
 	if rec.Chunks == nil && req.MaxTokens > 0 {
-		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
+		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 1024))
 	}
 }
 

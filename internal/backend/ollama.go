@@ -3,6 +3,7 @@ package backend
 import (
 	"encoding/json"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/servebench/servebench/internal/sse"
@@ -66,6 +67,11 @@ func (s *stream) readOllama(body io.Reader) {
 
 // ollamaLine handles one line; it reports whether the stream is over.
 func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
+	s.joined = s.joined[:0]
+	if f := &s.fastOL; s.scan.ollama(ev.Data, f) {
+		s.add(ev.At, s.join(f.content, f.response), s.join(f.msgThinking, f.thinking))
+		return false
+	}
 	c := &s.ol
 	*c = ollamaChunk{}
 	if err := json.Unmarshal(ev.Data, c); err != nil {
@@ -76,7 +82,7 @@ func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
 		s.serverError(ev.At, errorText(s.c.redactBytes(c.Error)))
 		return true
 	}
-	s.add(ev.At, c.Message.Content+c.Response, c.Message.Thinking+c.Thinking)
+	s.add(ev.At, []byte(c.Message.Content+c.Response), []byte(c.Message.Thinking+c.Thinking))
 	if !c.Done {
 		return false
 	}
@@ -97,4 +103,94 @@ func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
 	s.done = true
 	s.end(ev.At)
 	return true
+}
+
+// ollamaText is what the fast path reads from a line that is not the
+// last; the slices point into the line or the scanner's buffer.
+type ollamaText struct {
+	response, thinking, content, msgThinking []byte
+}
+
+var (
+	ollamaKeys  = []string{"response", "thinking", "message", "done", "done_reason", "error", "prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration", "load_duration", "total_duration"}
+	ollamaSlow  = ollamaKeys[5:] // present and not null: the line goes to encoding/json
+	messageKeys = []string{"content", "thinking"}
+)
+
+// ollama reads a line that carries text and is not done. It returns false
+// when the line is for encoding/json (the done line, errors, anything
+// unusual).
+func (s *jsonScan) ollama(data []byte, out *ollamaText) bool {
+	s.reset(data)
+	*out = ollamaText{}
+	if !s.open('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			break
+		}
+		switch k := string(key); k {
+		case "response":
+			s.textInto(&out.response)
+		case "thinking":
+			s.textInto(&out.thinking)
+		case "done_reason":
+			var v []byte
+			s.textInto(&v)
+		case "done":
+			switch s.peek() {
+			case 't':
+				return false
+			case 'f':
+				s.literal("false")
+			default:
+				if !s.null() {
+					return false
+				}
+			}
+		case "message":
+			s.message(out)
+		default:
+			if slices.Contains(ollamaSlow, k) {
+				if !s.null() {
+					return false
+				}
+				continue
+			}
+			if folded(key, ollamaKeys) {
+				return false
+			}
+			s.skip()
+		}
+		if s.bad {
+			return false
+		}
+	}
+	return s.end()
+}
+
+func (s *jsonScan) message(out *ollamaText) {
+	if s.null() || !s.open('{') {
+		return
+	}
+	for first := true; !s.bad; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "content":
+			s.textInto(&out.content)
+		case "thinking":
+			s.textInto(&out.msgThinking)
+		default:
+			if folded(key, messageKeys) {
+				s.bad = true
+				return
+			}
+			s.skip()
+		}
+	}
 }

@@ -23,12 +23,12 @@ func (c *Client) openAIBody(r *Request) map[string]any {
 		// max_tokens, not max_completion_tokens: every OpenAI-compatible
 		// server (vLLM, SGLang, TGI, llama.cpp, Ollama) accepts it.
 		m["max_tokens"] = r.MaxTokens
+		// Without a max_tokens, ignore_eos would generate up to the
+		// context length, so it is sent only with one.
 		if c.ignoreEOS {
 			m["ignore_eos"] = true
 			m["min_tokens"] = r.MaxTokens
 		}
-	} else if c.ignoreEOS {
-		m["ignore_eos"] = true
 	}
 	return m
 }
@@ -113,6 +113,22 @@ func (s *stream) openAIEvent(ev sse.Event, truncated bool) bool {
 	case len(data) == 0:
 		return false
 	}
+	s.joined = s.joined[:0]
+	if f := &s.fastOA; s.scan.openAI(data, f) {
+		if len(f.finish) > 0 && string(f.finish) != s.rec.FinishReason {
+			s.rec.FinishReason = string(f.finish)
+		}
+		if f.choice {
+			s.add(ev.At, s.join(f.text, f.content), firstNonEmpty(f.reasoningContent, f.reasoning))
+		}
+		return false
+	}
+	return s.openAISlow(ev, data, truncated)
+}
+
+// openAISlow decodes a chunk with encoding/json: chunks with usage,
+// timings or an error, and whatever the fast path declines.
+func (s *stream) openAISlow(ev sse.Event, data []byte, truncated bool) bool {
 	c := &s.oa
 	c.reset()
 	if err := json.Unmarshal(data, c); err != nil {
@@ -131,16 +147,17 @@ func (s *stream) openAIEvent(ev sse.Event, truncated bool) bool {
 		s.openAIUsage(c.Usage)
 	}
 	if t := c.Timings; t != nil {
-		s.server().PromptEvalCount, s.server().PromptEvalDuration = t.PromptN, msToNS(t.PromptMS)
-		s.server().EvalCount, s.server().EvalDuration = t.PredictedN, msToNS(t.PredictedMS)
-		s.server().CachedTokens = t.CacheN
+		srv := s.server()
+		srv.PromptEvalCount, srv.PromptEvalDuration = t.PromptN, msToNS(t.PromptMS)
+		srv.EvalCount, srv.EvalDuration = t.PredictedN, msToNS(t.PredictedMS)
+		srv.CachedTokens = t.CacheN
 	}
 	if len(c.Choices) > 0 {
 		ch := &c.Choices[0]
 		if ch.FinishReason != "" {
 			s.rec.FinishReason = ch.FinishReason
 		}
-		s.add(ev.At, ch.Text+ch.Delta.Content, cmp.Or(ch.Delta.ReasoningContent, ch.Delta.Reasoning))
+		s.add(ev.At, []byte(ch.Text+ch.Delta.Content), []byte(cmp.Or(ch.Delta.ReasoningContent, ch.Delta.Reasoning)))
 	}
 	return false
 }
@@ -183,4 +200,130 @@ func sseErrorText(data []byte) string {
 		return obj.Message
 	}
 	return string(data)
+}
+
+// openAIText is what the fast path reads from an ordinary chunk; the
+// slices point into the chunk or the scanner's buffer.
+type openAIText struct {
+	choice                                             bool // choices had an element
+	text, content, reasoningContent, reasoning, finish []byte
+}
+
+var (
+	openAIKeys = []string{"choices", "usage", "timings", "error", "object", "message"}
+	choiceKeys = []string{"text", "delta", "finish_reason"}
+	deltaKeys  = []string{"content", "reasoning_content", "reasoning"}
+)
+
+// openAI reads an ordinary chunk: choices, and no usage, timings or
+// error. It returns false when the chunk is for encoding/json.
+func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
+	s.reset(data)
+	*out = openAIText{}
+	if !s.open('{') {
+		return false
+	}
+	seenChoices := false
+	for first := true; ; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "choices":
+			if seenChoices {
+				return false // encoding/json reuses elements: not worth copying
+			}
+			seenChoices = true
+			s.choices(out)
+		case "usage", "timings", "error":
+			if !s.null() {
+				return false
+			}
+		case "object":
+			var v []byte
+			if s.textInto(&v); string(v) == "error" {
+				return false
+			}
+		case "message":
+			var v []byte
+			s.textInto(&v)
+		default:
+			if folded(key, openAIKeys) {
+				return false
+			}
+			s.skip()
+		}
+		if s.bad {
+			return false
+		}
+	}
+	return s.end()
+}
+
+func (s *jsonScan) choices(out *openAIText) {
+	if s.null() || !s.open('[') {
+		return
+	}
+	var rest openAIText
+	for first := true; !s.bad && s.elem(first); first = false {
+		if first {
+			out.choice = true
+			s.choice(out)
+		} else {
+			s.choice(&rest) // decoded only to check it as encoding/json would
+		}
+	}
+}
+
+func (s *jsonScan) choice(out *openAIText) {
+	if s.null() || !s.open('{') {
+		return
+	}
+	for first := true; !s.bad; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "text":
+			s.textInto(&out.text)
+		case "finish_reason":
+			s.textInto(&out.finish)
+		case "delta":
+			s.delta(out)
+		default:
+			if folded(key, choiceKeys) {
+				s.bad = true
+				return
+			}
+			s.skip()
+		}
+	}
+}
+
+func (s *jsonScan) delta(out *openAIText) {
+	if s.null() || !s.open('{') {
+		return
+	}
+	for first := true; !s.bad; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "content":
+			s.textInto(&out.content)
+		case "reasoning_content":
+			s.textInto(&out.reasoningContent)
+		case "reasoning":
+			s.textInto(&out.reasoning)
+		default:
+			if folded(key, deltaKeys) {
+				s.bad = true
+				return
+			}
+			s.skip()
+		}
+	}
 }

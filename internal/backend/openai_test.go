@@ -242,6 +242,14 @@ func TestRequestBody(t *testing.T) {
 				"messages": []any{map[string]any{"role": "user", "content": "hi"}}},
 		},
 		{
+			// ignore_eos without max_tokens would run to the context length.
+			name: "ignore_eos needs max_tokens", api: OpenAICompletions,
+			o:   Options{IgnoreEOS: true},
+			req: Request{Prompt: "hi"},
+			want: map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true},
+				"prompt": "hi"},
+		},
+		{
 			name: "openai completions", api: OpenAICompletions,
 			req: Request{Prompt: "hi", MaxTokens: 8},
 			want: map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true},

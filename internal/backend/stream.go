@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,8 @@ type stream struct {
 	first  *time.Timer
 	// done is set when the end-of-stream marker was read.
 	done bool
+	// reply collects the answer text when the request asked for it.
+	reply *strings.Builder
 
 	// What the server reported; the has* flags say whether it did.
 	output, prompt, reasoning          int
@@ -40,6 +43,11 @@ type stream struct {
 	nd  *sse.NDJSONDecoder
 	oa  openAIChunk
 	ol  ollamaChunk
+	// The fast path's scanner and results, and a buffer for joined texts.
+	scan   jsonScan
+	fastOA openAIText
+	fastOL ollamaText
+	joined []byte
 }
 
 var streams = sync.Pool{New: func() any { return new(stream) }}
@@ -53,23 +61,30 @@ func newStream(ctx context.Context, c *Client, rec *record.Record, epoch time.Ti
 // release returns s to the pool, dropping references and oversized
 // buffers.
 func (s *stream) release() {
+	if s.sse != nil {
+		s.sse.Reset(nil, nil) // drop the body, which may still be draining
+	}
+	if s.nd != nil {
+		s.nd.Reset(nil, nil)
+	}
 	texts, ends := s.texts[:0], s.ends[:0]
 	if cap(texts) > 1<<20 {
 		texts, ends = nil, nil
 	}
 	*s = stream{texts: texts, ends: ends, idx: s.idx[:0], weights: s.weights[:0],
-		order: s.order[:0], rem: s.rem[:0], sse: s.sse, nd: s.nd}
+		order: s.order[:0], rem: s.rem[:0], sse: s.sse, nd: s.nd, scan: jsonScan{esc: s.scan.esc[:0]},
+		joined: s.joined[:0]}
 	streams.Put(s)
 }
 
 // add records a content-bearing chunk read at at. A chunk with neither
 // answer nor reasoning text is not a token and is ignored.
-func (s *stream) add(at time.Time, text, reasoning string) {
-	if text == "" && reasoning == "" {
+func (s *stream) add(at time.Time, text, reasoning []byte) {
+	if len(text) == 0 && len(reasoning) == 0 {
 		return
 	}
 	rec := s.rec
-	isReasoning := text == ""
+	isReasoning := len(text) == 0
 	rec.Chunks = append(rec.Chunks, record.Chunk{AtNS: int64(at.Sub(s.sent)), Reasoning: isReasoning})
 	if rec.FirstTokenNS == 0 {
 		rec.FirstTokenNS = ns(at, s.epoch)
@@ -80,6 +95,9 @@ func (s *stream) add(at time.Time, text, reasoning string) {
 	if !isReasoning && rec.FirstOutputNS == 0 {
 		rec.FirstOutputNS = ns(at, s.epoch)
 	}
+	if s.reply != nil {
+		s.reply.WriteString(string(text))
+	}
 	if s.c.counter != nil {
 		s.texts = append(append(s.texts, reasoning...), text...)
 		s.ends = append(s.ends, len(s.texts))
@@ -87,6 +105,27 @@ func (s *stream) add(at time.Time, text, reasoning string) {
 }
 
 func (s *stream) end(at time.Time) { s.rec.EndNS = ns(at, s.epoch) }
+
+// join concatenates two texts, avoiding a copy when one is empty. What
+// it returns stays valid until the next chunk.
+func (s *stream) join(a, b []byte) []byte {
+	switch {
+	case len(a) == 0:
+		return b
+	case len(b) == 0:
+		return a
+	}
+	start := len(s.joined)
+	s.joined = append(append(s.joined, a...), b...)
+	return s.joined[start:]
+}
+
+func firstNonEmpty(a, b []byte) []byte {
+	if len(a) > 0 {
+		return a
+	}
+	return b
+}
 
 // chunkText is chunk i's text (only with a local tokenizer).
 func (s *stream) chunkText(i int) string {
@@ -97,30 +136,8 @@ func (s *stream) chunkText(i int) string {
 	return string(s.texts[start:s.ends[i]])
 }
 
-// countTokens fills the record's token counts and every chunk's Tokens.
-//
-// Output tokens: the server's usage report (usage.completion_tokens,
-// Ollama eval_count) when given, source "usage"; else the local tokenizer
-// over the whole streamed text, "local_tokenizer"; else one per
-// content-bearing chunk, "chunks". A usage report of 0 output tokens for a
-// stream that carried text is ignored as bogus. Prompt tokens come only
-// from usage (usage.prompt_tokens, prompt_eval_count); otherwise they stay
-// 0 with source "", for the caller to fill.
-//
-// Tokens per chunk: the total is spread over the content-bearing chunks.
-// If the server reported reasoning tokens R (completion_tokens_details.
-// reasoning_tokens) with 0 <= R <= total and both reasoning and answer
-// chunks were streamed, R is spread over the reasoning chunks and
-// total-R over the answer chunks; otherwise the total is spread over all
-// chunks. Within a group of n chunks and a total T: if T == n each chunk
-// carries 1; otherwise chunk i gets weight w_i = max(1, tokenizer count of
-// its text), or 1 when there is no local tokenizer, and its share is
-// floor(T*w_i/W) (W = sum of weights), the T - sum(floors) leftover
-// tokens going one each to the chunks with the largest remainders
-// T*w_i mod W (earlier chunk first on ties). Shares sum exactly to T; a
-// chunk may carry 0 when T < n.
-//
-// Reasoning tokens: R when reported, else the sum over reasoning chunks.
+// countTokens fills the record's token counts and every chunk's Tokens,
+// by the rule in the package documentation.
 func (s *stream) countTokens() {
 	rec := s.rec
 	if s.hasPrompt {

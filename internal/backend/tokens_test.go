@@ -3,7 +3,6 @@ package backend
 import (
 	"bytes"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +45,7 @@ func TestSpread(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testStream(tt.counter)
 			for _, x := range tt.texts {
-				s.add(time.Now(), x+"!", "") // "!" makes every chunk content-bearing
+				s.add(time.Now(), []byte(x+"!"), nil) // "!" makes every chunk content-bearing
 			}
 			s.texts, s.ends = nil, nil
 			for _, x := range tt.texts {
@@ -74,7 +73,7 @@ func FuzzSpread(f *testing.F) {
 		s := testStream(length{})
 		sum := 0
 		for _, w := range weights {
-			s.add(time.Now(), strings.Repeat("x", int(w)), "")
+			s.add(time.Now(), bytes.Repeat([]byte("x"), int(w)), nil)
 		}
 		// add ignores empty texts, so recompute the weights actually used.
 		for i := range s.rec.Chunks {

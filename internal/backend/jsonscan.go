@@ -1,0 +1,361 @@
+package backend
+
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonScan is a small, strict JSON reader for the hot path: it pulls the
+// few text fields of an ordinary chunk out of its bytes without
+// allocating, and validates everything else it skips. Whenever it meets
+// anything it does not handle exactly as encoding/json would (a syntax
+// error, a wrong type, a duplicate or case-folded key, an escaped key,
+// invalid UTF-8 in a text), it sets bad and the caller decodes the chunk
+// with encoding/json instead. So it changes how fast a chunk is read,
+// never what is read from it (FuzzFastPath holds it to that).
+type jsonScan struct {
+	b     []byte
+	i     int
+	depth int
+	bad   bool
+	// esc holds unescaped strings; texts returned point into it or b.
+	esc []byte
+}
+
+// maxScanDepth bounds nesting; deeper input goes to encoding/json.
+const maxScanDepth = 256
+
+func (s *jsonScan) reset(b []byte) {
+	*s = jsonScan{b: b, esc: s.esc[:0]}
+}
+
+func (s *jsonScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte (0 at the end).
+func (s *jsonScan) peek() byte {
+	s.ws()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// end reports whether only whitespace is left.
+func (s *jsonScan) end() bool {
+	s.ws()
+	return !s.bad && s.i == len(s.b)
+}
+
+// open consumes c ('{' or '[').
+func (s *jsonScan) open(c byte) bool {
+	if s.peek() != c || s.depth >= maxScanDepth {
+		s.bad = true
+		return false
+	}
+	s.i++
+	s.depth++
+	return true
+}
+
+// member reads the next key of an object and its colon. It returns false
+// after the closing brace, or on error (bad). Keys with escapes are left
+// to encoding/json.
+func (s *jsonScan) member(first bool) ([]byte, bool) {
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		s.depth--
+		return nil, false
+	}
+	if !first {
+		if c != ',' {
+			s.bad = true
+			return nil, false
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c != '"' {
+		s.bad = true
+		return nil, false
+	}
+	start := s.i + 1
+	if !s.skipString() || bytes.IndexByte(s.b[start:s.i-1], '\\') >= 0 {
+		s.bad = true
+		return nil, false
+	}
+	key := s.b[start : s.i-1]
+	if s.peek() != ':' {
+		s.bad = true
+		return nil, false
+	}
+	s.i++
+	return key, true
+}
+
+// elem moves to the next array element; false after the closing bracket,
+// or on error (bad).
+func (s *jsonScan) elem(first bool) bool {
+	c := s.peek()
+	if c == ']' {
+		s.i++
+		s.depth--
+		return false
+	}
+	if !first {
+		if c != ',' {
+			s.bad = true
+			return false
+		}
+		s.i++
+	}
+	return true
+}
+
+// null consumes a null if one is next.
+func (s *jsonScan) null() bool {
+	if s.peek() == 'n' && bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// textInto reads a string into *dst as encoding/json would into a string
+// field: null leaves *dst as it is; anything else is bad.
+func (s *jsonScan) textInto(dst *[]byte) {
+	if s.null() {
+		return
+	}
+	*dst = s.text()
+}
+
+// text reads a string.
+func (s *jsonScan) text() []byte {
+	if s.peek() != '"' {
+		s.bad = true
+		return nil
+	}
+	start := s.i + 1
+	if !s.skipString() {
+		s.bad = true
+		return nil
+	}
+	raw := s.b[start : s.i-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		raw = s.unescape(raw)
+	}
+	if !utf8.Valid(raw) {
+		// encoding/json would replace the invalid bytes.
+		s.bad = true
+	}
+	return raw
+}
+
+// skip validates and skips one value.
+func (s *jsonScan) skip() {
+	switch c := s.peek(); {
+	case c == '{':
+		s.open('{')
+		for first := true; !s.bad; first = false {
+			if _, ok := s.member(first); !ok {
+				return
+			}
+			s.skip()
+		}
+	case c == '[':
+		s.open('[')
+		for first := true; !s.bad && s.elem(first); first = false {
+			s.skip()
+		}
+	case c == '"':
+		if !s.skipString() {
+			s.bad = true
+		}
+	case c == 't':
+		s.literal("true")
+	case c == 'f':
+		s.literal("false")
+	case c == 'n':
+		s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		s.number()
+	default:
+		s.bad = true
+	}
+}
+
+func (s *jsonScan) literal(lit string) {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+		s.bad = true
+		return
+	}
+	s.i += len(lit)
+}
+
+// number skips -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (s *jsonScan) number() {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		s.bad = true
+		return
+	}
+	if i < len(b) && b[i] == '.' {
+		if i+1 >= len(b) || !isDigit(b[i+1]) {
+			s.bad = true
+			return
+		}
+		i = digits(b, i+1)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			s.bad = true
+			return
+		}
+		i = digits(b, i)
+	}
+	s.i = i
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// skipString moves past the string starting at s.i, checking its escapes
+// and that it holds no control characters.
+func (s *jsonScan) skipString() bool {
+	b := s.b
+	for i := s.i + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || hex4(b[i+1:i+5]) < 0 {
+					return false
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// unescape decodes a validated string body into s.esc, the way
+// encoding/json does (lone surrogates become U+FFFD).
+func (s *jsonScan) unescape(raw []byte) []byte {
+	start := len(s.esc)
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			s.esc = append(s.esc, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'b':
+			s.esc = append(s.esc, '\b')
+		case 'f':
+			s.esc = append(s.esc, '\f')
+		case 'n':
+			s.esc = append(s.esc, '\n')
+		case 'r':
+			s.esc = append(s.esc, '\r')
+		case 't':
+			s.esc = append(s.esc, '\t')
+		case 'u':
+			r := hex4(raw[i+1:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					r2 = hex4(raw[i+3:])
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			s.esc = utf8.AppendRune(s.esc, r)
+		default: // '"', '\\', '/'
+			s.esc = append(s.esc, raw[i])
+		}
+	}
+	return s.esc[start:]
+}
+
+// folded reports whether key is not one of known but encoding/json would
+// match it to one case-insensitively; the caller then leaves the chunk to
+// encoding/json. Keys starting with a non-ASCII byte count as folded.
+func folded(key []byte, known []string) bool {
+	if len(key) == 0 {
+		return false
+	}
+	if key[0] >= utf8.RuneSelf {
+		return true
+	}
+	for _, k := range known {
+		if key[0]|0x20 == k[0] && bytes.EqualFold(key, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}

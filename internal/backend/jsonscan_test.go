@@ -1,0 +1,123 @@
+package backend
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"testing"
+)
+
+// Chunks as servers send them; the fast path must take them all.
+var fastChunks = []string{
+	// vLLM chat, with the role-only first chunk and a finish chunk.
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732880000,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732880000,"model":"m","choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732880000,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
+	// Reasoning deltas (vLLM/SGLang, then Ollama's OpenAI layer).
+	`{"choices":[{"index":0,"delta":{"reasoning_content":"Let me think","content":null}}]}`,
+	`{"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hmm"},"finish_reason":null}],"system_fingerprint":"fp_ollama"}`,
+	// llama.cpp chat, escapes and unicode.
+	`{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"\"quoted\"\n\t\u00e9\ud83d\ude00 \/"}}],"created":1,"id":"x","model":"m","system_fingerprint":"b1-abc","object":"chat.completion.chunk","timings":null}`,
+	// Completions.
+	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" Paris","logprobs":null,"finish_reason":null,"stop_reason":null}]}`,
+	// Ollama lines.
+	`{"model":"llama3.2","created_at":"2026-11-29T14:52:00.123Z","message":{"role":"assistant","content":"Hi"},"done":false}`,
+	`{"model":"qwen3","created_at":"2026-11-29T14:52:00.123Z","message":{"role":"assistant","content":"","thinking":"Okay"},"done":false}`,
+	`{"model":"llama3.2","created_at":"2026-11-29T14:52:00.123Z","response":" there","done":false}`,
+}
+
+func TestFastPathTaken(t *testing.T) {
+	var s jsonScan
+	for _, c := range fastChunks {
+		var oa openAIText
+		var ol ollamaText
+		if !s.openAI([]byte(c), &oa) && !s.ollama([]byte(c), &ol) {
+			t.Errorf("fast path declined %s", c)
+		}
+		checkFastOpenAI(t, []byte(c))
+		checkFastOllama(t, []byte(c))
+	}
+	var oa openAIText
+	if !s.openAI([]byte(fastChunks[5]), &oa) || string(oa.content) != "\"quoted\"\n\t\u00e9\U0001F600 /" {
+		t.Errorf("unescaped %q", oa.content)
+	}
+}
+
+func TestFastPathDeclines(t *testing.T) {
+	// Chunks whose meaning needs encoding/json (or that are invalid).
+	for _, c := range []string{
+		`{"choices":[],"usage":{"completion_tokens":3}}`,
+		`{"error":{"message":"x"}}`,
+		`{"object":"error","message":"x"}`,
+		`{"Choices":[{"text":"case-folded key"}]}`,
+		`{"choices":[{"text":1}]}`,
+		`{"choices":[{"text":"a"}],}`,
+		`{"choices":[{"text":"a"}]} x`,
+		`{"choices":[{"text":"\x"}]}`,
+		`{"choices":[{"text":"a"}],"choices":[]}`,
+		`{"choices":[{"text":"a"}],"n":01}`,
+	} {
+		var s jsonScan
+		var oa openAIText
+		if s.openAI([]byte(c), &oa) {
+			t.Errorf("fast path took %s", c)
+		}
+	}
+}
+
+// FuzzFastPath holds the fast path to encoding/json: whenever it accepts
+// a chunk, encoding/json accepts it too and reads the same fields.
+func FuzzFastPath(f *testing.F) {
+	for _, c := range fastChunks {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastOpenAI(t, data)
+		checkFastOllama(t, data)
+	})
+}
+
+func checkFastOpenAI(t *testing.T, data []byte) {
+	var s jsonScan
+	var got openAIText
+	if !s.openAI(data, &got) {
+		return
+	}
+	var c openAIChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatalf("fast path took %q; encoding/json: %v", data, err)
+	}
+	if c.Usage != nil || c.Timings != nil || (len(c.Error) > 0 && string(c.Error) != "null") || c.Object == "error" {
+		t.Fatalf("fast path took %q, which has usage, timings or an error", data)
+	}
+	var want openAIText
+	if len(c.Choices) > 0 {
+		ch := c.Choices[0]
+		want = openAIText{choice: true, text: []byte(ch.Text), content: []byte(ch.Delta.Content), finish: []byte(ch.FinishReason),
+			reasoning: []byte(cmp.Or(ch.Delta.ReasoningContent, ch.Delta.Reasoning))}
+	}
+	gotReasoning := firstNonEmpty(got.reasoningContent, got.reasoning)
+	if got.choice != want.choice || !bytes.Equal(got.text, want.text) || !bytes.Equal(got.content, want.content) ||
+		!bytes.Equal(got.finish, want.finish) || !bytes.Equal(gotReasoning, want.reasoning) {
+		t.Fatalf("%q: fast path read %+v, encoding/json %+v", data, got, want)
+	}
+}
+
+func checkFastOllama(t *testing.T, data []byte) {
+	var s jsonScan
+	var got ollamaText
+	if !s.ollama(data, &got) {
+		return
+	}
+	var c ollamaChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatalf("fast path took %q; encoding/json: %v", data, err)
+	}
+	if c.Done || (len(c.Error) > 0 && string(c.Error) != "null") || c.EvalCount != nil || c.PromptEvalCount != nil {
+		t.Fatalf("fast path took %q, which is done or has an error", data)
+	}
+	if string(got.response) != c.Response || string(got.thinking) != c.Thinking ||
+		string(got.content) != c.Message.Content || string(got.msgThinking) != c.Message.Thinking {
+		t.Fatalf("%q: fast path read %+v, encoding/json %+v", data, got, c)
+	}
+}
