@@ -96,7 +96,7 @@ func (s *stream) add(at time.Time, text, reasoning []byte) {
 		rec.FirstOutputNS = ns(at, s.epoch)
 	}
 	if s.reply != nil {
-		s.reply.WriteString(string(text))
+		s.reply.Write(text)
 	}
 	if s.c.counter != nil {
 		s.texts = append(append(s.texts, reasoning...), text...)
