@@ -1,0 +1,209 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText renders a plan for people; docs/PLANNER.md defines each field.
+func WriteText(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	writeModel(ew, r)
+	if b := firstBudget(r); b != nil {
+		writeBudget(ew, b, r.Model.KVBytesPerToken)
+	}
+	writeDevices(ew, r)
+	writeRoofline(ew, r)
+	writeNotes(ew, r)
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func writeModel(w *errWriter, r *Result) {
+	m, wl := r.Model, r.Workload
+	w.printf("Model      %s: %s, %s\n", m.Name, m.Arch, m.Family)
+	attn := fmt.Sprintf("%d KV heads x %d", m.KVHeads, m.HeadDim)
+	if m.KVLatent > 0 {
+		attn = fmt.Sprintf("a %d-wide latent KV", m.KVLatent)
+	}
+	w.printf("           %d layers, hidden %d, %d heads, %s; max context %s\n",
+		m.Layers, m.Hidden, m.Heads, attn, fmtInt(int64(m.MaxContext)))
+	active := ""
+	if m.ActiveParams != m.Params {
+		active = fmt.Sprintf(", %s active per token", fmtCount(m.ActiveParams))
+	}
+	w.printf("Params     %s%s (%s)\n", fmtCount(m.Params), active, m.ParamsSource)
+	w.printf("Weights    %s, %.4g bits/weight: %s (%s)\n", m.WeightFormat, m.BitsPerWeight, fmtBytes(m.WeightBytes), m.WeightBasis)
+	w.printf("KV cache   %s: %s B/token = %s\n", m.KVType, fmtInt(m.KVBytesPerToken), m.KVFormula)
+	if m.StateBytes > 0 {
+		w.printf("State      %s per sequence (recurrent layers)\n", fmtBytes(m.StateBytes))
+	}
+	w.printf("Engine     %s, %s\n", r.Engine.Name, r.Engine.Layout)
+	users := "users"
+	if wl.Concurrency == 1 {
+		users = "user"
+	}
+	w.printf("Workload   %d %s, %s prompt + %s output tokens, %s-token context\n", wl.Concurrency, users,
+		fmtInt(int64(wl.PromptTokens)), fmtInt(int64(wl.OutputTokens)), fmtInt(int64(wl.Context)))
+	if wl.TTFT > 0 || wl.MinTPS > 0 {
+		w.printf("Objective  %s\n", objective(wl))
+	}
+	if r.Needs.AggregateTPS > 0 {
+		w.printf("Needs      %.1f output tok/s in all; %s of decode per request\n", r.Needs.AggregateTPS, fmtSeconds(r.Needs.DecodeSeconds))
+	}
+}
+
+func objective(wl Workload) string {
+	var parts []string
+	if wl.TTFT > 0 {
+		parts = append(parts, "TTFT p95 <= "+fmtSeconds(wl.TTFT))
+	}
+	if wl.MinTPS > 0 {
+		parts = append(parts, fmt.Sprintf(">= %.1f tok/s per user", wl.MinTPS))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstBudget(r *Result) *DeviceResult {
+	for i := range r.Devices {
+		if r.Devices[i].Supported {
+			return &r.Devices[i]
+		}
+	}
+	return nil
+}
+
+func writeBudget(w *errWriter, d *DeviceResult, perToken int64) {
+	b := d.Budget
+	w.printf("\nMemory per device (as on %s)\n", d.Device)
+	row := func(name string, n int64, basis string) {
+		w.printf("%s\n", strings.TrimRight(fmt.Sprintf("  %-13s %10s  %s", name, fmtBytes(n), basis), " "))
+	}
+	share := "all of the weights"
+	if b.GPUs > 1 {
+		share = fmt.Sprintf("1/%d of the weights", b.GPUs)
+	}
+	row("weights", b.Weights, share)
+	row("KV cache", b.KV, fmt.Sprintf("%s; %s B/token on this device", b.KVNote, fmtInt(b.KVPerToken)))
+	if b.State > 0 {
+		row("state", b.State, "recurrent state of every sequence")
+	}
+	row("activations", b.Activation, b.ActivationBasis)
+	row("runtime", b.Runtime, b.RuntimeBasis)
+	row(fmt.Sprintf("headroom %.0f%%", b.HeadroomPct), b.Headroom, "kept free: total x headroom")
+	row("total", b.Total, "")
+}
+
+func writeDevices(w *errWriter, r *Result) {
+	w.printf("\nDevices (%d sequences x %s tokens)\n", r.Engine.Slots, fmtInt(r.Needs.ContextTokens))
+	tw := tabwriter.NewWriter(w.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  DEVICE\tUSABLE\tNEEDS\tFITS\tMAX SEQS\tMAX CTX\tTTFT p50\tTTFT p95\tTTFT BURST\tTOK/S/USER\tTOK/S\tE2E\tVERDICT\tBOTTLENECK")
+	for _, d := range r.Devices {
+		if !d.Supported {
+			fmt.Fprintf(tw, "  %s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\t-\n", d.Device, usable(d), d.Verdict)
+			continue
+		}
+		p := d.Perf
+		if p.Batch == 0 {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t0\t0\t-\t-\t-\t-\t-\t-\t%s\t%s\n", d.Device, usable(d), fmtBytes(d.Budget.Total), yesNo(d.Fits), d.Verdict, d.Bottleneck)
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\n", d.Device, usable(d), fmtBytes(d.Budget.Total),
+			yesNo(d.Fits), fmtInt(d.MaxSeqs), maxCtx(d.MaxContext, r.Model.MaxContext), fmtSeconds(p.TTFTP50S), fmtSeconds(p.TTFTP95S),
+			fmtSeconds(p.TTFTBurstS), p.DecodeTPS, p.AggregateTPS, fmtSeconds(p.E2ES), d.Verdict, d.Bottleneck)
+	}
+	if w.err == nil {
+		w.err = tw.Flush()
+	}
+}
+
+func maxCtx(n int64, model int) string {
+	if n > 0 && n == int64(model) {
+		return fmtInt(n) + " (model max)"
+	}
+	return fmtInt(n)
+}
+
+func usable(d DeviceResult) string {
+	for _, u := range d.Unsourced {
+		if u == "usable_gib" || u == "memory_gib" {
+			return fmtBytes(d.Usable) + "*"
+		}
+	}
+	return fmtBytes(d.Usable)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func writeRoofline(w *errWriter, r *Result) {
+	w.printf("\nRoofline (prefill of one prompt; decode step at the batch shown)\n")
+	tw := tabwriter.NewWriter(w.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  DEVICE\tPREFILL\tBOUND\tBATCH\tSTEP\tMEMORY\tCOMPUTE\tLINK\tHOST\tBOUND\tCOMPUTE-BOUND AT")
+	for _, d := range r.Devices {
+		if !d.Supported || d.Perf.Batch == 0 {
+			continue
+		}
+		p, t := d.Perf, d.Perf.Step
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, fmtSeconds(p.PrefillS), p.PrefillBound, p.Batch,
+			fmtSeconds(p.StepS), fmtSeconds(t.Memory), fmtSeconds(t.Compute), fmtSeconds(t.Comm), fmtSeconds(t.Overhead),
+			p.DecodeBound, crossover(p.Crossover, p.CrossoverShort))
+	}
+	if w.err == nil {
+		w.err = tw.Flush()
+	}
+}
+
+func crossover(b, short int64) string {
+	switch {
+	case b > 0:
+		return fmt.Sprintf("batch %s", fmtInt(b))
+	case short > 0:
+		return fmt.Sprintf("never at this context; batch %s at short contexts", fmtInt(short))
+	}
+	return "never"
+}
+
+func writeNotes(w *errWriter, r *Result) {
+	var notes []string
+	for _, d := range r.Devices {
+		if len(d.Reasons) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s", d.Device, strings.Join(d.Reasons, "; ")))
+		}
+		if d.MinGPUs > 0 {
+			notes = append(notes, fmt.Sprintf("%s: fits on %d GPUs", d.Device, d.MinGPUs))
+		}
+	}
+	var unsourced []string
+	for _, d := range r.Devices {
+		if len(d.Unsourced) > 0 {
+			unsourced = append(unsourced, fmt.Sprintf("%s (%s)", d.Device, strings.Join(d.Unsourced, ", ")))
+		}
+	}
+	if len(unsourced) > 0 {
+		notes = append(notes, "unsourced catalog numbers (estimates; * on usable memory): "+strings.Join(unsourced, "; "))
+	}
+	notes = append(notes, r.Warnings...)
+	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %.2f, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass",
+		r.Assumptions.Compute, r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead)))
+	w.printf("\nNotes\n")
+	for _, n := range notes {
+		w.printf("  - %s\n", n)
+	}
+}
