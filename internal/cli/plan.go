@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/servebench/servebench/internal/plan"
+)
+
+func init() {
+	register(&command{name: "plan", summary: "memory budget, GPU fit and roofline estimates for a model (and predicted vs measured)", run: planCmd})
+}
+
+const planUsage = `
+Usage: servebench plan (--config PATH | --gguf FILE) [flags]
+
+Plans serving a model before a server exists: the memory each device needs
+(weights, KV cache, activations, runtime, headroom), which devices of the
+catalog fit and the longest context x most sequences each holds, and
+roofline estimates of prefill, TTFT, decode speed and E2E, with the limit
+that binds. With --compare RUN_DIR it predicts each load point of a run and
+sets the measurement beside it. docs/PLANNER.md defines every field.
+
+The model comes from a Hugging Face config.json (a file or its directory;
+model.safetensors.index.json or safetensors headers beside it give exact
+parameter counts) or from a GGUF file's header.
+
+Examples:
+  servebench plan --config models/Llama-3.1-8B --prompt-tokens 4000 --output-tokens 300 \
+      --concurrency 4 --ttft 1.5s --min-tps 20
+  servebench plan --config models/Llama-3.1-70B --weights fp8 --tp 2 --gpu H100-SXM,H200
+  servebench plan --gguf model.gguf --engine ollama --parallel 4 --context 4096 --json
+  servebench plan --config models/Llama-3.1-8B --gpu H100-SXM --compare runs/llama8b
+  servebench plan --list-devices
+  servebench plan --devices my-gpus.yaml --config models/Qwen2.5-7B --gpu my-gpu
+`
+
+type planFlags struct {
+	config, gguf, engine, weights, kv, gpus, devices, compare string
+	approximate, json, list                                   bool
+	plan.Workload
+	ttft                              time.Duration
+	tp, parallel                      int
+	headroom, util                    float64
+	computeEff, bandwidthEff, linkEff float64
+	allReduce, overhead               time.Duration
+}
+
+func (f *planFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "Hugging Face config.json, or the model `directory` holding it")
+	fs.StringVar(&f.gguf, "gguf", "", "GGUF model `file` (header only is read)")
+	fs.BoolVar(&f.approximate, "approximate", false, "read an unknown architecture as a dense decoder (with a warning)")
+	fs.StringVar(&f.engine, "engine", plan.EngineVLLM, "engine memory semantics: "+strings.Join(plan.Engines(), ", "))
+	fs.StringVar(&f.weights, "weights", "", "weight `format` (bf16, fp16, fp8, int8, awq, gptq, q8_0, q4_k_m, ...; default: the checkpoint's)")
+	fs.StringVar(&f.kv, "kv-dtype", "auto", "KV-cache `type`: auto, fp16, bf16, fp8 (vLLM), q8_0, q4_0 (llama.cpp/Ollama)")
+	fs.IntVar(&f.PromptTokens, "prompt-tokens", 1024, "prompt length in tokens")
+	fs.IntVar(&f.OutputTokens, "output-tokens", 256, "completion length in tokens")
+	fs.IntVar(&f.Concurrency, "concurrency", 1, "concurrent users (sequences)")
+	fs.IntVar(&f.Context, "context", 0, "context per sequence to provision (0 = prompt + output)")
+	fs.DurationVar(&f.ttft, "ttft", 0, "TTFT p95 target, e.g. 1.5s (0 = none)")
+	fs.Float64Var(&f.MinTPS, "min-tps", 0, "decode tokens/s per user target (0 = none)")
+	fs.IntVar(&f.tp, "tp", 1, "tensor-parallel degree (vLLM); GPUs the layers are split over (llama.cpp, Ollama)")
+	fs.IntVar(&f.parallel, "parallel", 0, "llama.cpp/Ollama slots, OLLAMA_NUM_PARALLEL (0 = --concurrency)")
+	fs.StringVar(&f.gpus, "gpu", "", "comma-separated device `names` to plan for (default: the whole catalog)")
+	fs.StringVar(&f.devices, "devices", "", "YAML `file` of extra devices (catalog format; see --list-devices)")
+	fs.Float64Var(&f.headroom, "headroom", 100*plan.DefaultHeadroom, "percent of usable memory kept free")
+	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM's setting; sets --headroom to 100 x (1 - value)")
+	fs.Float64Var(&f.computeEff, "compute-efficiency", plan.DefaultComputeEff, "achieved fraction of peak tensor FLOP/s (prefill)")
+	fs.Float64Var(&f.bandwidthEff, "bandwidth-efficiency", plan.DefaultBandwidthEff, "achieved fraction of peak memory bandwidth (decode)")
+	fs.Float64Var(&f.linkEff, "interconnect-efficiency", plan.DefaultInterconnectEff, "achieved fraction of interconnect bandwidth (all-reduce)")
+	fs.DurationVar(&f.allReduce, "allreduce-latency", time.Duration(plan.DefaultAllReduceLatency*float64(time.Second)), "fixed cost of one all-reduce")
+	fs.DurationVar(&f.overhead, "step-overhead", -1, "host time per forward pass (negative = the engine's default)")
+	fs.BoolVar(&f.json, "json", false, "write JSON instead of text")
+	fs.StringVar(&f.compare, "compare", "", "run `directory` (summary.json) to compare predictions with; needs one --gpu")
+	fs.BoolVar(&f.list, "list-devices", false, "print the device catalog with each number's source, then exit")
+}
+
+func planCmd(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "plan", planUsage)
+	var f planFlags
+	f.bind(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("servebench plan --config PATH", "unexpected argument %q", fs.Arg(0))
+	}
+	devs, err := f.loadDevices()
+	if err != nil {
+		return err
+	}
+	if f.list {
+		return writeDevices(env.Stdout, devs, f.json)
+	}
+	shape, err := f.loadModel()
+	if err != nil {
+		return err
+	}
+	opts, err := f.options(fs)
+	if err != nil {
+		return err
+	}
+	if devs, err = selectDevices(devs, f.gpus); err != nil {
+		return err
+	}
+	if f.compare != "" {
+		return f.runCompare(env, shape, opts, devs)
+	}
+	f.TTFT = f.ttft.Seconds()
+	res, err := plan.Plan(shape, f.Workload, opts, devs)
+	if err != nil {
+		return planError(err)
+	}
+	if f.json {
+		return writeJSON(env.Stdout, res)
+	}
+	return plan.WriteText(env.Stdout, res)
+}
+
+func (f *planFlags) loadModel() (*plan.Shape, error) {
+	switch {
+	case (f.config == "") == (f.gguf == ""):
+		return nil, usagef("servebench plan --config models/Llama-3.1-8B (or --gguf model.gguf)", "give exactly one of --config and --gguf")
+	case f.gguf != "":
+		s, err := plan.LoadGGUF(f.gguf)
+		if err != nil {
+			return nil, &Error{Err: err, Hint: "--gguf takes a GGUF model file; only its header is read", Code: ExitFailure}
+		}
+		return s, nil
+	}
+	s, err := plan.LoadHFModel(f.config, f.approximate)
+	if err != nil {
+		hint := "--config takes a Hugging Face config.json or the directory holding it"
+		if strings.Contains(err.Error(), "unsupported architecture") {
+			hint = "servebench plan --approximate ... reads it as a dense decoder"
+		}
+		return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
+	}
+	return s, nil
+}
+
+func (f *planFlags) options(fs *flag.FlagSet) (plan.Options, error) {
+	eff := plan.Efficiency{Compute: f.computeEff, Bandwidth: f.bandwidthEff, Interconnect: f.linkEff,
+		AllReduceLatency: f.allReduce.Seconds(), StepOverhead: f.overhead.Seconds()}
+	o := plan.Options{Engine: f.engine, Weights: f.weights, KVType: f.kv, GPUs: f.tp, Parallel: f.parallel,
+		Headroom: f.headroom / 100, Eff: eff}
+	if f.util != 0 {
+		if flagSet(fs, "headroom") {
+			return o, usagef("servebench plan --gpu-memory-utilization 0.9", "give --headroom or --gpu-memory-utilization, not both")
+		}
+		if f.util <= 0.1 || f.util > 1 {
+			return o, usagef("servebench plan --gpu-memory-utilization 0.9", "--gpu-memory-utilization %v is outside (0.1, 1]", f.util)
+		}
+		o.Headroom = 1 - f.util
+	}
+	if f.tp < 1 || f.parallel < 0 {
+		return o, usagef("servebench plan --tp 2", "--tp must be at least 1 and --parallel not negative")
+	}
+	return o, nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func (f *planFlags) loadDevices() ([]plan.Device, error) {
+	devs := plan.Catalog()
+	if f.devices == "" {
+		return devs, nil
+	}
+	data, err := os.ReadFile(f.devices)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := plan.ParseDevices(data)
+	if err != nil {
+		return nil, &Error{Err: fmt.Errorf("%s: %w", f.devices, err), Hint: "servebench plan --list-devices --json shows the format", Code: ExitUsage}
+	}
+	for _, d := range extra { // a user's entry replaces a catalog entry of the same name
+		if old, ok := plan.FindDevice(devs, d.Name); ok {
+			*old = d
+		} else {
+			devs = append(devs, d)
+		}
+	}
+	return devs, nil
+}
+
+func selectDevices(devs []plan.Device, names string) ([]plan.Device, error) {
+	if names == "" {
+		return devs, nil
+	}
+	var out []plan.Device
+	for _, n := range strings.Split(names, ",") {
+		d, ok := plan.FindDevice(devs, strings.TrimSpace(n))
+		if !ok {
+			var known []string
+			for _, d := range devs {
+				known = append(known, d.Name)
+			}
+			return nil, usagef("servebench plan --gpu "+known[0], "unknown device %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, *d)
+	}
+	return out, nil
+}
+
+// planError turns the planner's input errors into usage errors with hints.
+func planError(err error) error {
+	if errors.Is(err, plan.ErrContext) {
+		return &Error{Err: err, Hint: "lower --context (or --prompt-tokens/--output-tokens) to the model's maximum; engines refuse or clamp longer contexts", Code: ExitUsage}
+	}
+	return &Error{Err: err, Hint: "servebench plan -h", Code: ExitUsage}
+}
+
+func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []plan.Device) error {
+	if len(devs) != 1 {
+		return usagef("servebench plan --compare RUN_DIR --gpu H100-SXM", "--compare needs exactly one device (--gpu NAME)")
+	}
+	sum, err := plan.ReadSummary(f.compare)
+	if err != nil {
+		return &Error{Err: err, Hint: "--compare takes a run directory written by servebench run (summary.json)", Code: ExitFailure}
+	}
+	c, err := plan.Compare(s, o, &devs[0], sum)
+	if err != nil {
+		return planError(err)
+	}
+	if f.json {
+		return writeJSON(env.Stdout, c)
+	}
+	return plan.WriteCompareText(env.Stdout, c)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeDevices(w io.Writer, devs []plan.Device, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, map[string]any{"devices": devs})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tKIND\tMEMORY GiB\tUSABLE GiB\tBANDWIDTH GB/s\tBF16 TFLOPS\tFP8 TFLOPS\tINTERCONNECT GB/s")
+	for _, d := range devs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Kind, num(d.MemoryGiB), num(d.UsableGiB),
+			num(d.BandwidthGBs), num(d.BF16TFLOPS), num(d.FP8TFLOPS), num(d.InterconnectGBs))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n* unsourced (an estimate). Sources:")
+	for _, d := range devs {
+		for _, s := range sources(d) {
+			fmt.Fprintf(w, "  %s %s\n", d.Name, s)
+		}
+	}
+	return nil
+}
+
+func num(s plan.Sourced) string {
+	if s.Value == 0 && s.Source == "" {
+		return "-"
+	}
+	if s.Source == "" {
+		return fmt.Sprintf("%g*", s.Value)
+	}
+	return fmt.Sprintf("%g", s.Value)
+}
+
+func sources(d plan.Device) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		s    plan.Sourced
+	}{{"memory", d.MemoryGiB}, {"usable", d.UsableGiB}, {"bandwidth", d.BandwidthGBs}, {"bf16", d.BF16TFLOPS},
+		{"fp8", d.FP8TFLOPS}, {"interconnect", d.InterconnectGBs}} {
+		if f.s.Source != "" {
+			out = append(out, f.name+": "+f.s.Source)
+		}
+	}
+	if d.Notes != "" {
+		out = append(out, "note: "+d.Notes)
+	}
+	return out
+}
