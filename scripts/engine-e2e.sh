@@ -11,6 +11,7 @@
 #   SB_E2E_REQUESTS       measured requests per load point (default 8)
 #   SB_E2E_PROMPT_TOKENS  prompt length (default 128)
 #   SB_E2E_OUTPUT_TOKENS  output length (default 64)
+#   SB_OLLAMA_NUM_THREAD  engine threads (default 1 here, see below)
 # Runs are written to $STATE/e2e/<api>; the engine's log is $STATE/serve.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,11 @@ CONCURRENCY="${SB_E2E_CONCURRENCY:-1,4}"
 REQUESTS="${SB_E2E_REQUESTS:-8}"
 PROMPT="${SB_E2E_PROMPT_TOKENS:-128}"
 OUTPUT="${SB_E2E_OUTPUT_TOKENS:-64}"
+# One engine thread: llama.cpp's threads spin at a barrier after every op, so
+# on a small shared runner one descheduled thread stalls the others; decode
+# fell from ~250 to ~5 tok/s with two threads beside one busy process, while
+# one thread kept ~250. The checks compare client with server, not speeds.
+export SB_OLLAMA_NUM_THREAD="${SB_OLLAMA_NUM_THREAD:-1}"
 
 log() { echo "engine-e2e: $*" >&2; }
 start=$SECONDS

@@ -13,6 +13,8 @@
 #   SB_OLLAMA_MODEL        model name to create (default sbtest)
 #   SB_OLLAMA_WAIT         seconds to wait for the server and the model (default 60)
 #   SB_MKGGUF_FLAGS        extra flags for cmd/mkgguf (model size; default none)
+#   SB_OLLAMA_NUM_THREAD   CPU threads per model (Modelfile num_thread; default:
+#                          Ollama's choice, the physical cores)
 #   OLLAMA_NUM_PARALLEL    slots per model (default 4)
 #   OLLAMA_CONTEXT_LENGTH  context per request, num_ctx (Ollama's default if unset)
 # Logs: $STATE/serve.log (the server, with llama.cpp's KV-cache lines).
@@ -69,6 +71,9 @@ start=$SECONDS
 # shellcheck disable=SC2086 # SB_MKGGUF_FLAGS is a list of flags
 go run ./cmd/mkgguf -o "$STATE/model.gguf" ${SB_MKGGUF_FLAGS:-} >&2 || fail "mkgguf"
 printf 'FROM ./model.gguf\n' >"$STATE/Modelfile"
+if [[ -n "${SB_OLLAMA_NUM_THREAD:-}" ]]; then
+	printf 'PARAMETER num_thread %d\n' "$SB_OLLAMA_NUM_THREAD" >>"$STATE/Modelfile"
+fi
 
 # setsid: the server leads its own process group, so ollama-stop.sh can
 # end it with its runner subprocesses.
