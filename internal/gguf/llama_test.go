@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,7 +36,7 @@ func TestLlamaParsesBack(t *testing.T) {
 		{"rms eps", a.AttentionLayerNormRMSEpsilon, float32(1e-5)},
 		// specials, bytes, "▁", characters with and without "▁", and the
 		// first 50 words with their prefixes.
-		{"vocab", a.VocabularyLength, uint64(534)},
+		{"vocab", a.VocabularyLength, uint64(631)},
 	} {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
@@ -158,6 +161,17 @@ func TestBuildVocab(t *testing.T) {
 		r := []rune(tok)
 		if len(r) > 2 && r[0] == '▁' && !seen[string(r[:len(r)-1])] {
 			t.Errorf("token %q has no prefix %q", tok, string(r[:len(r)-1]))
+		}
+	}
+	// servebench's synthetic prompts are made of these words; each must be
+	// one token so that prompt lengths carry over to this model.
+	words, err := os.ReadFile(filepath.Join("..", "tokenize", "words.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range strings.Fields(string(words)) {
+		if !seen["▁"+w] {
+			t.Errorf("prompt word %q is not a token", w)
 		}
 	}
 	if _, err := BuildVocab(MaxVocabWords + 1); err == nil {

@@ -25,44 +25,73 @@ const (
 const sentencePieceSpace = "▁"
 
 // commonWords are word pieces, most frequent first, so that a prompt of
-// ordinary English tokenizes to words rather than to bytes.
+// ordinary English tokenizes to words rather than to bytes. They start with
+// every word servebench builds synthetic prompts from (internal/tokenize's
+// words.txt; a test keeps the two in step), so a prompt sized with a local
+// tokenizer is about as long in this model's tokens.
 var commonWords = strings.Fields(`
-the of and to a in is it you that he was for on are with as I his they be
-at one have this from or had by not word but what some we can out other were
-all there when up use your how said an each she which do their time if will
-way about many then them write would like so these her long make thing see
-him two has look more day could go come did number sound no most people my
-over know water than call first who may down side been now find any new work
-part take get place made live where after back little only round man year
-came show every good me give our under name very through just form sentence
-great think say help low line differ turn cause much mean before move right
-boy old too same tell does set three want air well also play small end put
-home read hand port large spell add even land here must big high such follow
-act why ask men change went light kind off need house picture try us again
-animal point mother world near build self earth father head stand own page
-should country found answer school grow study still learn plant cover food
-sun four between state keep eye never last let thought city tree cross farm
-hard start might story saw far sea draw left late run while press close night
-real life few north open seem together next white children begin got walk
-example ease paper group always music those both mark often letter until mile
-river car feet care second book carry took science eat room friend began idea
-fish mountain stop once base hear horse cut sure watch color face wood main
-enough plain girl usual young ready above ever red list though feel talk bird
-soon body dog family direct pose leave song measure door product black short
-numeral class wind question happen complete ship area half rock order fire
-south problem piece told knew pass since top whole king space heard best hour
-better true during hundred five remember step early hold west ground interest
-reach fast verb sing listen six table travel less morning ten simple several
-vowel toward war lay against pattern slow center love person money serve
-appear road map rain rule govern pull cold notice voice unit power town fine
-certain fly fall lead cry dark machine note wait plan figure star box noun
-field rest correct able pound done beauty drive stood contain front teach week
-final gave green oh quick develop ocean warm free minute strong special mind
-behind clear tail produce fact street inch multiply nothing course stay wheel
-full force blue object decide surface deep moon island foot system busy test
-record boat common gold possible plane stead dry wonder laugh thousand ago ran
-check game shape equate hot miss brought heat snow tire bring yes distant fill
-east paint language among`)
+time year people way day man thing woman life child world school state family
+student group country problem hand part place case week company system program
+question work government number night point home water room mother area money
+story fact month lot right study book eye job word business issue side kind
+head house service friend father power hour game line end member law car city
+community name president team minute idea kid body information back parent
+face others level office door health person art war history party result
+change morning reason research girl guy moment air teacher force education
+foot boy age policy process music market sense nation plan college interest
+death experience effect class control care field development role effort rate
+heart drug show leader light voice wife police mind price report decision son
+view relationship town road arm difference value building action model season
+society tax director position player record paper space ground form event
+official matter center couple site project activity star table need court oil
+situation cost industry figure street image phone data picture practice piece
+land product doctor wall patient worker news test movie north love support
+technology step baby computer type attention film tree source organization
+hair window evidence population truth song fire floor ability chance loss rule
+stage network summer focus energy be have do say go get make know think take
+see come want look use find give tell ask seem feel try leave call keep let
+begin help talk turn start hear play run move like live believe hold bring
+happen write provide sit stand lose pay meet include continue set learn lead
+understand watch follow stop create speak read allow add spend grow open walk
+win offer remember consider appear buy wait serve die send expect build stay
+fall cut reach kill remain suggest raise pass sell require decide return
+explain hope develop carry break receive agree hit produce eat cover catch
+draw choose wish drop push close good new first last long great little own
+other old big high different small large next early young important few public
+bad same able late hard major better economic strong possible whole free
+military true federal international full special easy clear recent certain
+personal red difficult available likely short single medical current wrong
+private past foreign fine common poor natural significant similar hot dead
+central happy serious ready simple left physical general environmental
+financial blue democratic dark various entire legal religious cold final main
+green nice huge popular traditional cultural up so out just now how then more
+also here well only very even there down still in as too when never really
+most on why about over again where off always today all far together often
+ever almost later much once least ago yet around quite rather the of and to a
+that it for with at by from this but or an not what were we can been has if
+will one them some could into than its after two our because any these us
+river mountain garden kitchen bridge forest island ocean valley desert village
+harbor castle meadow candle basket pencil letter bottle button ladder mirror
+pocket rabbit turtle dragon tiger horse eagle wolf bear lion whale salmon
+apple lemon orange bread butter cheese coffee honey pepper sugar salt onion
+potato carrot tomato silver golden wooden quiet gentle brave clever proud calm
+busy bright warm soft loud sharp sweet fresh smooth rough empty heavy thin
+wide deep narrow tall travel sing dance paint cook climb swim jump laugh smile
+listen answer wonder visit dream sleep wake shine rain snow wind cloud storm
+thunder sky moon sun planet is you he was are I his they had your said each
+she which their many would her him did sound no my who may made round came
+every me under through sentence low differ cause mean before does three put
+port spell must such act men went animal near self earth page should found
+plant food four between thought cross farm might saw sea while press real
+white children got example ease those both mark until mile feet second took
+science began fish base sure color wood enough plain usual above list though
+bird soon dog direct pose measure black numeral complete ship half rock order
+south told knew since top king heard best during hundred five west fast verb
+six less ten several vowel toward lay against pattern slow map govern pull
+notice unit fly cry machine note box noun rest correct pound done beauty drive
+stood contain front teach gave oh quick behind tail inch multiply nothing
+course wheel object surface boat gold plane stead dry thousand ran check shape
+equate miss brought heat tire yes distant fill east language among`)
 
 // MaxVocabWords is how many word pieces BuildVocab can add.
 var MaxVocabWords = len(commonWords)
