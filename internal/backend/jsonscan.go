@@ -90,7 +90,7 @@ func (s *jsonScan) member(first bool) ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
-	if !s.skipString() || bytes.IndexByte(s.b[start:s.i-1], '\\') >= 0 {
+	if ok, escaped := s.skipString(); !ok || escaped {
 		s.bad = true
 		return nil, false
 	}
@@ -147,12 +147,13 @@ func (s *jsonScan) text() []byte {
 		return nil
 	}
 	start := s.i + 1
-	if !s.skipString() {
+	ok, escaped := s.skipString()
+	if !ok {
 		s.bad = true
 		return nil
 	}
 	raw := s.b[start : s.i-1]
-	if bytes.IndexByte(raw, '\\') >= 0 {
+	if escaped {
 		raw = s.unescape(raw)
 	}
 	if !utf8.Valid(raw) {
@@ -179,7 +180,7 @@ func (s *jsonScan) skip() {
 			s.skip()
 		}
 	case c == '"':
-		if !s.skipString() {
+		if ok, _ := s.skipString(); !ok {
 			s.bad = true
 		}
 	case c == 't':
@@ -248,35 +249,53 @@ func digits(b []byte, i int) int {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// strStop marks the bytes that end a run of plain string bytes: the
+// closing quote, a backslash, and the control characters JSON forbids.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // skipString moves past the string starting at s.i, checking its escapes
-// and that it holds no control characters.
-func (s *jsonScan) skipString() bool {
+// and that it holds no control characters; escaped reports whether it
+// had escapes.
+func (s *jsonScan) skipString() (ok, escaped bool) {
 	b := s.b
 	for i := s.i + 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
+		for i < len(b) && !strStop[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		switch b[i] {
+		case '"':
 			s.i = i + 1
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
+			return true, escaped
+		case '\\':
+			escaped = true
 			i++
 			if i >= len(b) {
-				return false
+				return false, escaped
 			}
 			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if i+4 >= len(b) || hex4(b[i+1:i+5]) < 0 {
-					return false
+					return false, escaped
 				}
 				i += 4
 			default:
-				return false
+				return false, escaped
 			}
+		default: // a control character
+			return false, escaped
 		}
 	}
-	return false
+	return false, escaped
 }
 
 func hex4(b []byte) rune {
