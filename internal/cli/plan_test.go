@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/gguf"
 )
 
 // The -update flag may be defined by another test file of this package;
@@ -156,5 +158,34 @@ func TestPlanDocExample(t *testing.T) {
 	code, got, stderr := planRun(t, args...)
 	if code != ExitOK || got != want {
 		t.Errorf("exit %d, stderr %s; docs/PLANNER.md shows:\n%s\nthe command prints:\n%s", code, stderr, want, got)
+	}
+}
+
+// TestPlanGGUF writes servebench's random test model with internal/gguf and
+// plans it from its header via --gguf, as Ollama serves it: 4 slots of
+// num_ctx 4096 allocate 128 MiB of f16 KV (Ollama 0.17.4 logs the same).
+func TestPlanGGUF(t *testing.T) {
+	f, err := gguf.NewLlama(gguf.DefaultLlama)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteTo(out); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	code, stdout, stderr := planRun(t, "plan", "--gguf", path, "--engine", "ollama", "--parallel", "4", "--concurrency", "4",
+		"--context", "4096", "--prompt-tokens", "128", "--output-tokens", "64", "--gpu", "CPU-DDR5-2ch", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"kv_bytes": 134217728`, `"kv_tokens": 16384`, `"weight_format": "Q8_0"`, `"layers": 8`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %s:\n%s", want, stdout)
+		}
 	}
 }
