@@ -23,7 +23,8 @@ const (
 	// add_generation_prompt} → {count, max_model_len, tokens}.
 	ShapeVLLM Shape = "vllm"
 	// ShapeSGLang: {model, prompt, add_special_tokens} → {tokens, count};
-	// the vLLM request shape without chat messages.
+	// the vLLM request shape without chat messages (Detect also reports it
+	// for a vLLM whose model has no chat template).
 	ShapeSGLang Shape = "sglang"
 	// ShapeLlamaCpp: {content, add_special} → {tokens}.
 	ShapeLlamaCpp Shape = "llamacpp"
