@@ -103,6 +103,21 @@ func (d Dist) Max() int {
 	return int(d.Hi)
 }
 
+// Min returns the smallest length the distribution can draw: 1 for an
+// unclamped normal or lognormal.
+func (d Dist) Min() int {
+	switch d.Kind {
+	case "fixed", "":
+		return max(1, int(d.A))
+	case "uniform":
+		return max(1, int(d.A))
+	}
+	if d.Hi > 0 {
+		return max(1, int(math.Round(d.Lo)))
+	}
+	return 1
+}
+
 // Draw returns one length.
 func (d Dist) Draw(r *rand.Rand) int {
 	var v float64
