@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,10 +150,13 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	if cfg.Ahead != nil {
 		ahead = cfg.Ahead(p)
 	}
-	feed, err := prepare(pctx, cfg.NewSource(p.Index), ahead, total(p))
+	src := cfg.NewSource(p.Index)
+	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {
 		return record.ClientStats{}, fmt.Errorf("load point %d: preparing requests: %w", p.Index, err)
 	}
+	feed.sessions, _ = src.(workload.Sessions)
+	feed.closed = p.Load.Concurrency > 0
 	prog := newProgress(cfg.Progress, p, runner.Epoch)
 	sink.onEmit(prog.add)
 	defer prog.stop()
@@ -179,8 +183,8 @@ func total(p load.Point) int {
 // feed happens after the scheduled time, so a slow feed shows as queue time.
 func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *record.Record) {
 	rec.API, rec.Model = cfg.Run.Target.API, cfg.Run.Target.Model
-	it, ok := feed.next(ctx)
-	if !ok {
+	it, err := feed.take(ctx, epoch, rec)
+	if err != nil {
 		// Nothing was sent: the record says why, at the moment it gave up.
 		rec.SentNS = int64(time.Since(epoch))
 		rec.EndNS = rec.SentNS
@@ -188,13 +192,22 @@ func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *rec
 		if ctx.Err() != nil {
 			class = record.ClassCancelled
 		}
-		rec.Error = &record.Error{Class: class, Message: "no request could be prepared: " + feed.reason()}
+		rec.Error = &record.Error{Class: class, Message: "no request could be prepared: " + err.Error()}
 		return
 	}
 	rec.PromptTokensRequested, rec.OutputTokensRequested = it.Want, it.MaxTokens
-	cfg.Client.Do(ctx, epoch, &backend.Request{Prompt: it.Prompt, MaxTokens: it.MaxTokens, PromptTokens: it.Want}, rec)
+	req := &backend.Request{Prompt: it.Prompt, Messages: messages(it.Messages), MaxTokens: it.MaxTokens, PromptTokens: it.Want}
+	var reply strings.Builder
+	if feed.sessions != nil {
+		req.Reply = &reply
+	}
+	cfg.Client.Do(ctx, epoch, req, rec)
+	rec.Session, rec.Turn = it.Session, it.Turn
 	if rec.PromptTokens == 0 && it.Tokens > 0 {
 		rec.PromptTokens, rec.PromptTokensSource = it.Tokens, it.Source
+	}
+	if feed.sessions != nil {
+		feed.sessions.Done(ctx, it, reply.String(), rec.OK())
 	}
 }
 

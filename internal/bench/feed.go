@@ -15,6 +15,11 @@ type feed struct {
 	ch   chan workload.Item
 	mu   sync.Mutex
 	fail error
+	// sessions is the source when it is multi-turn: later turns come
+	// from it, not from the prepared items (see take). closed is true in
+	// a closed loop.
+	sessions workload.Sessions
+	closed   bool
 }
 
 // prepare starts filling a feed from src and returns once the first ahead
