@@ -61,6 +61,7 @@ type runFlags struct {
 	promptTokens, outputTokens         string
 	tokenizer                          string
 	ignoreEOS                          bool
+	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
 	seed                               uint64
 	out, format, simConfig             string
 	jsonOut                            bool

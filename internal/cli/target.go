@@ -144,9 +144,13 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	}
 	chat := f.api == backend.OpenAIChat || f.api == backend.OllamaChat
 	synth := tokenize.NewSynth(promptCounter, f.seed)
+	newSource, err := f.newSource(synth, promptCounter, chat)
+	if err != nil {
+		return bench.Config{}, err
+	}
 	cfg := bench.Config{
 		Client:    client,
-		NewSource: f.newSource(plan, synth, chat),
+		NewSource: newSource,
 		Run: record.Run{
 			Schema: record.RunSchema, Version: Version,
 			Target:       record.Target{URL: t.url, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
