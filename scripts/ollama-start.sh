@@ -34,11 +34,10 @@ export OLLAMA_NUM_PARALLEL="${OLLAMA_NUM_PARALLEL:-4}"
 log() { echo "ollama-start: $*" >&2; }
 fail() {
 	log "FAILED: $*"
-	if [[ -s "$LOG" ]]; then
+	# The log and the process are ours only once this script started them.
+	if [[ -n "${pid:-}" ]]; then
 		log "last lines of $LOG:"
 		tail -n 40 "$LOG" >&2
-	fi
-	if [[ -n "${pid:-}" ]]; then
 		kill -TERM -- "-$pid" 2>/dev/null || true
 		rm -f "$PIDFILE"
 	fi
