@@ -157,3 +157,27 @@ func TestReportErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressOnlyOnTerminals: live progress goes to stderr when it is a
+// terminal, and nowhere otherwise.
+func TestProgressOnlyOnTerminals(t *testing.T) {
+	s := &scripted{ttft: 5 * time.Millisecond, gap: 100 * time.Millisecond, tokens: 7, prompt: 8}
+	url := newScripted(t, s)
+	for _, tty := range []bool{true, false} {
+		var out, errb strings.Builder
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+			Getenv: func(string) string { return "" }, StderrIsTerminal: tty}
+		code := env.Main(t.Context(), []string{"run", "--url", url, "--api", "openai-completions", "--model", "m",
+			"--concurrency", "2", "--requests", "2", "--prompt-tokens", "8", "--output-tokens", "7", "--tokenizer", "cl100k_base"})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		got := strings.Contains(errb.String(), "[point 1 c=2] 2/2 done")
+		if got != tty {
+			t.Errorf("terminal=%v: progress shown=%v, stderr %q", tty, got, errb.String())
+		}
+		if tty && !strings.Contains(errb.String(), "TTFT p95") {
+			t.Errorf("progress lacks live TTFT: %q", errb.String())
+		}
+	}
+}

@@ -102,6 +102,35 @@ func TestPointFromScriptedRecords(t *testing.T) {
 		t.Errorf("warm-up: %+v", p.Warmup)
 	}
 	near(t, "warm-up decode", get(t, p.Warmup.DecodeTPSReq, "p50"), 100)
+	near(t, "warm-up ttft", get(t, p.Warmup.TTFT, "max"), 500)
+	near(t, "warm-up e2e", get(t, p.Warmup.E2E, "max"), 510)
+	// No reasoning: first output token is the first token.
+	near(t, "ttfo p50", get(t, p.TTFO, "p50"), 150)
+	near(t, "e2e from schedule max", get(t, p.E2ESched, "max"), 240)
+	near(t, "prompt tokens p50", get(t, p.PromptTokens, "p50"), 100)
+	near(t, "output tokens max", get(t, p.OutputTokens, "max"), 4)
+	near(t, "prompt tokens mean", p.PromptTokensMean, 100)
+	if p.ServerPrefll.Count != 0 || p.ServerDecode.Count != 0 {
+		t.Errorf("server speeds without server timings: %d %d", p.ServerPrefll.Count, p.ServerDecode.Count)
+	}
+	if p.OfferedRate != 0 {
+		t.Errorf("closed loop has an offered rate %v", p.OfferedRate)
+	}
+}
+
+func TestReasoningAndServerTimings(t *testing.T) {
+	var a Aggregator
+	r := req(1, 0, 0, 100, 10, 1, 1, 1, 1)
+	// The first two chunks are reasoning: the answer starts at the third.
+	r.Chunks[0].Reasoning, r.Chunks[1].Reasoning = true, true
+	r.FirstOutputNS = r.SentNS + r.Chunks[2].AtNS
+	r.Server = &record.ServerTiming{PromptEvalCount: 100, PromptEvalDuration: 50 * msNS, EvalCount: 4, EvalDuration: 40 * msNS}
+	a.Add(r)
+	p := a.Points()[0]
+	near(t, "ttft", get(t, p.TTFT, "p50"), 100)
+	near(t, "ttfo", get(t, p.TTFO, "p50"), 120)
+	near(t, "server prefill", get(t, p.ServerPrefll, "p50"), 2000)
+	near(t, "server decode", get(t, p.ServerDecode, "p50"), 100)
 }
 
 func TestWarningsShortfallAndMismatch(t *testing.T) {

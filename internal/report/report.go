@@ -124,6 +124,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 		rows = append(rows, row)
 	}
 	writeAligned(&b, rows)
+	writeWarmup(&b, s)
 	warn := warnings(s)
 	if len(warn) > 0 {
 		b.WriteString("\nWarnings:\n")
@@ -221,3 +222,26 @@ func writeAligned(b *strings.Builder, rows [][]string) {
 }
 
 func runes(s string) int { return len([]rune(s)) }
+
+// writeWarmup lists the cold-start figures of the points that had warm-up
+// requests (excluded from the table above).
+func writeWarmup(b *strings.Builder, s *metrics.Summary) {
+	first := true
+	for i := range s.Points {
+		p := &s.Points[i]
+		w := p.Warmup
+		if w == nil {
+			continue
+		}
+		if first {
+			b.WriteString("\nCold start (warm-up requests, excluded above):\n")
+			first = false
+		}
+		firstTTFT := "-"
+		if w.FirstTTFTMS != nil {
+			firstTTFT = num(*w.FirstTTFTMS, 0) + " ms"
+		}
+		fmt.Fprintf(b, "  %s: %d requests (%d failed), first TTFT %s, TTFT p50 %s ms, decode p50 %s tok/s\n",
+			LoadLabel(p), w.Count, w.Failed, firstTTFT, dist(w.TTFT, "p50", 0), dist(w.DecodeTPSReq, "p50", 1))
+	}
+}

@@ -34,6 +34,10 @@ func fixture() *metrics.Summary {
 		a.Add(r)
 	}
 	add(0, 1, 0, 0, 100, 20, 11)
+	// A warm-up request before c=1: cold, slow to start.
+	a.Add(&record.Record{Schema: record.Schema, Point: 0, Load: record.Load{Concurrency: 1}, ID: 9,
+		Phase: record.PhaseWarmup, API: "openai-chat", SentNS: 0, FirstTokenNS: 800 * msNS, EndNS: 900 * msNS,
+		OutputTokens: 3, Chunks: []record.Chunk{{AtNS: 800 * msNS, Tokens: 1}, {AtNS: 850 * msNS, Tokens: 1}, {AtNS: 900 * msNS, Tokens: 1}}})
 	add(0, 1, 1, 300, 110, 20, 11)
 	add(1, 2, 2, 1000, 150, 40, 11)
 	add(1, 2, 3, 1000, 170, 40, 11)
@@ -96,6 +100,17 @@ func TestTextShowsTheNumbers(t *testing.T) {
 	}
 	if len(c2) < 13 || c2[1] != "25.0" || c2[11] != "2" || c2[12] != "1" || c2[13] != "(33.3%)" {
 		t.Errorf("c=2 row: %q", c2)
+	}
+}
+
+func TestTextShowsColdStart(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Text(&buf, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	want := "c=1: 1 requests (0 failed), first TTFT 800 ms, TTFT p50 800 ms, decode p50 20.0 tok/s"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("cold-start line missing:\n%s", buf.String())
 	}
 }
 
