@@ -2,8 +2,10 @@
 # Real-engine end-to-end test: builds Ollama (CPU), starts it with
 # servebench's random-weight model, runs servebench against it through the
 # OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
-# records against Ollama's own timings (cmd/enginecheck). Exits non-zero on
-# any failure; the engine is stopped however the script ends.
+# records against Ollama's own timings (cmd/enginecheck), then checks the
+# planner's KV-cache size against the engine's log at several slot counts and
+# contexts. Exits non-zero on any failure; the engine is stopped however the
+# script ends.
 #
 # Environment (besides those of ollama-install.sh and ollama-start.sh):
 #   SB_E2E_APIS           APIs to run (default "openai-chat ollama-chat")
@@ -12,6 +14,9 @@
 #   SB_E2E_PROMPT_TOKENS  prompt length (default 128)
 #   SB_E2E_OUTPUT_TOKENS  output length (default 64)
 #   SB_OLLAMA_NUM_THREAD  engine threads (default 1 here, see below)
+#   SB_E2E_KV_SETTINGS    KV-cache checks, SLOTSxNUM_CTX each (default
+#                         "<OLLAMA_NUM_PARALLEL>x<OLLAMA_CONTEXT_LENGTH or 4096>
+#                         4x2048 1x4096 1x2048 3x1000")
 # Runs are written to $STATE/e2e/<api>; the engine's log is $STATE/serve.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,4 +63,28 @@ done
 
 "$STATE/enginecheck" -requests "$REQUESTS" "${dirs[@]}"
 grep "llama_kv_cache: size" "$STATE/serve.log" >&2 || true
+
+# KV cache: `servebench plan --json` must predict the size llama.cpp logs at
+# each load, to the digits printed. A request's num_ctx reloads the model;
+# another slot count restarts the engine (about 2 s). The first setting is
+# the engine as the runs above used it.
+running="${OLLAMA_NUM_PARALLEL:-4}" # ollama-start.sh's default
+kv_settings="${SB_E2E_KV_SETTINGS:-${running}x${OLLAMA_CONTEXT_LENGTH:-4096} 4x2048 1x4096 1x2048 3x1000}"
+for s in $kv_settings; do
+	[[ "$s" =~ ^([0-9]+)x([0-9]+)$ ]] || { log "SB_E2E_KV_SETTINGS: $s is not SLOTSxNUM_CTX"; exit 1; }
+	par="${BASH_REMATCH[1]}" ctx="${BASH_REMATCH[2]}"
+	if [[ "$par" != "$running" ]]; then
+		scripts/ollama-stop.sh
+		env="$(OLLAMA_NUM_PARALLEL="$par" scripts/ollama-start.sh)" ||
+			{ log "restart with OLLAMA_NUM_PARALLEL=$par failed; see $STATE/serve.log"; exit 1; }
+		url="$(sed -n 's/^SB_OLLAMA_URL=//p' <<<"$env")"
+		running="$par"
+	fi
+	curl -fsS --max-time 60 "$url/api/generate" \
+		-d "{\"model\":\"$model\",\"keep_alive\":-1,\"options\":{\"num_ctx\":$ctx}}" >/dev/null ||
+		{ log "loading $model with num_ctx $ctx failed"; exit 1; }
+	"$STATE/servebench" plan --gguf "$STATE/model.gguf" --engine ollama --parallel "$par" --context "$ctx" \
+		--prompt-tokens 1 --output-tokens 1 --gpu CPU-DDR5-2ch --json >"$STATE/kv-plan.json"
+	"$STATE/enginecheck" -kv-log "$STATE/serve.log" -kv-plan "$STATE/kv-plan.json"
+done
 log "passed in $((SECONDS - start)) s"

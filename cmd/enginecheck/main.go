@@ -4,6 +4,12 @@
 //
 //	enginecheck -requests 8 runs/openai runs/native
 //
+// With -kv-log and -kv-plan it also checks the planner's KV-cache size (the
+// JSON of servebench plan --json) against the last `llama_kv_cache: size`
+// line of the engine's log; run directories are then optional:
+//
+//	enginecheck -kv-log serve.log -kv-plan plan.json
+//
 // Exit status: 0 every check passed, 1 a check failed or a run could not be
 // read, 2 usage. It never passes by skipping: a run directory without
 // records, or no load point it could compare, is a failure.
@@ -23,15 +29,21 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o enginecheck.Options
+	var kvLog, kvPlan string
 	fs := flag.NewFlagSet("enginecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Float64Var(&o.DecodeTolerance, "decode-tolerance", enginecheck.DefaultDecodeTolerance,
 		"largest relative difference of client and server median decode speed at concurrency 1")
 	fs.IntVar(&o.WantRequests, "requests", 0, "measured requests each load point must have (0: not checked)")
+	fs.StringVar(&kvLog, "kv-log", "", "engine log `file` whose last llama_kv_cache size line is checked (with -kv-plan)")
+	fs.StringVar(&kvPlan, "kv-plan", "", "`file` of servebench plan --json output whose KV cache must equal the log's")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n\n"+
-			"Checks each run's %s against the engine's own timings.\n\n"+
-			"Example:\n  enginecheck -requests 8 runs/openai runs/native\n\nFlags:\n", enginecheck.RecordsFile)
+		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
+			"       enginecheck -kv-log FILE -kv-plan FILE [flags] [RUN_DIR...]\n\n"+
+			"Checks each run's %s against the engine's own timings, and the\n"+
+			"planner's KV cache against the engine log's llama_kv_cache size line.\n\n"+
+			"Examples:\n  enginecheck -requests 8 runs/openai runs/native\n"+
+			"  enginecheck -kv-log serve.log -kv-plan plan.json\n\nFlags:\n", enginecheck.RecordsFile)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -40,10 +52,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() == 0 || o.DecodeTolerance <= 0 || o.WantRequests < 0 {
+	kv := kvLog != "" || kvPlan != ""
+	if (fs.NArg() == 0 && !kv) || o.DecodeTolerance <= 0 || o.WantRequests < 0 {
 		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance must be positive, -requests not negative")
 		fmt.Fprintln(stderr, "Try: enginecheck runs/native")
 		return 2
+	}
+	if kv && (kvLog == "" || kvPlan == "") {
+		fmt.Fprintln(stderr, "Error: -kv-log and -kv-plan go together")
+		fmt.Fprintln(stderr, "Try: enginecheck -kv-log serve.log -kv-plan plan.json")
+		return 2
+	}
+	code := 0
+	if kv {
+		code = checkKV(kvLog, kvPlan, stdout, stderr)
+	}
+	if fs.NArg() == 0 {
+		return code
 	}
 	res, err := enginecheck.Check(fs.Args(), o)
 	if err != nil {
@@ -57,5 +82,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !res.OK() {
 		return 1
 	}
+	return code
+}
+
+// checkKV compares the plan's KV cache with the engine log's.
+func checkKV(logPath, planPath string, stdout, stderr io.Writer) int {
+	c, err := kvCheck(logPath, planPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: kv cache: %v\nTry: servebench plan --gguf MODEL --engine ollama "+
+			"--parallel N --context N --gpu NAME --json > %s\n", err, planPath)
+		return 1
+	}
+	if err := enginecheck.RenderKV(stdout, c); err != nil || !c.OK() {
+		return 1
+	}
 	return 0
+}
+
+func kvCheck(logPath, planPath string) (*enginecheck.KVCheck, error) {
+	data, err := os.ReadFile(planPath)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := enginecheck.ReadPlanKV(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", planPath, err)
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l, err := enginecheck.LastKVCache(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", logPath, err)
+	}
+	return enginecheck.CheckKVCache(l, kv), nil
 }
