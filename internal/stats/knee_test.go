@@ -1,0 +1,82 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSaturation(t *testing.T) {
+	tests := []struct {
+		name            string
+		loads, tps, lat []float64
+		want            int // -1: none
+	}{
+		// 8 slots: throughput doubles up to 8, then flat while latency rises.
+		{"slot limit", []float64{1, 2, 4, 8, 16}, []float64{100, 200, 400, 800, 810}, []float64{1, 1, 1.1, 1.2, 2.4}, 3},
+		// Dense probes after a bisection: 8→9→10 add nothing.
+		{"dense probes", []float64{1, 2, 4, 8, 9, 10, 12, 16}, []float64{100, 200, 400, 790, 800, 795, 805, 800},
+			[]float64{1, 1, 1, 1.2, 1.3, 1.5, 1.8, 2.4}, 3},
+		// A noisy dip at 4→5 is not the knee: 8 still buys much more.
+		{"noise is not a knee", []float64{1, 2, 4, 5, 8, 16}, []float64{100, 200, 400, 402, 790, 800},
+			[]float64{1, 1, 1, 1.1, 1.2, 2.4}, 4},
+		// Linear scaling all the way: no knee.
+		{"never saturates", []float64{1, 2, 4, 8}, []float64{100, 200, 400, 800}, []float64{1, 1, 1, 1}, -1},
+		// Throughput flat but latency flat too (a client-side limit, say): no knee.
+		{"flat latency", []float64{1, 2, 4}, []float64{100, 101, 102}, []float64{1, 1, 1}, -1},
+		// Throughput falling after the peak (thrashing) is saturation.
+		{"decline", []float64{1, 2, 4, 8}, []float64{100, 200, 150, 120}, []float64{1, 1.1, 3, 6}, 1},
+		{"one point", []float64{1}, []float64{100}, []float64{1}, -1},
+		{"zero throughput skipped", []float64{1, 2, 4}, []float64{0, 0, 0}, []float64{1, 2, 3}, -1},
+	}
+	for _, tt := range tests {
+		got, ok := Saturation(tt.loads, tt.tps, tt.lat, DefaultSaturationGain)
+		if !ok {
+			got = -1
+		}
+		if got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestBootstrapInterval(t *testing.T) {
+	one := make([][]float64, 200)
+	for i := range one {
+		one[i] = []float64{float64(i + 1)}
+	}
+	lo, hi, ok := BootstrapInterval([][][]float64{one}, QuantileOf(0.5), 0.95, DefaultBootstrapIterations, 1)
+	// Median of 1..200 is 100.5; its 95% interval spans roughly ±14.
+	if !ok || !(lo < 100.5 && hi > 100.5) || hi-lo > 40 || hi-lo < 10 {
+		t.Errorf("median CI [%v, %v]", lo, hi)
+	}
+	lo2, hi2, _ := BootstrapInterval([][][]float64{one}, QuantileOf(0.5), 0.95, DefaultBootstrapIterations, 1)
+	if lo2 != lo || hi2 != hi {
+		t.Error("same seed, different interval")
+	}
+	// Two repeats that disagree widen the interval beyond either alone.
+	low, high := shifted(one, 0), shifted(one, 60)
+	lo3, hi3, _ := BootstrapInterval([][][]float64{low, high}, QuantileOf(0.5), 0.95, DefaultBootstrapIterations, 1)
+	if hi3-lo3 < 2*(hi-lo) {
+		t.Errorf("between-run spread ignored: [%v, %v] vs [%v, %v]", lo3, hi3, lo, hi)
+	}
+	// Units carrying many values (tokens of a request) are resampled whole.
+	multi := [][]float64{{1, 1, 1, 1}, {9}}
+	lo4, hi4, _ := BootstrapInterval([][][]float64{multi}, Mean, 0.95, 500, 2)
+	if lo4 != 1 || hi4 != 9 {
+		t.Errorf("cluster resampling: [%v, %v], want [1, 9]", lo4, hi4)
+	}
+	if _, _, ok := BootstrapInterval(nil, Mean, 0.95, 10, 1); ok {
+		t.Error("no data must not give an interval")
+	}
+	if m := Mean(nil); !math.IsNaN(m) {
+		t.Error("mean of nothing")
+	}
+}
+
+func shifted(units [][]float64, by float64) [][]float64 {
+	out := make([][]float64, len(units))
+	for i, u := range units {
+		out[i] = []float64{u[0] + by}
+	}
+	return out
+}
