@@ -1,0 +1,212 @@
+package slo
+
+import (
+	"context"
+	"math"
+	"strconv"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// Search defaults. A doubling ramp reaches any capacity in log2 steps and
+// the bisection then halves the bracket each probe.
+const (
+	DefaultSearchFactor = 2
+	// DefaultMaxConcurrency and DefaultMaxRate bound the ramp: beyond them
+	// the load generator, not the server, is what gets measured.
+	DefaultMaxConcurrency = 4096
+	DefaultMaxRate        = 10000
+	// DefaultRateResolution stops bisecting a rate when the bracket is
+	// within 10% of the passing rate: finer than run-to-run noise is not
+	// worth the probes.
+	DefaultRateResolution = 0.1
+	// searchFloorSteps is how far below the starting load a search goes
+	// (start / factor^4) when the start already fails.
+	searchFloorSteps = 4
+)
+
+// Probe measures the objective at one load.
+type Probe func(ctx context.Context, load record.Load) (PointVerdict, error)
+
+// Search finds the highest load at which every SLO holds: it raises the
+// load geometrically from Start until a probe fails (or Max is reached),
+// then bisects between the last pass and the first failure. Closed loops
+// bisect to one virtual user, open loops to Resolution of the rate.
+type Search struct {
+	Start      record.Load // the first load; its kind (concurrency or rate) is kept
+	Factor     float64     // ramp factor; 0 means DefaultSearchFactor
+	Max        float64     // highest load; 0 means the default for the kind
+	Resolution float64     // open loop: relative bracket width; 0 means DefaultRateResolution
+}
+
+// Capacity is the result of a search (Method "search") or of reading a
+// sweep (Method "sweep"). JSON names are part of summary.json.
+type Capacity struct {
+	Method string `json:"method"`
+	// Found is false when even the lowest load tried failed.
+	Found bool `json:"found"`
+	// Load is the highest load that passed with every lower load tried
+	// passing too; FailsAt the lowest load tried above it that failed
+	// (null when none did), with the SLOs that failed there.
+	Load       *record.Load `json:"load"`
+	FailsAt    *record.Load `json:"fails_at"`
+	FailedSLOs []string     `json:"failed_slos"`
+	Shortfalls []string     `json:"shortfalls"`
+	Overloaded string       `json:"overloaded,omitempty"`
+	// Probes is the number of loads measured by the search.
+	Probes int `json:"probes"`
+}
+
+func (s Search) defaults() Search {
+	if s.Factor <= 1 {
+		s.Factor = DefaultSearchFactor
+	}
+	if s.Max <= 0 {
+		s.Max = DefaultMaxConcurrency
+		if s.open() {
+			s.Max = DefaultMaxRate
+		}
+	}
+	if s.Resolution <= 0 {
+		s.Resolution = DefaultRateResolution
+	}
+	return s
+}
+
+func (s Search) open() bool { return s.Start.Rate > 0 }
+
+// load turns a value into a load of the search's kind.
+func (s Search) load(v float64) record.Load {
+	if s.open() {
+		return record.Load{Rate: v, MaxConcurrency: s.Start.MaxConcurrency}
+	}
+	return record.Load{Concurrency: int(v)}
+}
+
+// round keeps concurrencies whole and rates to three significant digits.
+func (s Search) round(v float64) float64 {
+	if !s.open() {
+		return math.Max(1, math.Floor(v))
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return r
+}
+
+// narrow reports whether the bracket [pass, fail] needs no more probes.
+func (s Search) narrow(pass, fail float64) bool {
+	if !s.open() {
+		return fail-pass <= 1
+	}
+	return fail-pass <= s.Resolution*pass
+}
+
+// Run performs the search. On error (the context ended, a probe could not
+// run) it returns what it had found so far with the error.
+func (s Search) Run(ctx context.Context, probe Probe) (Capacity, error) {
+	s = s.defaults()
+	b := &bracket{s: s, probe: probe, capy: Capacity{Method: "search", FailedSLOs: []string{}, Shortfalls: []string{}}}
+	start := s.round(LoadValue(s.Start))
+	ok, err := b.try(ctx, start)
+	if err != nil {
+		return b.capy, err
+	}
+	if ok {
+		err = b.rampUp(ctx, start)
+	} else {
+		err = b.rampDown(ctx, start)
+	}
+	if err == nil {
+		err = b.bisect(ctx)
+	}
+	return b.capy, err
+}
+
+// bracket is a search in progress: the highest load that passed and the
+// lowest that failed.
+type bracket struct {
+	s          Search
+	probe      Probe
+	pass, fail float64 // 0: none yet
+	capy       Capacity
+}
+
+// try probes one load and narrows the bracket.
+func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
+	pv, err := b.probe(ctx, b.s.load(v))
+	if err != nil {
+		return false, err
+	}
+	b.capy.Probes++
+	if pv.Pass {
+		b.pass = v
+		l := b.s.load(v)
+		b.capy.Found, b.capy.Load = true, &l
+		return true, nil
+	}
+	b.fail = v
+	l := b.s.load(v)
+	b.capy.FailsAt, b.capy.FailedSLOs, b.capy.Shortfalls, b.capy.Overloaded = &l, pv.Failed, pv.Shortfalls, pv.Overloaded
+	return false, nil
+}
+
+func (b *bracket) rampUp(ctx context.Context, v float64) error {
+	for v < b.s.Max {
+		next := math.Min(b.s.round(v*b.s.Factor), b.s.Max)
+		if next <= v {
+			next = v + 1
+		}
+		ok, err := b.try(ctx, next)
+		if err != nil || !ok {
+			return err
+		}
+		v = next
+	}
+	return nil
+}
+
+func (b *bracket) rampDown(ctx context.Context, v float64) error {
+	floor := 1.0
+	if b.s.open() {
+		floor = v / math.Pow(b.s.Factor, searchFloorSteps)
+	}
+	for v > floor {
+		next := math.Max(b.s.round(v/b.s.Factor), floor)
+		if next >= v {
+			return nil
+		}
+		ok, err := b.try(ctx, next)
+		if err != nil || ok {
+			return err
+		}
+		v = next
+	}
+	return nil
+}
+
+func (b *bracket) bisect(ctx context.Context) error {
+	for b.pass > 0 && b.fail > 0 && !b.s.narrow(b.pass, b.fail) {
+		mid := b.s.round((b.pass + b.fail) / 2)
+		if mid <= b.pass || mid >= b.fail {
+			return nil
+		}
+		if _, err := b.try(ctx, mid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FromSweep reads the capacity off a sweep's verdicts (ordered by load):
+// the highest load before the first failure.
+func FromSweep(pts []PointVerdict) Capacity {
+	c := Capacity{Method: "sweep", FailedSLOs: []string{}, Shortfalls: []string{}}
+	for _, pv := range pts {
+		l := pv.Load
+		if !pv.Pass {
+			c.FailsAt, c.FailedSLOs, c.Shortfalls, c.Overloaded = &l, pv.Failed, pv.Shortfalls, pv.Overloaded
+			break
+		}
+		c.Found, c.Load = true, &l
+	}
+	return c
+}

@@ -1,0 +1,190 @@
+package slo
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Outcome is one candidate measured against the objective.
+type Outcome struct {
+	Candidate Candidate `json:"candidate"`
+	// Server is what the server said about itself (backend.Describe).
+	Server  map[string]string `json:"server"`
+	Verdict *Verdict          `json:"verdict"`
+	// Binding lists the SLOs that failed first above the capacity: what
+	// limits this candidate.
+	Binding []string `json:"binding_slos"`
+	// Error is why the candidate could not be measured.
+	Error string `json:"error,omitempty"`
+}
+
+// Meets reports whether the candidate meets the objective at its target
+// load.
+func (o Outcome) Meets() bool { return o.Error == "" && o.Verdict != nil && o.Verdict.Holds }
+
+// Decision is the result of `servebench decide` (its --json output).
+type Decision struct {
+	Objective *Objective `json:"objective"`
+	Outcomes  []Outcome  `json:"candidates"`
+	// Recommended names the least complex candidate that meets the
+	// objective at the target load ("" when none does); Why says why.
+	Recommended string `json:"recommended"`
+	Why         string `json:"why"`
+	// Differences between the servers that their labels do not declare.
+	Differences []Difference `json:"differences"`
+}
+
+// Difference is a property that differs between candidates' servers.
+type Difference struct {
+	Key    string            `json:"key"`
+	Values map[string]string `json:"values"` // candidate → value
+	// Controlled is true when the candidates' labels declare a difference
+	// that explains it (a "quantization" label for the quantization).
+	Controlled bool   `json:"controlled"`
+	Label      string `json:"label"`
+}
+
+// compared are the self-described properties compared between candidates,
+// with the label that, when it differs, declares the difference.
+var compared = []struct{ prefix, label string }{
+	{"model_id", "model"}, {"model_root", "model"}, {"model_revision", "model"},
+	{"quantization", "quantization"}, {"runtime", "runtime"}, {"runtime_version", "runtime"},
+	{"max_model_len", "context"}, {"sampling.", "sampling"},
+}
+
+// Decide ranks the outcomes: among candidates that meet the objective,
+// the fewest GPUs (label gpus), then the lowest cost (label cost), then by
+// the objective's priority (throughput: the higher capacity;
+// responsiveness: the lower mean E2E at the target load), then by name.
+// Candidates without a gpus or cost label rank after those with one.
+func Decide(o *Objective, outs []Outcome) *Decision {
+	d := &Decision{Objective: o, Outcomes: outs, Differences: differences(outs)}
+	var ok []Outcome
+	for _, x := range outs {
+		if x.Meets() {
+			ok = append(ok, x)
+		}
+	}
+	if len(ok) == 0 {
+		d.Why = "no candidate meets the objective at its target load"
+		return d
+	}
+	slices.SortStableFunc(ok, func(a, b Outcome) int { return rank(o, a, b) })
+	best := ok[0]
+	d.Recommended = best.Candidate.Name
+	d.Why = why(best, len(ok), len(outs))
+	return d
+}
+
+func rank(o *Objective, a, b Outcome) int {
+	return cmp.Or(cmpLabel(a, b, "gpus"), cmpLabel(a, b, "cost"), cmpPriority(o, a, b),
+		cmp.Compare(a.Candidate.Name, b.Candidate.Name))
+}
+
+// cmpLabel orders by a numeric label, missing last.
+func cmpLabel(a, b Outcome, label string) int {
+	x, okx := a.Candidate.Number(label)
+	y, oky := b.Candidate.Number(label)
+	switch {
+	case okx && oky:
+		return cmp.Compare(x, y)
+	case okx:
+		return -1
+	case oky:
+		return 1
+	}
+	return 0
+}
+
+func cmpPriority(o *Objective, a, b Outcome) int {
+	if o.Priority == PriorityThroughput {
+		return cmp.Compare(capacityValue(b), capacityValue(a))
+	}
+	return cmp.Compare(e2eAtTarget(a), e2eAtTarget(b))
+}
+
+func capacityValue(x Outcome) float64 {
+	if c := x.Verdict.Capacity; c.Load != nil {
+		return LoadValue(*c.Load)
+	}
+	return 0
+}
+
+func e2eAtTarget(x Outcome) float64 {
+	if pv, ok := findLoad(x.Verdict.Points, x.Verdict.TargetLoad); ok && pv.E2EMeanMS != nil {
+		return *pv.E2EMeanMS
+	}
+	return math.Inf(1)
+}
+
+func why(best Outcome, meeting, total int) string {
+	c := best.Candidate
+	s := fmt.Sprintf("%s meets the objective at %s", c.Name, LoadText(best.Verdict.TargetLoad))
+	if l := best.Verdict.Capacity.Load; l != nil {
+		s += fmt.Sprintf(" (capacity %s)", LoadText(*l))
+	}
+	var basis []string
+	if g, ok := c.Number("gpus"); ok {
+		basis = append(basis, fmt.Sprintf("%g GPU(s)", g))
+	}
+	if v, ok := c.Number("cost"); ok {
+		basis = append(basis, fmt.Sprintf("cost %g", v))
+	}
+	if meeting > 1 && len(basis) > 0 {
+		s += " with the least complexity among the " + fmt.Sprint(meeting) + " that do: " + strings.Join(basis, ", ")
+	} else if meeting == 1 && total > 1 {
+		s += "; it is the only candidate that does"
+	}
+	return s
+}
+
+// differences finds the self-described properties whose reported values
+// differ between candidates.
+func differences(outs []Outcome) []Difference {
+	keys := map[string]bool{}
+	for _, x := range outs {
+		for k := range x.Server {
+			keys[k] = true
+		}
+	}
+	var out []Difference
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		label, ok := comparedLabel(k)
+		if !ok {
+			continue
+		}
+		vals := map[string]string{}
+		distinct := map[string]bool{}
+		for _, x := range outs {
+			if v, ok := x.Server[k]; ok && v != "" {
+				vals[x.Candidate.Name], distinct[v] = v, true
+			}
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		out = append(out, Difference{Key: k, Values: vals, Label: label, Controlled: labelDiffers(outs, label)})
+	}
+	return out
+}
+
+func comparedLabel(key string) (string, bool) {
+	for _, c := range compared {
+		if key == c.prefix || (strings.HasSuffix(c.prefix, ".") && strings.HasPrefix(key, c.prefix)) {
+			return c.label, true
+		}
+	}
+	return "", false
+}
+
+func labelDiffers(outs []Outcome, label string) bool {
+	seen := map[string]bool{}
+	for _, x := range outs {
+		seen[x.Candidate.Labels[label]] = true
+	}
+	return len(seen) > 1
+}

@@ -1,0 +1,243 @@
+package slo
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+)
+
+// Evaluator folds records into per-load verdicts. Records of every point
+// with the same load (the repeats of --repeat, or a capacity probe run
+// again) are pooled into one level. Add is safe for concurrent use; the
+// zero value is ready.
+type Evaluator struct {
+	mu     sync.Mutex
+	levels map[record.Load]*level
+}
+
+// level is everything measured at one load.
+type level struct {
+	load       record.Load
+	agg        metrics.Aggregator // every record of the level, as point 0
+	runs       map[int]*run       // by point index
+	overloaded string
+}
+
+// run is one point's per-request values, for goodput and intervals.
+type run struct {
+	reqs               []reqVals
+	firstSent, lastEnd int64
+	seen               bool
+}
+
+// reqVals are one request's per-request metrics (docs/METRICS.md); NaN
+// where undefined.
+type reqVals struct {
+	failed               bool
+	ttft, tpot, e2e, spd float64
+	itl                  []float64
+}
+
+// Add folds one record in.
+func (e *Evaluator) Add(r *record.Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.levels == nil {
+		e.levels = map[record.Load]*level{}
+	}
+	lv := e.levels[r.Load]
+	if lv == nil {
+		lv = &level{load: r.Load, runs: map[int]*run{}}
+		e.levels[r.Load] = lv
+	}
+	pooled := *r
+	pooled.Point = 0
+	lv.agg.Add(&pooled)
+	if r.Phase == record.PhaseWarmup || (r.Error != nil && r.Error.Class == record.ClassCancelled) {
+		return
+	}
+	rn := lv.runs[r.Point]
+	if rn == nil {
+		rn = &run{}
+		lv.runs[r.Point] = rn
+	}
+	rn.add(r)
+}
+
+func (rn *run) add(r *record.Record) {
+	if !rn.seen || r.SentNS < rn.firstSent {
+		rn.firstSent = r.SentNS
+	}
+	if !rn.seen || r.EndNS > rn.lastEnd {
+		rn.lastEnd = r.EndNS
+	}
+	rn.seen = true
+	rn.reqs = append(rn.reqs, values(r))
+}
+
+// values computes a request's per-request metrics as internal/metrics
+// does: TTFT from sent, TPOT over the tokens after the first, decode speed
+// 1000/TPOT, and each chunk's gap spread over its tokens.
+func values(r *record.Record) reqVals {
+	v := reqVals{failed: r.Error != nil, ttft: math.NaN(), tpot: math.NaN(), spd: math.NaN(),
+		e2e: float64(r.EndNS-r.SentNS) / 1e6}
+	if v.failed {
+		return v
+	}
+	if r.FirstTokenNS != 0 {
+		v.ttft = float64(r.FirstTokenNS-r.SentNS) / 1e6
+	}
+	if r.FirstTokenNS != 0 && r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
+		v.tpot = float64(r.EndNS-r.FirstTokenNS) / 1e6 / float64(r.OutputTokens-1)
+		v.spd = 1000 / v.tpot
+	}
+	for i := 1; i < len(r.Chunks); i++ {
+		k := r.Chunks[i].Tokens
+		gap := float64(r.Chunks[i].AtNS-r.Chunks[i-1].AtNS) / 1e6 / float64(max(k, 1))
+		for range k {
+			v.itl = append(v.itl, gap)
+		}
+	}
+	return v
+}
+
+// MarkOverloaded records that the points at load were stopped early
+// because the server was clearly overloaded; the load fails.
+func (e *Evaluator) MarkOverloaded(load record.Load, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if lv := e.levels[load]; lv != nil {
+		lv.overloaded = reason
+		return
+	}
+	if e.levels == nil {
+		e.levels = map[record.Load]*level{}
+	}
+	e.levels[load] = &level{load: load, runs: map[int]*run{}, overloaded: reason}
+}
+
+// Options tune an evaluation.
+type Options struct {
+	// Intervals adds bootstrap confidence intervals (with --repeat).
+	Intervals  bool
+	Iterations int     // resamples; 0 means stats.DefaultBootstrapIterations
+	Confidence float64 // 0 means stats.DefaultConfidence
+	Seed       uint64
+}
+
+// Evaluate judges every load measured so far, ordered by load.
+func (e *Evaluator) Evaluate(checks []SLO, opt Options) []PointVerdict {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]PointVerdict, 0, len(e.levels))
+	for _, lv := range e.levels {
+		out = append(out, lv.verdict(checks, opt))
+	}
+	slices.SortFunc(out, func(a, b PointVerdict) int { return compareLoad(a.Load, b.Load) })
+	return out
+}
+
+// Level returns the verdict at one load, and whether it was measured.
+func (e *Evaluator) Level(load record.Load, checks []SLO, opt Options) (PointVerdict, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lv, ok := e.levels[load]
+	if !ok {
+		return PointVerdict{}, false
+	}
+	return lv.verdict(checks, opt), true
+}
+
+func compareLoad(a, b record.Load) int {
+	return cmp.Or(cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Concurrency, b.Concurrency),
+		cmp.Compare(a.MaxConcurrency, b.MaxConcurrency))
+}
+
+// LoadValue is the number a load is searched and ordered by: the
+// concurrency or the rate.
+func LoadValue(l record.Load) float64 {
+	if l.Rate > 0 {
+		return l.Rate
+	}
+	return float64(l.Concurrency)
+}
+
+func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
+	pt, _ := lv.agg.Point(0)
+	pv := PointVerdict{Load: lv.load, OutputTPS: pt.OutputTPS, Overloaded: lv.overloaded, Checks: []Check{},
+		Failed: []string{}, Shortfalls: []string{}}
+	pv.E2EMeanMS, pv.SpeedP5 = pt.E2E.Mean, pt.DecodeTPSReq.P5
+	idx := make([]int, 0, len(lv.runs))
+	for i := range lv.runs {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	pv.Points = idx
+	pv.goodput(lv, idx, checks)
+	pv.Pass = lv.overloaded == ""
+	for _, s := range checks {
+		c := check(s, &pt)
+		if opt.Intervals {
+			c.interval(s, lv, idx, opt)
+		}
+		if !c.Pass {
+			pv.Pass = false
+			pv.Failed = append(pv.Failed, s.Expr)
+			pv.Shortfalls = append(pv.Shortfalls, c.Shortfall())
+		}
+		pv.Checks = append(pv.Checks, c)
+	}
+	return pv
+}
+
+// goodput counts the requests that met every per-request target.
+func (pv *PointVerdict) goodput(lv *level, idx []int, checks []SLO) {
+	var window float64
+	for _, i := range idx {
+		rn := lv.runs[i]
+		window += float64(rn.lastEnd-rn.firstSent) / 1e9
+		for _, v := range rn.reqs {
+			pv.Requests++
+			if good(v, checks) {
+				pv.Good++
+			}
+		}
+	}
+	if window > 0 {
+		pv.Goodput = float64(pv.Good) / window
+	}
+	if pv.Requests > 0 {
+		a := float64(pv.Good) / float64(pv.Requests)
+		pv.Attainment = &a
+	}
+}
+
+// good reports whether a request met every per-request target. A failed
+// request never does; a value the request does not have (no TPOT for a
+// one-token answer) is not judged.
+func good(v reqVals, checks []SLO) bool {
+	if v.failed {
+		return false
+	}
+	for _, s := range checks {
+		x := math.NaN()
+		switch s.Metric {
+		case "ttft":
+			x = v.ttft
+		case "itl", "tpot":
+			x = v.tpot
+		case "e2e":
+			x = v.e2e
+		case "speed":
+			x = v.spd
+		}
+		if !math.IsNaN(x) && !s.Holds(x) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,211 @@
+package slo
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+)
+
+const ms = int64(1e6)
+
+// req builds a measured record: sent at sentMS, first token after ttftMS,
+// then n−1 tokens gapMS apart, one per chunk.
+func req(point int, load record.Load, id int64, sentMS, ttftMS, gapMS int64, n int) *record.Record {
+	r := &record.Record{Schema: record.Schema, Point: point, Load: load, ID: id, Phase: record.PhaseMeasured,
+		ScheduledNS: sentMS * ms, SentNS: sentMS * ms, OutputTokens: n, PromptTokens: 10}
+	for i := range n {
+		r.Chunks = append(r.Chunks, record.Chunk{AtNS: (ttftMS + int64(i)*gapMS) * ms, Tokens: 1})
+	}
+	r.FirstTokenNS = r.SentNS + ttftMS*ms
+	r.EndNS = r.SentNS + (ttftMS+int64(n-1)*gapMS)*ms
+	return r
+}
+
+func failed(point int, load record.Load, id int64, sentMS, endMS int64) *record.Record {
+	return &record.Record{Schema: record.Schema, Point: point, Load: load, ID: id, Phase: record.PhaseMeasured,
+		ScheduledNS: sentMS * ms, SentNS: sentMS * ms, EndNS: endMS * ms,
+		Error: &record.Error{Class: record.ClassHTTP5xx, Message: "boom"}}
+}
+
+func mustParse(t *testing.T, exprs ...string) []SLO {
+	t.Helper()
+	var out []SLO
+	for _, e := range exprs {
+		s, err := Parse(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestGoodputAndAttainment(t *testing.T) {
+	c2 := record.Load{Concurrency: 2}
+	var ev Evaluator
+	// Window 0–1000 ms. Four requests: one good, one with a slow first
+	// token, one decoding too slowly (gap 100 ms → 10 tok/s), one failed.
+	ev.Add(req(0, c2, 0, 0, 100, 20, 11)) // ttft 100, tpot 20 → good
+	ev.Add(req(0, c2, 1, 0, 900, 10, 11)) // ttft 900 > 500
+	ev.Add(req(0, c2, 2, 0, 100, 80, 11)) // 12.5 tok/s < 20
+	ev.Add(failed(0, c2, 3, 500, 1000))   // never good
+	warm := req(0, c2, 4, 0, 5000, 10, 3) // warm-up: excluded
+	warm.Phase = record.PhaseWarmup
+	ev.Add(warm)
+	checks := mustParse(t, "ttft p50 <= 500ms", "speed p50 >= 20 tok/s")
+	pts := ev.Evaluate(checks, Options{})
+	if len(pts) != 1 {
+		t.Fatalf("%d levels", len(pts))
+	}
+	pv := pts[0]
+	if pv.Requests != 4 || pv.Good != 1 {
+		t.Errorf("requests %d good %d, want 4 and 1", pv.Requests, pv.Good)
+	}
+	if got := *pv.Attainment; got != 0.25 {
+		t.Errorf("attainment %v, want 0.25", got)
+	}
+	// The window is from the earliest send (0) to the latest end (1000 ms):
+	// the failed request's end.
+	if math.Abs(pv.Goodput-1) > 1e-9 {
+		t.Errorf("goodput %v req/s, want 1", pv.Goodput)
+	}
+	// The point-level SLOs read the same numbers as the summary.
+	var agg metrics.Aggregator
+	for _, r := range []*record.Record{req(0, c2, 0, 0, 100, 20, 11), req(0, c2, 1, 0, 900, 10, 11), req(0, c2, 2, 0, 100, 80, 11), failed(0, c2, 3, 500, 1000)} {
+		agg.Add(r)
+	}
+	pt, _ := agg.Point(0)
+	if got, want := *pv.Checks[0].Measured, *pt.TTFT.P50; got != want {
+		t.Errorf("ttft p50 %v, summary %v", got, want)
+	}
+	if got, want := *pv.Checks[1].Measured, *pt.DecodeTPSReq.P50; got != want {
+		t.Errorf("speed p50 %v, summary %v", got, want)
+	}
+}
+
+// TestSpeedPercentileBothWays: "speed p95 >= 20" holds when at least 95%
+// of requests decode at 20 tok/s or faster, and fails when fewer do —
+// the reverse reading (the p95 of speed) would pass both.
+func TestSpeedPercentileBothWays(t *testing.T) {
+	checks := mustParse(t, "speed p95 >= 20 tok/s")
+	for _, tt := range []struct {
+		slow int
+		pass bool
+	}{{4, true}, {6, false}} {
+		var ev Evaluator
+		c1 := record.Load{Concurrency: 1}
+		for i := range 100 {
+			gap := int64(40) // 25 tok/s
+			if i < tt.slow {
+				gap = 100 // 10 tok/s
+			}
+			ev.Add(req(0, c1, int64(i), int64(i)*1000, 10, gap, 5))
+		}
+		pv := ev.Evaluate(checks, Options{})[0]
+		if pv.Pass != tt.pass {
+			t.Errorf("%d of 100 slow: pass %v, want %v (measured %v)", tt.slow, pv.Pass, tt.pass, *pv.Checks[0].Measured)
+		}
+	}
+	// And a latency ceiling the other way: ttft p95 <= 100ms.
+	lat := mustParse(t, "ttft p95 <= 100ms")
+	for _, tt := range []struct {
+		slow int
+		pass bool
+	}{{4, true}, {6, false}} {
+		var ev Evaluator
+		for i := range 100 {
+			ttft := int64(50)
+			if i < tt.slow {
+				ttft = 500
+			}
+			ev.Add(req(0, record.Load{Concurrency: 1}, int64(i), int64(i)*1000, ttft, 10, 3))
+		}
+		if pv := ev.Evaluate(lat, Options{})[0]; pv.Pass != tt.pass {
+			t.Errorf("ttft: %d of 100 slow: pass %v, want %v", tt.slow, pv.Pass, tt.pass)
+		}
+	}
+}
+
+func TestRepeatsPoolAndIntervals(t *testing.T) {
+	c4 := record.Load{Concurrency: 4}
+	var ev Evaluator
+	for rep := range 3 {
+		for i := range 40 {
+			ev.Add(req(rep, c4, int64(rep*100+i), int64(i)*50, int64(100+i+rep*10), 10, 4))
+		}
+	}
+	checks := mustParse(t, "ttft p95 <= 200ms", "error_rate <= 1%", "itl p99 <= 20ms")
+	pv := ev.Evaluate(checks, Options{Intervals: true, Iterations: 300, Seed: 1})[0]
+	if len(pv.Points) != 3 || pv.Requests != 120 {
+		t.Fatalf("points %v, requests %d", pv.Points, pv.Requests)
+	}
+	c := pv.Checks[0]
+	if c.CI == nil || !(c.CI.Low <= *c.Measured && *c.Measured <= c.CI.High) || c.Certainty != "pass" {
+		t.Errorf("ttft interval %+v around %v, certainty %q", c.CI, *c.Measured, c.Certainty)
+	}
+	if pv.Checks[1].CI == nil || pv.Checks[1].CI.High != 0 {
+		t.Errorf("error-rate interval %+v", pv.Checks[1].CI)
+	}
+	// An SLO whose target sits inside the interval is uncertain.
+	tight := mustParse(t, "ttft p95 <= "+strings.TrimSuffix(pv.Checks[0].SLOValue().Format(*c.Measured), "ms")+"ms")
+	pv2 := ev.Evaluate(tight, Options{Intervals: true, Iterations: 300, Seed: 1})[0]
+	if pv2.Checks[0].Certainty != "uncertain" {
+		t.Errorf("target at the estimate: certainty %q, interval %+v", pv2.Checks[0].Certainty, pv2.Checks[0].CI)
+	}
+}
+
+func TestOverloadedLoadFails(t *testing.T) {
+	var ev Evaluator
+	l := record.Load{Rate: 8}
+	ev.Add(req(0, l, 0, 0, 10, 10, 3))
+	ev.MarkOverloaded(l, "time to first token grew without bound")
+	pv := ev.Evaluate(mustParse(t, "ttft p95 <= 1s"), Options{})[0]
+	if pv.Pass || pv.Overloaded == "" {
+		t.Errorf("overloaded load passes: %+v", pv)
+	}
+	// Nothing measured at all fails with no value.
+	var empty Evaluator
+	empty.MarkOverloaded(l, "x")
+	pv = empty.Evaluate(mustParse(t, "ttft p95 <= 1s"), Options{})[0]
+	if pv.Pass || pv.Checks[0].Measured != nil || pv.Attainment != nil {
+		t.Errorf("empty load: %+v", pv)
+	}
+}
+
+func TestOverloadDetector(t *testing.T) {
+	checks := mustParse(t, "ttft p95 <= 100ms")
+	o := NewOverload(checks)
+	why := ""
+	// TTFT from schedule rising 200 ms per request: beyond 10 × 100 ms
+	// for ten requests in a row.
+	for i := range 40 {
+		r := req(0, record.Load{Rate: 50}, int64(i), int64(i)*20, 10, 1, 2)
+		r.ScheduledNS = r.SentNS - int64(i)*200*ms
+		if w := o.Add(r); w != "" {
+			why = w
+			break
+		}
+	}
+	if !strings.Contains(why, "grew without bound") {
+		t.Errorf("rising TTFT not detected: %q", why)
+	}
+	e := NewOverload(checks)
+	why = ""
+	for i := range 12 {
+		if w := e.Add(failed(0, record.Load{Rate: 50}, int64(i), 0, 1)); w != "" {
+			why = w
+		}
+	}
+	if !strings.Contains(why, "failed") {
+		t.Errorf("errors not detected: %q", why)
+	}
+	steady := NewOverload(checks)
+	for i := range 50 {
+		if w := steady.Add(req(0, record.Load{Rate: 5}, int64(i), int64(i)*200, 50, 10, 3)); w != "" {
+			t.Fatalf("steady load called overloaded: %s", w)
+		}
+	}
+}

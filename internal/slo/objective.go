@@ -1,0 +1,249 @@
+package slo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// Objective is a serving objective: what is served, the workload, the
+// load, and the SLOs that must hold. The YAML form is documented in
+// docs/METRICS.md (Objectives); see also the presets.
+type Objective struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Model and Quantization are labels recorded with the run; the model
+	// name sent to the server is run's --model.
+	Model        string `json:"model,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
+	// Workload is what is sent, as run's workload flags would set it; its
+	// YAML keys are those of workload.Spec (docs/WORKLOADS.md).
+	Workload workload.Spec `json:"-"`
+	Load     Load          `json:"load"`
+	// ContextLength is the context (prompt + output tokens) the server
+	// must accept; checked against what the server reports (max_model_len).
+	ContextLength int `json:"context_length,omitempty"`
+	// NoOOM adds the SLO "out_of_memory <= 0".
+	NoOOM bool  `json:"no_oom"`
+	SLOs  []SLO `json:"slos"`
+	// Priority says what matters more when candidates tie: throughput or
+	// responsiveness.
+	Priority string `json:"priority"`
+}
+
+// Priorities.
+const (
+	PriorityThroughput     = "throughput"
+	PriorityResponsiveness = "responsiveness"
+)
+
+// Load is the load the objective is judged at: closed-loop concurrency
+// levels or open-loop request rates, and the target load at which the
+// objective must hold.
+type Load struct {
+	Concurrency    []int     `json:"concurrency,omitempty"`
+	Rate           []float64 `json:"rate,omitempty"`
+	MaxConcurrency int       `json:"max_concurrency,omitempty"`
+	// Target is the load at which the objective must hold; 0 means the
+	// highest load listed.
+	Target   float64 `json:"target,omitempty"`
+	Requests int     `json:"requests,omitempty"`
+	Duration string  `json:"duration,omitempty"`
+	Warmup   string  `json:"warmup,omitempty"`
+}
+
+// Open reports whether the load is open-loop (request rates).
+func (l Load) Open() bool { return len(l.Rate) > 0 }
+
+// Levels returns the listed loads as record.Loads, in the order given.
+func (l Load) Levels() []record.Load {
+	var out []record.Load
+	for _, c := range l.Concurrency {
+		out = append(out, record.Load{Concurrency: c})
+	}
+	for _, r := range l.Rate {
+		out = append(out, record.Load{Rate: r, MaxConcurrency: l.MaxConcurrency})
+	}
+	return out
+}
+
+// TargetLoad is the load at which the objective must hold.
+func (l Load) TargetLoad() record.Load {
+	t := l.Target
+	if t == 0 {
+		t = slices.Max(append(slices.Clone(l.Rate), intsToFloats(l.Concurrency)...))
+	}
+	if l.Open() {
+		return record.Load{Rate: t, MaxConcurrency: l.MaxConcurrency}
+	}
+	return record.Load{Concurrency: int(t)}
+}
+
+func intsToFloats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// Checks returns the SLOs to evaluate: the listed ones plus
+// "out_of_memory <= 0" when NoOOM is set and none names out_of_memory.
+func (o *Objective) Checks() []SLO {
+	out := slices.Clone(o.SLOs)
+	if o.NoOOM && !slices.ContainsFunc(out, func(s SLO) bool { return s.Metric == "out_of_memory" }) {
+		s, _ := Parse("out_of_memory <= 0")
+		out = append(out, s)
+	}
+	return out
+}
+
+// SetSLO adds s, replacing an SLO on the same metric and percentile.
+func (o *Objective) SetSLO(s SLO) {
+	for i := range o.SLOs {
+		if o.SLOs[i].Key() == s.Key() {
+			o.SLOs[i] = s
+			return
+		}
+	}
+	o.SLOs = append(o.SLOs, s)
+}
+
+// Validate reports the first invalid field as a *FieldError (without a
+// line; ParseObjective adds it).
+func (o *Objective) Validate() error {
+	for _, f := range []struct{ name, v string }{{"name", o.Name}, {"model", o.Model}, {"quantization", o.Quantization}} {
+		if strings.ContainsFunc(f.v, unicode.IsControl) {
+			return fieldErr(f.name, "must be printable text")
+		}
+	}
+	if err := o.Workload.Validate(); err != nil {
+		var se *workload.SpecError
+		if errors.As(err, &se) {
+			return fieldErr("workload."+se.Key, "%v", se.Err)
+		}
+		return fieldErr("workload", "%v", err)
+	}
+	if err := o.Load.validate(); err != nil {
+		return err
+	}
+	if o.ContextLength < 0 || o.ContextLength > 1<<30 {
+		return fieldErr("context_length", "must be a whole number of tokens in [0, %d]", 1<<30)
+	}
+	if o.Priority != "" && o.Priority != PriorityThroughput && o.Priority != PriorityResponsiveness {
+		return fieldErr("priority", "must be %q or %q (got %q)", PriorityThroughput, PriorityResponsiveness, o.Priority)
+	}
+	seen := map[string]bool{}
+	for i, s := range o.SLOs {
+		if seen[s.Key()] {
+			return fieldErr(fmt.Sprintf("slos[%d]", i), "a second SLO on %s; keep one", strings.TrimSpace(s.Key()))
+		}
+		seen[s.Key()] = true
+	}
+	return nil
+}
+
+func (l Load) validate() error {
+	switch {
+	case len(l.Concurrency) > 0 && len(l.Rate) > 0:
+		return fieldErr("load", "set concurrency or rate, not both: a run is closed-loop or open-loop")
+	case len(l.Concurrency) == 0 && len(l.Rate) == 0:
+		return fieldErr("load", "set concurrency (a list of virtual-user counts) or rate (a list of requests per second)")
+	case l.MaxConcurrency < 0 || (l.MaxConcurrency > 0 && !l.Open()):
+		return fieldErr("load.max_concurrency", "caps an open loop: use it with rate, and make it positive")
+	case l.Requests < 0:
+		return fieldErr("load.requests", "must not be negative")
+	}
+	for i, c := range l.Concurrency {
+		if c < 1 || c > 1<<20 {
+			return fieldErr(fmt.Sprintf("load.concurrency[%d]", i), "must be a whole number in [1, %d]", 1<<20)
+		}
+	}
+	for i, r := range l.Rate {
+		if !(r > 0 && r <= 1e6) {
+			return fieldErr(fmt.Sprintf("load.rate[%d]", i), "must be a rate in (0, 1e6] requests per second")
+		}
+	}
+	if err := l.validateTarget(); err != nil {
+		return err
+	}
+	if l.Duration != "" {
+		if d, err := time.ParseDuration(l.Duration); err != nil || d < 0 {
+			return fieldErr("load.duration", "want a duration such as 60s or 2m (got %q)", l.Duration)
+		}
+	}
+	if l.Warmup != "" {
+		if _, _, err := ParseWarmup(l.Warmup); err != nil {
+			return fieldErr("load.warmup", "%v", err)
+		}
+	}
+	return nil
+}
+
+func (l Load) validateTarget() error {
+	t := l.Target
+	switch {
+	case math.IsNaN(t) || t < 0 || t > 1e6:
+		return fieldErr("load.target", "must be a positive load (got %v)", t)
+	case t > 0 && !l.Open() && t != math.Trunc(t):
+		return fieldErr("load.target", "a concurrency is a whole number (got %v)", t)
+	}
+	return nil
+}
+
+// ParseWarmup reads a warm-up as a request count ("5") or a duration
+// ("10s").
+func ParseWarmup(s string) (requests int, d time.Duration, err error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return n, 0, nil
+	}
+	d, err = time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, 0, fmt.Errorf("want a request count (5) or a duration (10s), got %q", s)
+	}
+	return 0, d, nil
+}
+
+// FieldError is an invalid objective field: its dotted path and, when the
+// objective came from YAML, its line.
+type FieldError struct {
+	Field string
+	Line  int
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Msg)
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MarshalJSON writes the objective with its workload under the YAML keys
+// of the objective file, so summary.json and the file read alike.
+func (o Objective) MarshalJSON() ([]byte, error) {
+	type plain Objective
+	w := map[string]any{}
+	if b, err := yaml.Marshal(o.Workload); err == nil {
+		_ = yaml.Unmarshal(b, &w)
+	}
+	return json.Marshal(struct {
+		plain
+		Workload map[string]any `json:"workload"`
+	}{plain(o), w})
+}

@@ -1,0 +1,201 @@
+// Package slo owns serving objectives and what is concluded from them: the
+// SLO expression language, objective files and presets, per-request and
+// per-load-point verdicts (goodput, attainment), capacity search, the
+// saturation point and the comparison of candidate servers. It reads
+// summaries and records; it never sends a request itself.
+package slo
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// kind is what a metric measures, which fixes its unit and which way is
+// better.
+type kind int
+
+const (
+	latency    kind = iota // ms; lower is better
+	speed                  // tok/s per request; higher is better
+	throughput             // tok/s aggregate; higher is better
+	fraction               // error rate; lower is better
+	count                  // requests; lower is better
+)
+
+// metricDef describes one metric an SLO can name.
+type metricDef struct {
+	name    string
+	aliases []string
+	kind    kind
+	field   string // the summary.json field read
+}
+
+// metricDefs are the metrics SLOs can name. Per-request ones (latencies and
+// speed) also judge each request for goodput (docs/METRICS.md, Objectives).
+var metricDefs = []metricDef{
+	{"ttft", []string{"time_to_first_token", "ttft_ms"}, latency, "ttft_ms"},
+	{"itl", []string{"inter_token_latency", "itl_ms"}, latency, "itl_ms"},
+	{"tpot", []string{"tpot_ms", "time_per_output_token"}, latency, "tpot_ms"},
+	{"e2e", []string{"e2e_ms", "latency", "end_to_end"}, latency, "e2e_ms"},
+	{"speed", []string{"decode_speed", "decode_tps", "decode_tps_per_request", "tps_per_user", "per_user_speed"}, speed, "decode_tps_per_request"},
+	{"error_rate", []string{"errors"}, fraction, "error_rate"},
+	{"throughput", []string{"output_tps", "aggregate_throughput"}, throughput, "output_tps"},
+	{"out_of_memory", []string{"oom"}, count, "requests.errors.out_of_memory"},
+}
+
+func lookupMetric(name string) (metricDef, bool) {
+	for _, m := range metricDefs {
+		if m.name == name {
+			return m, true
+		}
+		for _, a := range m.aliases {
+			if a == name {
+				return m, true
+			}
+		}
+	}
+	return metricDef{}, false
+}
+
+func metricNames() string {
+	names := make([]string, len(metricDefs))
+	for i, m := range metricDefs {
+		names[i] = m.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// higherIsBetter reports the direction of a kind.
+func (k kind) higherIsBetter() bool { return k == speed || k == throughput }
+
+// distribution reports whether the metric has a distribution (and so a
+// percentile) rather than one number per load point.
+func (k kind) distribution() bool { return k == latency || k == speed }
+
+// SLO is one service-level objective: a statistic of a metric compared
+// with a value. Value is in the metric's canonical unit (Unit).
+type SLO struct {
+	// Expr is the canonical text, e.g. "ttft p95 <= 1.5s".
+	Expr   string `json:"expr"`
+	Metric string `json:"metric"`
+	// Percentile is as written: for a speed "p95" means 95% of requests
+	// are at least this fast. Empty for metrics without a distribution.
+	Percentile string `json:"percentile,omitempty"`
+	// Stat is the statistic of the summary distribution compared: the
+	// same as Percentile for latencies, the mirror image for speeds
+	// (speed p95 reads decode_tps_per_request p5).
+	Stat string `json:"stat,omitempty"`
+	// Field is the summary.json field Stat is read from.
+	Field string  `json:"field"`
+	Op    string  `json:"op"`
+	Value float64 `json:"value"`
+	// Unit is Value's unit: ms, tok/s, fraction or requests.
+	Unit string `json:"unit"`
+	// display is the unit the expression was written in (s, ms, ...);
+	// written is the value as written, with that unit.
+	display, written string
+	kind             kind
+}
+
+// Canonical units of each kind.
+var units = map[kind]string{latency: "ms", speed: "tok/s", throughput: "tok/s", fraction: "fraction", count: "requests"}
+
+// HigherIsBetter reports whether larger measured values are better.
+func (s SLO) HigherIsBetter() bool { return s.kind.higherIsBetter() }
+
+// PerRequest reports whether the SLO also judges each request (goodput).
+func (s SLO) PerRequest() bool { return s.kind.distribution() }
+
+// Key identifies the SLO a command-line --slo replaces: the metric and
+// its percentile.
+func (s SLO) Key() string { return s.Metric + " " + s.Percentile }
+
+// Holds compares a measured value with the target.
+func (s SLO) Holds(measured float64) bool {
+	if math.IsNaN(measured) {
+		return false
+	}
+	switch s.Op {
+	case "<=":
+		return measured <= s.Value
+	case "<":
+		return measured < s.Value
+	case ">=":
+		return measured >= s.Value
+	default:
+		return measured > s.Value
+	}
+}
+
+// Margin is the headroom left: target − measured for a ceiling,
+// measured − target for a floor. Negative when the SLO fails.
+func (s SLO) Margin(measured float64) float64 {
+	if s.HigherIsBetter() {
+		return measured - s.Value
+	}
+	return s.Value - measured
+}
+
+// Format writes a value of this SLO's metric in the unit the SLO was
+// written in, e.g. 1234.5 ms as "1.23s" for an SLO written in seconds.
+func (s SLO) Format(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	switch s.kind {
+	case latency:
+		return formatDuration(v, s.display)
+	case fraction:
+		return trimFloat(100*v, 3) + "%"
+	case count:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	default:
+		return trimFloat(v, 3) + " tok/s"
+	}
+}
+
+func formatDuration(ms float64, unit string) string {
+	switch {
+	case unit == "us" && ms < 1:
+		return trimFloat(ms*1e3, 3) + "us"
+	case ms < 1000:
+		return trimFloat(ms, 3) + "ms"
+	case unit == "m" && ms >= 60e3:
+		return trimFloat(ms/6e4, 3) + "m"
+	}
+	return trimFloat(ms/1e3, 3) + "s"
+}
+
+// trimFloat formats v with about sig significant digits and no trailing
+// zeros: 1.5, 312, 0.0123.
+func trimFloat(v float64, sig int) string {
+	if v == 0 {
+		return "0"
+	}
+	digits := sig - 1 - int(math.Floor(math.Log10(math.Abs(v))))
+	digits = max(digits, 0)
+	s := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// String returns the canonical expression.
+func (s SLO) String() string { return s.Expr }
+
+func (s *SLO) setExpr() {
+	parts := []string{s.Metric}
+	if s.Percentile != "" {
+		parts = append(parts, s.Percentile)
+	}
+	parts = append(parts, s.Op, s.written)
+	s.Expr = strings.Join(parts, " ")
+}
+
+// errorf builds a parse error that quotes the expression.
+func errorf(expr, format string, args ...any) error {
+	return fmt.Errorf("SLO %q: %s", expr, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,71 @@
+package slo
+
+import (
+	"fmt"
+	"strings"
+)
+
+// text is the verdict in a sentence a person can act on, e.g. "meets the
+// objective up to concurrency 4 (at concurrency 5: ttft p95 1.2s > 1s);
+// saturates at concurrency 8; at concurrency 8 the p95 per-user speed is
+// 12 tok/s, below 20 tok/s; does not hold at the target load, concurrency
+// 8: ttft p95 3.1s > 1s".
+func (v *Verdict) text(o *Objective) string {
+	if len(v.Points) == 0 {
+		return "nothing was measured"
+	}
+	parts := []string{v.capacityText()}
+	parts = append(parts, v.saturationText(o)...)
+	if v.Holds {
+		parts = append(parts, "holds at the target load, "+LoadText(v.TargetLoad))
+	} else {
+		parts = append(parts, "does not hold at the target load, "+LoadText(v.TargetLoad)+": "+strings.Join(v.Reasons, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (v *Verdict) capacityText() string {
+	c := v.Capacity
+	why := ""
+	if c.FailsAt != nil {
+		if pv, ok := findLoad(v.Points, *c.FailsAt); ok {
+			why = strings.Join(failures(pv), ", ")
+		} else {
+			why = strings.Join(c.FailedSLOs, ", ")
+		}
+	}
+	switch {
+	case c.Found && c.FailsAt != nil:
+		return fmt.Sprintf("meets the objective up to %s (at %s: %s)", LoadText(*c.Load), LoadText(*c.FailsAt), why)
+	case c.Found:
+		return "meets the objective at every load tried, up to " + LoadText(*c.Load)
+	case c.FailsAt != nil:
+		return fmt.Sprintf("does not meet the objective even at %s (%s)", LoadText(*c.FailsAt), why)
+	}
+	return "no load was judged"
+}
+
+func (v *Verdict) saturationText(o *Objective) []string {
+	s := v.Saturation
+	if !s.Found {
+		if len(v.Points) < 2 {
+			return nil
+		}
+		return []string{"does not saturate up to " + LoadText(v.Points[len(v.Points)-1].Load)}
+	}
+	out := []string{"saturates at " + LoadText(*s.Load)}
+	if s.SpeedP5 == nil {
+		return out
+	}
+	speed := fmt.Sprintf("at %s the p95 per-user speed is %s tok/s", LoadText(*s.Load), trimFloat(*s.SpeedP5, 3))
+	for _, c := range o.Checks() {
+		if c.Metric == "speed" && c.Stat == "p5" {
+			if c.Holds(*s.SpeedP5) {
+				speed += ", meeting the objective's " + c.Format(c.Value)
+			} else {
+				speed += ", below the objective's " + c.Format(c.Value)
+			}
+		}
+	}
+	return append(out, speed)
+}
