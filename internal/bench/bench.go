@@ -47,6 +47,12 @@ type Config struct {
 	// Ahead is how many requests to prepare before a point starts, so that
 	// prompt synthesis does not delay sends.
 	Ahead func(p load.Point) int
+	// Observe, when set, receives every record after it is written and
+	// aggregated (an objective's evaluator); calls are serialised.
+	Observe func(*record.Record)
+	// Decorate, when set, returns what summary.json holds in place of the
+	// summary (an objective's verdict adds its fields to it).
+	Decorate func(*metrics.Summary) any
 }
 
 // Result is what a run produced, also when it was interrupted.
@@ -98,6 +104,7 @@ func Open(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	sink.observe = cfg.Observe
 	epoch := time.Now()
 	run := cfg.Run
 	run.Started = epoch.UTC().Format(time.RFC3339Nano)
@@ -135,7 +142,11 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 	s.run.Interrupted = ctx.Err() != nil
 	sum := s.Summary(ctx)
 	res := &Result{Summary: sum, Records: s.sink.count(), Interrupted: s.run.Interrupted}
-	err := s.sink.finish(&s.run, sum)
+	var out any = sum
+	if s.cfg.Decorate != nil {
+		out = s.cfg.Decorate(sum)
+	}
+	err := s.sink.finish(&s.run, out)
 	if werr := s.sink.writeErr(); err == nil {
 		err = werr
 	}
@@ -222,6 +233,8 @@ type sink struct {
 	n      int
 	werr   error
 	notify func(*record.Record)
+	// observe sees every record, under mu (Config.Observe).
+	observe func(*record.Record)
 }
 
 func newSink(dir string) (*sink, error) {
@@ -263,6 +276,9 @@ func (s *sink) emit(r *record.Record) {
 	}
 	s.mu.Lock()
 	s.agg.Add(r)
+	if s.observe != nil {
+		s.observe(r)
+	}
 	s.n++
 	notify := s.notify
 	s.mu.Unlock()
@@ -284,7 +300,7 @@ func (s *sink) writeErr() error {
 }
 
 // finish writes run.json and summary.json next to the records.
-func (s *sink) finish(run *record.Run, sum *metrics.Summary) error {
+func (s *sink) finish(run *record.Run, sum any) error {
 	if s.dir == "" {
 		return nil
 	}
