@@ -1,0 +1,109 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// decideLabels are the labels shown as their own columns, in order; any
+// other label is listed in the "labels" column.
+var decideLabels = []string{"gpus", "gpu", "runtime", "quantization", "cost"}
+
+// Decision writes decide's table: per candidate its labels, capacity
+// under the objective, saturation point, binding SLOs and whether it
+// meets the objective at the target load; then the differences the
+// labels do not explain and the recommendation.
+func Decision(w io.Writer, d *slo.Decision) error {
+	var b strings.Builder
+	o := d.Objective
+	fmt.Fprintf(&b, "Objective %s · target load %s · priority %s\n\n", orDash(o.Name), slo.LoadText(o.Load.TargetLoad()), orDash(o.Priority))
+	head := append([]string{"candidate"}, decideLabels...)
+	rows := [][]string{append(head, "other labels", "capacity", "saturation", "binding SLO", "at target", "")}
+	for _, x := range d.Outcomes {
+		rows = append(rows, decisionRow(x, x.Candidate.Name == d.Recommended))
+	}
+	if err := Rows(&b, rows); err != nil {
+		return err
+	}
+	var flagged []string
+	for _, diff := range d.Differences {
+		if !diff.Controlled {
+			flagged = append(flagged, differenceLine(diff))
+		}
+	}
+	if len(flagged) > 0 {
+		b.WriteString("\nUncontrolled differences (the servers differ where their labels do not say so; the comparison may not be like for like):\n")
+		for _, f := range flagged {
+			b.WriteString("  - " + f + "\n")
+		}
+	}
+	if d.Recommended != "" {
+		fmt.Fprintf(&b, "\nRecommendation: %s — %s\n", d.Recommended, d.Why)
+	} else {
+		fmt.Fprintf(&b, "\nNo recommendation: %s (exit 3)\n", d.Why)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func decisionRow(x slo.Outcome, recommended bool) []string {
+	c := x.Candidate
+	row := []string{c.Name}
+	for _, l := range decideLabels {
+		row = append(row, orDash(c.Labels[l]))
+	}
+	var other []string
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		if !slices.Contains(decideLabels, k) {
+			other = append(other, k+"="+c.Labels[k])
+		}
+	}
+	row = append(row, orDash(strings.Join(other, " ")))
+	if x.Error != "" || x.Verdict == nil {
+		return append(row, "-", "-", "-", "error: "+x.Error, "")
+	}
+	v := x.Verdict
+	capy, sat := "-", "-"
+	switch {
+	case v.Capacity.Load != nil && v.Capacity.FailsAt == nil:
+		capy = "≥" + loadLabel(*v.Capacity.Load)
+	case v.Capacity.Load != nil:
+		capy = loadLabel(*v.Capacity.Load)
+	case v.Capacity.FailsAt != nil:
+		capy = "<" + loadLabel(*v.Capacity.FailsAt)
+	}
+	if v.Saturation.Found {
+		sat = loadLabel(*v.Saturation.Load)
+	}
+	at := "meets"
+	if !v.Holds {
+		at = "FAILS"
+	}
+	mark := ""
+	if recommended {
+		mark = "← recommended"
+	}
+	return append(row, capy, sat, orDash(strings.Join(x.Binding, ", ")), at, mark)
+}
+
+func differenceLine(d slo.Difference) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(d.Values)) {
+		parts = append(parts, name+" "+d.Values[name])
+	}
+	return fmt.Sprintf("%s: %s (add a %q label to declare it)", d.Key, strings.Join(parts, ", "), d.Label)
+}
+
+// DecisionJSON writes the decision as indented JSON.
+func DecisionJSON(w io.Writer, d *slo.Decision) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}

@@ -1,0 +1,212 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// ObjectiveJSON writes a run's summary with its objective and verdict
+// (the summary.json of a run with an objective).
+func ObjectiveJSON(w io.Writer, r *slo.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// Verdict writes an objective's verdict: one row per load with each SLO's
+// measured value and margin, goodput and attainment; the confidence
+// intervals when there are any; then capacity, saturation, requirements
+// and the verdict in a sentence.
+func Verdict(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Objective %s · target load %s · %d SLOs\n\n", orDash(o.Name), slo.LoadText(v.TargetLoad), len(o.Checks()))
+	checks := o.Checks()
+	rows := [][]string{verdictHeader(checks)}
+	for _, pv := range v.Points {
+		rows = append(rows, verdictRow(pv))
+	}
+	writeAligned(&b, rows)
+	if ci := intervalRows(checks, v.Points); ci != nil {
+		b.WriteString("\nConfidence intervals (bootstrap over repeats and requests):\n")
+		writeAligned(&b, ci)
+	}
+	b.WriteString("\n")
+	lines := [][2]string{{"capacity", capacityLine(v.Capacity)}, {"saturation", saturationLine(v.Saturation)}}
+	for _, r := range v.Requirements {
+		lines = append(lines, [2]string{r.Name, r.Note})
+	}
+	lines = append(lines, [2]string{"verdict", v.Text})
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%-*s  %s\n", width, l[0], l[1])
+	}
+	if v.Holds {
+		fmt.Fprintf(&b, "\nOBJECTIVE HOLDS at %s\n", slo.LoadText(v.TargetLoad))
+	} else {
+		fmt.Fprintf(&b, "\nOBJECTIVE NOT MET at %s (exit 3)\n", slo.LoadText(v.TargetLoad))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func verdictHeader(checks []slo.SLO) []string {
+	h := []string{"load"}
+	for _, c := range checks {
+		h = append(h, c.Expr)
+	}
+	return append(h, "goodput req/s", "attained", "")
+}
+
+func verdictRow(pv slo.PointVerdict) []string {
+	row := []string{loadLabel(pv.Load)}
+	for _, c := range pv.Checks {
+		row = append(row, checkCell(c))
+	}
+	att := "-"
+	if pv.Attainment != nil {
+		att = num(100**pv.Attainment, 1) + "%"
+	}
+	state := "pass"
+	switch {
+	case pv.Overloaded != "":
+		state = "FAIL (overloaded)"
+	case !pv.Pass:
+		state = "FAIL"
+	}
+	return append(row, num(pv.Goodput, 2), att, state)
+}
+
+// checkCell is "ok 312ms +69%": the verdict, the measured value in the
+// SLO's unit, and the margin as a share of the target.
+func checkCell(c slo.Check) string {
+	s := c.SLOValue()
+	if c.Measured == nil {
+		return "FAIL n/a"
+	}
+	mark := "ok"
+	if !c.Pass {
+		mark = "FAIL"
+	}
+	cell := mark + " " + s.Format(*c.Measured)
+	if c.MarginFraction != nil {
+		cell += " " + margin(*c.MarginFraction, s.HigherIsBetter())
+	}
+	return cell
+}
+
+// margin shows the headroom as a share of the target ("+12%", "-40%"), or
+// as a multiple when a floor is passed by far ("×9.6").
+func margin(f float64, floor bool) string {
+	switch {
+	case floor && f >= 1:
+		return "×" + num(1+f, 1)
+	case f >= 0:
+		return "+" + num(100*f, 0) + "%"
+	}
+	return num(100*f, 0) + "%"
+}
+
+// intervalRows is the table of intervals, or nil when there are none.
+func intervalRows(checks []slo.SLO, pts []slo.PointVerdict) [][]string {
+	head := []string{"load"}
+	for _, c := range checks {
+		head = append(head, c.Expr)
+	}
+	rows := [][]string{head}
+	found := false
+	for _, pv := range pts {
+		row := []string{loadLabel(pv.Load) + " ×" + strconv.Itoa(len(pv.Points))}
+		for _, c := range pv.Checks {
+			if c.CI == nil {
+				row = append(row, "-")
+				continue
+			}
+			found = true
+			s := c.SLOValue()
+			row = append(row, fmt.Sprintf("%s–%s %s", s.Format(c.CI.Low), s.Format(c.CI.High), c.Certainty))
+		}
+		rows = append(rows, row)
+	}
+	if !found {
+		return nil
+	}
+	return rows
+}
+
+func capacityLine(c slo.Capacity) string {
+	var s string
+	switch {
+	case c.Found && c.FailsAt != nil:
+		s = fmt.Sprintf("%s (passes at %s; fails at %s: %s)", slo.LoadText(*c.Load), loadLabel(*c.Load), loadLabel(*c.FailsAt), failedList(c))
+	case c.Found:
+		s = fmt.Sprintf("at least %s (no load tried failed)", slo.LoadText(*c.Load))
+	case c.FailsAt != nil:
+		s = fmt.Sprintf("below %s (fails there: %s)", slo.LoadText(*c.FailsAt), failedList(c))
+	default:
+		s = "not measured"
+	}
+	if c.Method == "search" {
+		s += fmt.Sprintf(" [search, %d probes]", c.Probes)
+	}
+	return s
+}
+
+func failedList(c slo.Capacity) string {
+	f := strings.Join(c.Shortfalls, ", ")
+	if c.Overloaded != "" {
+		f = strings.TrimPrefix(f+", overloaded: "+c.Overloaded, ", ")
+	}
+	return f
+}
+
+func saturationLine(s slo.Saturation) string {
+	if !s.Found {
+		if s.MaxThroughputLoad != nil {
+			return "not reached; highest aggregate throughput at " + slo.LoadText(*s.MaxThroughputLoad)
+		}
+		return "not reached"
+	}
+	line := fmt.Sprintf("%s (output %s tok/s there, %s at %s)", slo.LoadText(*s.Load), num(s.OutputTPS, 1), num(s.NextTPS, 1), loadLabel(*s.Next))
+	if s.SpeedP5 != nil {
+		line += fmt.Sprintf("; p95 per-user speed there %s tok/s", num(*s.SpeedP5, 1))
+	}
+	return line
+}
+
+// loadLabel is LoadLabel for a bare load: "c=4", "r=2/s".
+func loadLabel(l record.Load) string { return LoadLabel(&metrics.Point{Load: l}) }
+
+// Rows writes a plain table: every column left-aligned and padded to its
+// widest cell, the first row a heading.
+func Rows(w io.Writer, rows [][]string) error {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], runes(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var line strings.Builder
+		for i, c := range r {
+			line.WriteString(c + strings.Repeat(" ", width[i]-runes(c)+2))
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

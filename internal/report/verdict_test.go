@@ -1,0 +1,188 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+const verdictObjective = `name: demo
+load:
+  concurrency: [1, 2, 4, 8]
+  target: 4
+context_length: 8192
+no_oom: true
+slos:
+  - ttft p95 <= 300ms
+  - speed p95 >= 20 tok/s
+  - error_rate <= 1%
+`
+
+// verdictFixture is a sweep where c=1..4 meet the objective and c=8 does
+// not: its first tokens wait behind a full batch. Each load runs twice
+// (as with --repeat 2), so intervals are shown.
+func verdictFixture(t *testing.T) (*slo.Objective, *slo.Verdict, *metrics.Summary) {
+	t.Helper()
+	o, err := slo.ParseObjective([]byte(verdictObjective))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev slo.Evaluator
+	var agg metrics.Aggregator
+	point, id := 0, int64(0)
+	for _, c := range []int{1, 2, 4, 8} {
+		for rep := range 2 {
+			for i := range 20 {
+				// Up to 4 in flight the batch grows; at 8 half wait.
+				inFlight := min(c, 4)
+				ttft, gap := int64(100+(10*i+7*rep)%50), int64(20+inFlight)
+				if c == 8 {
+					ttft, gap = 200+int64(30*i+9*rep), 24
+				}
+				r := rec(point, c, id, int64(i/inFlight)*400, ttft, gap, 11)
+				if c == 8 && i == 3 {
+					r.Error, r.FirstTokenNS, r.Chunks, r.OutputTokens = &record.Error{Class: record.ClassHTTP5xx}, 0, nil, 0
+				}
+				ev.Add(r)
+				agg.Add(r)
+				id++
+			}
+			point++
+		}
+	}
+	checks := o.Checks()
+	pts := ev.Evaluate(checks, slo.Options{Intervals: true, Iterations: 200, Seed: 3})
+	v := slo.Judge(o, pts, nil, map[string]string{"max_model_len": "131072"})
+	return o, v, metrics.Summarize(nil, &agg)
+}
+
+func rec(point, conc int, id, sent, ttft, gap int64, n int) *record.Record {
+	r := &record.Record{Schema: record.Schema, Point: point, Load: record.Load{Concurrency: conc}, ID: id,
+		Phase: record.PhaseMeasured, API: "openai-chat", SentNS: sent * msNS, ScheduledNS: sent * msNS,
+		PromptTokens: 512, OutputTokens: n}
+	for i := range n {
+		r.Chunks = append(r.Chunks, record.Chunk{AtNS: (ttft + int64(i)*gap) * msNS, Tokens: 1})
+	}
+	r.FirstTokenNS = r.SentNS + ttft*msNS
+	r.FirstOutputNS = r.FirstTokenNS
+	r.EndNS = r.SentNS + (ttft+int64(n-1)*gap)*msNS
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n%s", name, got)
+	}
+}
+
+func TestVerdictGolden(t *testing.T) {
+	o, v, _ := verdictFixture(t)
+	var buf bytes.Buffer
+	if err := Verdict(&buf, o, v); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verdict.text.golden", buf.Bytes())
+}
+
+func TestDecisionGolden(t *testing.T) {
+	o, v, _ := verdictFixture(t)
+	fails := *v
+	fails.Holds = false
+	srv := map[string]string{"max_model_len": "131072", "runtime": "vllm"}
+	d := slo.Decide(o, []slo.Outcome{
+		{Candidate: slo.Candidate{Name: "small", Labels: map[string]string{"gpus": "1", "cost": "1", "gpu": "L4"}}, Verdict: &fails,
+			Binding: v.Capacity.FailedSLOs, Server: map[string]string{"max_model_len": "8192", "runtime": "vllm"}},
+		{Candidate: slo.Candidate{Name: "mid", Labels: map[string]string{"gpus": "1", "cost": "2", "gpu": "L40S"}}, Verdict: v,
+			Binding: v.Capacity.FailedSLOs, Server: srv},
+		{Candidate: slo.Candidate{Name: "big", Labels: map[string]string{"gpus": "2", "cost": "4", "gpu": "H100", "region": "eu"}}, Verdict: v,
+			Server: srv},
+		{Candidate: slo.Candidate{Name: "gone", Labels: map[string]string{"gpus": "1"}}, Error: "connection refused"},
+	})
+	var buf bytes.Buffer
+	if err := Decision(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "decision.text.golden", buf.Bytes())
+}
+
+// TestVerdictJSONDocumented: every key of the objective, the verdict and
+// decide's JSON is documented in docs/OUTPUT.md, and the fixture's
+// values are the ones the verdict computed.
+func TestVerdictJSONDocumented(t *testing.T) {
+	o, v, sum := verdictFixture(t)
+	var buf bytes.Buffer
+	if err := ObjectiveJSON(&buf, &slo.Report{Summary: sum, Objective: o, Verdict: v}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["schema"] != metrics.SummarySchema || got["points"] == nil {
+		t.Error("the summary's own fields are kept")
+	}
+	verdict := got["verdict"].(map[string]any)
+	capy := verdict["capacity"].(map[string]any)
+	if verdict["holds"] != true || capy["load"].(map[string]any)["concurrency"] != 4.0 ||
+		capy["fails_at"].(map[string]any)["concurrency"] != 8.0 || capy["method"] != "sweep" {
+		t.Errorf("verdict %v", verdict)
+	}
+	pt := verdict["points"].([]any)[3].(map[string]any)
+	chk := pt["slos"].([]any)[0].(map[string]any)
+	if pt["requests"] != 40.0 || pt["good_requests"] == nil || pt["attainment"] == nil || chk["ci"] == nil ||
+		chk["certainty"] != "fail" || chk["stat"] != "p95" || chk["field"] != "ttft_ms" || chk["pass"] != false {
+		t.Errorf("c=8 point %v", pt)
+	}
+	d := slo.Decide(o, []slo.Outcome{{Candidate: slo.Candidate{Name: "a", Labels: map[string]string{"gpus": "1"}},
+		Verdict: v, Server: map[string]string{"quantization": "q4"}}, {Candidate: slo.Candidate{Name: "b"}, Error: "x",
+		Server: map[string]string{"quantization": "q8"}}})
+	var dbuf bytes.Buffer
+	DecisionJSON(&dbuf, d)
+	var dj map[string]any
+	json.Unmarshal(dbuf.Bytes(), &dj)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	collectKeys(map[string]any{"objective": got["objective"], "verdict": verdict}, keys)
+	collectKeys(dj, keys)
+	for k := range keys {
+		if !bytes.Contains(doc, []byte("`"+k+"`")) && !bytes.Contains(doc, []byte("`"+k+"[]`")) {
+			t.Errorf("JSON key %q is not documented in docs/OUTPUT.md", k)
+		}
+	}
+}
+
+func collectKeys(v any, keys map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			keys[k] = true
+			if k != "values" && k != "labels" && k != "server" { // maps keyed by name
+				collectKeys(c, keys)
+			}
+		}
+	case []any:
+		for _, c := range x {
+			collectKeys(c, keys)
+		}
+	}
+}
