@@ -31,8 +31,11 @@ Examples:
       --concurrency 1,2,4,8,16 --requests 100 --prompt-tokens 512 --output-tokens 128 --out runs/a
   servebench run --url http://127.0.0.1:11434 --api ollama-chat --model llama3.1 --rate 0.5,1,2 --duration 60s
   servebench run --url https://llm.example.com --api-key-env MY_KEY --header 'X-Team: infra' --json
+  servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
+  servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
 
-Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (what completed is still written).
+Exit codes: 0 success (with an objective: it holds at its target load), 1 failure, 2 usage error,
+3 the objective does not hold, 130 interrupted (what completed is still written).
 `
 
 // Defaults for run. The simulator's defaults let a newcomer see the full
@@ -65,6 +68,7 @@ type runFlags struct {
 	seed                               uint64
 	out, format, simConfig             string
 	jsonOut                            bool
+	slo                                sloFlags // objective, verdicts, capacity (run_slo.go)
 }
 
 func init() {
@@ -96,6 +100,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
 	f.defineWorkload(fs)
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
+	f.defineSLO(fs)
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
@@ -107,6 +112,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("servebench run -h", "unexpected argument %q", fs.Arg(0))
+	}
+	if f.slo.active() {
+		return f.runObjective(ctx, env, fs)
 	}
 	plan, err := f.plan()
 	if err != nil {
@@ -124,6 +132,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer target.close()
+	f.describeTarget(ctx, env, target)
 	cfg, err := f.benchConfig(ctx, env, target, plan)
 	if err != nil {
 		return err

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+const decideUsage = `
+Usage: servebench decide [flags] (--candidates FILE | --target name=N,url=U,LABEL=V ...)
+
+Runs one serving objective against several labelled servers, searches each
+one's capacity under it, and recommends the least complex candidate — the
+fewest GPUs, then the lowest cost — that meets the objective at its target
+load. It records what each server says about itself (/v1/models, /version,
+/info, /props, /api/version, /api/show) and flags differences that the
+candidates' labels do not declare: model revision, quantization, runtime
+version, context length, sampling settings.
+
+A candidates file:
+
+  objective: chat              # a preset or an objective file (or --objective)
+  candidates:
+    - name: a100-vllm
+      url: http://10.0.0.1:8000
+      labels: {gpus: 1, gpu: A100-80GB, runtime: vllm-0.6.3, quantization: bf16, cost: 2.1}
+    - name: sim-16             # an in-process simulator instead of a url
+      sim: {engine: {max_num_seqs: 16}}
+      labels: {gpus: 2, cost: 4}
+
+run's flags set the workload, the load and the client (--model, --requests,
+--tokenizer, --seed, --out DIR gives each candidate DIR/NAME).
+
+Examples:
+  servebench decide --candidates candidates.yaml --model meta-llama/Llama-3.1-8B-Instruct
+  servebench decide --objective api --target name=a,url=http://10.0.0.1:8000,gpus=1,cost=2 \
+      --target name=b,url=http://10.0.0.2:8000,gpus=2,cost=3
+  servebench decide --candidates candidates.yaml --out runs/decide --json > decision.json
+
+Exit codes: 0 a candidate meets the objective, 1 failure, 2 usage error,
+3 no candidate meets it, 130 interrupted.
+`
+
+func init() {
+	register(&command{name: "decide", summary: "run one objective against several servers and recommend one", run: decideCmd})
+}
+
+func decideCmd(ctx context.Context, env *Env, args []string) error {
+	var f runFlags
+	fs := newFlagSet(env, "decide", decideUsage)
+	f.define(fs)
+	file := fs.String("candidates", "", "YAML file of candidates (and optionally the objective)")
+	var targets []slo.Candidate
+	fs.Func("target", "a candidate: name=N,url=U[,api=A][,model=M][,LABEL=VALUE...] (repeatable)", func(v string) error {
+		c, err := slo.ParseTarget(v)
+		targets = append(targets, c)
+		return err
+	})
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
+		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
+	}
+	cands, err := candidates(*file, targets, &f)
+	if err != nil {
+		return err
+	}
+	f.slo.findCapacity = true
+	o, err := f.objective(fs)
+	if err != nil {
+		return err
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	var outs []slo.Outcome
+	for _, c := range cands {
+		x := f.measureCandidate(ctx, env, o, plan, c)
+		outs = append(outs, x)
+		fmt.Fprintf(env.Stderr, "candidate %s: %s\n", c.Name, outcomeLine(x))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return f.finishDecision(ctx, env, slo.Decide(o, outs))
+}
+
+// candidates gathers the file's candidates and the --target ones, and
+// takes the file's objective unless --objective was given.
+func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candidate, error) {
+	const hint = "servebench decide -h"
+	var out []slo.Candidate
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef(hint, "--candidates: %v", err)
+		}
+		cf, err := slo.ParseCandidates(b)
+		if err != nil {
+			return nil, usagef(hint, "--candidates %s: %v", file, err)
+		}
+		out = cf.Candidates
+		if f.slo.objective == "" && cf.Objective != "" {
+			f.slo.objective = cf.Objective
+			if rel := filepath.Join(filepath.Dir(file), cf.Objective); fileExists(rel) {
+				f.slo.objective = rel
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range append(out, targets...) {
+		if seen[c.Name] {
+			return nil, usagef(hint, "candidate name %q is used twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	out = append(out, targets...)
+	if len(out) == 0 {
+		return nil, usagef(hint, "no candidates: give --candidates FILE or --target name=N,url=U")
+	}
+	if f.slo.objective == "" && len(f.slo.slos) == 0 {
+		return nil, usagef(hint, "no objective: give --objective NAME|FILE, --slo, or 'objective:' in the candidates file")
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// measureCandidate searches one candidate's capacity under the objective.
+func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *loadPlan, c slo.Candidate) slo.Outcome {
+	x := slo.Outcome{Candidate: c}
+	cf := *f
+	cf.url, cf.model, cf.api = c.URL, cmpOr(c.Model, f.model), cmpOr(c.API, f.api)
+	if f.out != "" {
+		cf.out = filepath.Join(f.out, c.Name)
+	}
+	if c.Simulated {
+		tmp, err := os.CreateTemp("", "servebench-sim-*.yaml")
+		if err != nil {
+			x.Error = err.Error()
+			return x
+		}
+		defer os.Remove(tmp.Name())
+		_, err = tmp.Write(c.Sim)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		cf.simConfig = tmp.Name()
+	}
+	t, err := startTarget(ctx, env, &cf)
+	if err != nil {
+		x.Error = errorText(err)
+		return x
+	}
+	defer t.close()
+	cf.describeTarget(ctx, env, t)
+	x.Server = t.info
+	rep, _, err := cf.judge(ctx, env, o, t, plan)
+	if rep != nil {
+		x.Verdict = rep.Verdict
+		x.Binding = rep.Verdict.Capacity.FailedSLOs
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		x.Error = errorText(err)
+	}
+	return x
+}
+
+func errorText(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Hint != "" {
+		return e.Err.Error() + " (try: " + e.Hint + ")"
+	}
+	return err.Error()
+}
+
+func outcomeLine(x slo.Outcome) string {
+	if x.Error != "" {
+		return "error: " + x.Error
+	}
+	if x.Verdict == nil {
+		return "not measured"
+	}
+	return x.Verdict.Text
+}
+
+func (f *runFlags) finishDecision(ctx context.Context, env *Env, d *slo.Decision) error {
+	var err error
+	if f.jsonOut || f.format == "json" {
+		err = report.DecisionJSON(env.Stdout, d)
+	} else {
+		err = report.Decision(env.Stdout, d)
+	}
+	switch {
+	case err != nil:
+		return err
+	case ctx.Err() != nil:
+		return &Error{Err: errors.New("interrupted: the table covers the candidates measured so far"), Code: ExitInterrupted}
+	case d.Recommended == "":
+		return &Error{Err: fmt.Errorf("objective %s: %s", d.Objective.Name, d.Why), Code: ExitObjective}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+const objectiveUsage = `
+Usage: servebench objective list
+       servebench objective show NAME
+
+Serving objectives say what a server must achieve: the workload, the load,
+and SLOs such as 'ttft p95 <= 1s' or 'speed p95 >= 10 tok/s' (95% of
+requests decode at 10 tok/s or faster). 'list' shows the presets; 'show'
+prints one as YAML to copy and edit. Use one with
+'servebench run --objective NAME|FILE' or 'servebench decide'.
+
+Examples:
+  servebench objective list
+  servebench objective show chat > my-objective.yaml
+  servebench run --objective my-objective.yaml --url http://127.0.0.1:8000 --model M
+  servebench run --objective chat --slo 'ttft p95 <= 500ms' --find-capacity
+`
+
+func init() {
+	register(&command{name: "objective", summary: "list the preset serving objectives, or print one as YAML", run: objectiveCmd})
+}
+
+func objectiveCmd(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "objective", objectiveUsage)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "list":
+		return listObjectives(env)
+	case fs.NArg() == 2 && fs.Arg(0) == "show":
+		b, err := slo.PresetYAML(fs.Arg(1))
+		if err != nil {
+			return usagef("servebench objective list", "%v", err)
+		}
+		_, err = env.Stdout.Write(b)
+		return err
+	}
+	return usagef("servebench objective list  or  servebench objective show chat", "want 'list' or 'show NAME'")
+}
+
+func listObjectives(env *Env) error {
+	rows := [][]string{{"name", "load (target)", "SLOs", "what it is"}}
+	for _, name := range slo.PresetNames {
+		o, err := slo.Preset(name)
+		if err != nil {
+			return err
+		}
+		var exprs []string
+		for _, s := range o.Checks() {
+			exprs = append(exprs, s.Expr)
+		}
+		rows = append(rows, []string{name, loadsText(o.Load), strings.Join(exprs, ", "), o.Description})
+	}
+	return report.Rows(env.Stdout, rows)
+}
+
+// loadsText is "c=1,2,4,8 (8)" or "r=1,2,4/s (4)".
+func loadsText(l slo.Load) string {
+	var vals []string
+	for _, c := range l.Concurrency {
+		vals = append(vals, fmt.Sprint(c))
+	}
+	for _, r := range l.Rate {
+		vals = append(vals, fmt.Sprint(r))
+	}
+	t := slo.LoadValue(l.TargetLoad())
+	if l.Open() {
+		return fmt.Sprintf("r=%s/s (%g)", strings.Join(vals, ","), t)
+	}
+	return fmt.Sprintf("c=%s (%g)", strings.Join(vals, ","), t)
+}
+
+// loadObjective reads --objective: a file when one exists at that path,
+// else a preset.
+func loadObjective(spec string) (*slo.Objective, error) {
+	const hint = "servebench objective show chat > objective.yaml   (presets: servebench objective list)"
+	b, err := os.ReadFile(spec)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(spec, "/.") {
+		if !slices.Contains(slo.PresetNames, spec) {
+			return nil, usagef(hint, "--objective %q: no such file or preset (presets: %s)", spec, strings.Join(slo.PresetNames, ", "))
+		}
+		return slo.Preset(spec)
+	}
+	if err != nil {
+		return nil, usagef(hint, "--objective: %v", err)
+	}
+	o, err := slo.ParseObjective(b)
+	if err != nil {
+		return nil, usagef(hint, "--objective %s: %v", spec, err)
+	}
+	if o.Name == "" {
+		o.Name = strings.TrimSuffix(spec[strings.LastIndex(spec, "/")+1:], ".yaml")
+	}
+	return o, nil
+}

@@ -1,0 +1,394 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// sloFlags are run's objective flags. Any of them turns run into the
+// objective flow: per-load verdicts, capacity, saturation, exit code 3.
+type sloFlags struct {
+	objective    string
+	slos         []slo.SLO
+	findCapacity bool
+	repeat       int
+	targetLoad   float64
+}
+
+func (f *runFlags) defineSLO(fs *flag.FlagSet) {
+	s := &f.slo
+	fs.StringVar(&s.objective, "objective", "", "serving objective to judge the server by: a preset ("+strings.Join(slo.PresetNames, ", ")+") or a YAML file (servebench objective -h); flags override its fields")
+	fs.Func("slo", "an SLO, e.g. 'ttft p95 <= 1.5s' or 'speed p95 >= 20 tok/s' (repeatable; replaces the objective's SLO on the same metric and percentile)", func(v string) error {
+		x, err := slo.Parse(v)
+		s.slos = append(s.slos, x)
+		return err
+	})
+	fs.BoolVar(&s.findCapacity, "find-capacity", false, "search for the highest load at which every SLO holds: raise the load geometrically from the lowest given, then bisect")
+	fs.IntVar(&s.repeat, "repeat", 1, "run each load point N times; verdicts pool the repeats and give bootstrap confidence intervals")
+	fs.Float64Var(&s.targetLoad, "target-load", 0, "the load (concurrency or rate) at which the objective must hold (default: the objective's target, else the highest load)")
+}
+
+func (s *sloFlags) active() bool {
+	return s.objective != "" || len(s.slos) > 0 || s.findCapacity || s.repeat != 1
+}
+
+// runObjective is run with an objective: measure, judge, print, and exit 3
+// when the objective does not hold at its target load.
+func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet) error {
+	o, err := f.objective(fs)
+	if err != nil {
+		return err
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	if _, ok := report.Formats[f.format]; !ok {
+		return usagef("servebench run --format text", "--format %q: want text, markdown, csv or json", f.format)
+	}
+	t, err := startTarget(ctx, env, f)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	f.describeTarget(ctx, env, t)
+	rep, res, err := f.judge(ctx, env, o, t, plan)
+	if res == nil {
+		return err
+	}
+	if rerr := f.renderObjective(env, rep); rerr != nil && err == nil {
+		err = rerr
+	}
+	if f.out != "" {
+		fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
+	}
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		return err
+	case res.Interrupted || ctx.Err() != nil:
+		return &Error{Err: errors.New("interrupted: the summary and verdict cover the requests that completed"), Code: ExitInterrupted}
+	case !rep.Verdict.Holds:
+		return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(rep.Verdict.TargetLoad),
+			strings.Join(rep.Verdict.Reasons, "; ")), Code: ExitObjective}
+	}
+	return nil
+}
+
+func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
+	if f.jsonOut || f.format == "json" {
+		return report.ObjectiveJSON(env.Stdout, rep)
+	}
+	if err := report.Formats[f.format](env.Stdout, rep.Summary); err != nil {
+		return err
+	}
+	if f.format == "csv" {
+		return nil
+	}
+	fmt.Fprintln(env.Stdout)
+	return report.Verdict(env.Stdout, rep.Objective, rep.Verdict)
+}
+
+// judge measures the objective against a started target in one session
+// (one records file, one summary) and returns the report. On an error
+// after the session opened, the report covers what completed.
+func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
+	cfg, err := f.benchConfig(ctx, env, t, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: plan.points[0], repeat: f.slo.repeat, seed: f.seed,
+		opts: slo.Options{Intervals: f.slo.repeat > 1, Seed: f.seed}}
+	rep := &slo.Report{Objective: o}
+	cfg.Observe = m.observe
+	cfg.Decorate = func(sum *metrics.Summary) any { rep.Summary = sum; return rep }
+	if m.sess, err = bench.Open(cfg); err != nil {
+		return nil, nil, err
+	}
+	capy, runErr := m.measureAll(ctx, o, f.slo.findCapacity)
+	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, t.info)
+	res, err := m.sess.Close(ctx)
+	if res != nil {
+		rep.Summary = res.Summary
+	}
+	return rep, res, cmpErr(runErr, err)
+}
+
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// measurer runs an objective's load points in a session, each load
+// repeated, and stops a point early when the server is clearly overloaded.
+type measurer struct {
+	sess   *bench.Session
+	ev     *slo.Evaluator
+	checks []slo.SLO
+	opts   slo.Options
+	base   load.Point
+	repeat int
+	seed   uint64
+	next   int
+	watch  atomic.Pointer[watch]
+}
+
+// watch is the overload detector of the point running now.
+type watch struct {
+	load   record.Load
+	ov     *slo.Overload
+	cancel context.CancelFunc
+}
+
+// observe sees every record (bench.Config.Observe, serialised).
+func (m *measurer) observe(r *record.Record) {
+	m.ev.Add(r)
+	if w := m.watch.Load(); w != nil && r.Load == w.load {
+		if why := w.ov.Add(r); why != "" {
+			m.ev.MarkOverloaded(r.Load, why)
+			w.cancel()
+		}
+	}
+}
+
+// measureAll sweeps the objective's loads, or searches for the capacity,
+// and makes sure the target load is measured.
+func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, search bool) (*slo.Capacity, error) {
+	levels := o.Load.Levels()
+	var capy *slo.Capacity
+	if search {
+		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
+		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
+		capy = &c
+		if err != nil {
+			return capy, err
+		}
+		levels = nil
+	}
+	if target := o.Load.TargetLoad(); !slices.Contains(levels, target) {
+		levels = append(levels, target)
+	}
+	for _, l := range levels {
+		if _, err := m.measure(ctx, l); err != nil {
+			return capy, err
+		}
+	}
+	return capy, nil
+}
+
+// measure runs a load (repeat times, unless it is already measured) and
+// returns its verdict.
+func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
+	if pv, ok := m.ev.Level(l, m.checks, m.opts); ok {
+		return pv, nil
+	}
+	for range m.repeat {
+		pctx, cancel := context.WithCancel(ctx)
+		m.watch.Store(&watch{load: l, ov: slo.NewOverload(m.checks), cancel: cancel})
+		p := m.base
+		p.Index, p.Load, p.Seed = m.next, l, m.seed+uint64(m.next)
+		m.next++
+		_, err := m.sess.RunPoint(pctx, p)
+		overloaded := pctx.Err() != nil && ctx.Err() == nil
+		m.watch.Store(nil)
+		cancel()
+		if ctx.Err() != nil {
+			return slo.PointVerdict{}, ctx.Err()
+		}
+		if err != nil && !overloaded {
+			return slo.PointVerdict{}, err
+		}
+		if overloaded {
+			break // more repeats of a clearly failing load add nothing
+		}
+	}
+	pv, _ := m.ev.Level(l, m.checks, m.opts)
+	return pv, nil
+}
+
+// describeTarget asks the server what it is (backend.Describe) and keeps
+// the answers in the run's target.server.
+func (f *runFlags) describeTarget(ctx context.Context, env *Env, t *target) {
+	tlsConf, _ := f.tlsConfig() // an error is reported when the client is built
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf, Proxy: http.ProxyFromEnvironment}}
+	defer hc.CloseIdleConnections()
+	h := f.headers.h.Clone()
+	if key := ""; f.apiKeyEnv != "" {
+		if key = env.Getenv(f.apiKeyEnv); key != "" {
+			if h == nil {
+				h = http.Header{}
+			}
+			h.Set("Authorization", "Bearer "+key)
+		}
+	}
+	if t.info == nil {
+		t.info = map[string]string{}
+	}
+	for k, v := range backend.Describe(ctx, hc, t.url, t.model, h) {
+		if _, ok := t.info[k]; !ok {
+			t.info[k] = v
+		}
+	}
+}
+
+// objective builds the objective of a run: --objective (or one made of
+// --slo alone), with the command line's flags overriding its fields.
+func (f *runFlags) objective(fs *flag.FlagSet) (*slo.Objective, error) {
+	const hint = "servebench run --objective chat  or  --slo 'ttft p95 <= 1s'"
+	if f.slo.repeat < 1 || f.slo.repeat > 1000 {
+		return nil, usagef("servebench run --repeat 3", "--repeat %d: want a whole number in [1, 1000]", f.slo.repeat)
+	}
+	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness}
+	if f.slo.objective != "" {
+		var err error
+		if o, err = loadObjective(f.slo.objective); err != nil {
+			return nil, err
+		}
+	} else if len(f.slo.slos) == 0 {
+		return nil, usagef(hint, "--find-capacity and --repeat judge a serving objective: give --objective or --slo")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.overlay(o, set); err != nil {
+		return nil, err
+	}
+	for _, s := range f.slo.slos {
+		o.SetSLO(s)
+	}
+	if f.slo.targetLoad > 0 {
+		o.Load.Target = f.slo.targetLoad
+	}
+	if len(o.Checks()) == 0 {
+		return nil, usagef(hint, "objective %s has no SLO", o.Name)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, usagef(hint, "objective %s: %v", o.Name, err)
+	}
+	return o, nil
+}
+
+// overlay makes the objective and run's flags agree: a flag given on the
+// command line overrides the objective's field, and an objective field
+// fills in a flag that was not given.
+func (f *runFlags) overlay(o *slo.Objective, set map[string]bool) error {
+	w := &o.Workload
+	for _, p := range []struct {
+		flag string
+		run  *string
+		obj  *string
+	}{{"prompt-tokens", &f.promptTokens, &w.PromptTokens}, {"output-tokens", &f.outputTokens, &w.OutputTokens}} {
+		if set[p.flag] || *p.obj == "" {
+			*p.obj = *p.run
+		} else {
+			*p.run = *p.obj
+		}
+	}
+	overlaySpec(&f.workload, w, set)
+	if err := f.overlayLoad(&o.Load, set); err != nil {
+		return err
+	}
+	if set["max-concurrency"] {
+		o.Load.MaxConcurrency = f.maxConcurrency
+	} else {
+		f.maxConcurrency = o.Load.MaxConcurrency
+	}
+	return f.overlayAmount(&o.Load, set)
+}
+
+// overlaySpec overlays the workload fields other than the lengths; a
+// field's flag is its YAML key with dashes (docs/WORKLOADS.md).
+func overlaySpec(run, obj *workload.Spec, set map[string]bool) {
+	rv, ov := reflect.ValueOf(run).Elem(), reflect.ValueOf(obj).Elem()
+	for i := range rv.NumField() {
+		key, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("yaml"), ",")
+		if key == "" || key == "-" || key == "prompt_tokens" || key == "output_tokens" {
+			continue
+		}
+		name := strings.ReplaceAll(key, "_", "-")
+		if key == "format" || key == "order" {
+			name = "dataset-" + key
+		}
+		if set[name] || ov.Field(i).IsZero() {
+			ov.Field(i).Set(rv.Field(i))
+		} else {
+			rv.Field(i).Set(ov.Field(i))
+		}
+	}
+}
+
+func (f *runFlags) overlayLoad(l *slo.Load, set map[string]bool) error {
+	if !set["concurrency"] && !set["rate"] && len(l.Levels()) > 0 {
+		f.concurrency, f.rate = "", ""
+		if l.Open() {
+			f.rate = joinNums(l.Rate)
+		} else {
+			f.concurrency = joinNums(l.Concurrency)
+		}
+		return nil
+	}
+	wasOpen, had := l.Open(), len(l.Levels()) > 0
+	l.Concurrency, l.Rate = nil, nil
+	var err error
+	if f.rate != "" {
+		l.Rate, err = floatList("rate", f.rate)
+	} else {
+		l.Concurrency, err = intList("concurrency", cmpOr(f.concurrency, defaultConcurrency))
+	}
+	if !had || wasOpen != l.Open() {
+		l.Target = 0 // a concurrency is no target for a rate, nor the reverse
+	}
+	return err
+}
+
+// overlayAmount overlays how long each point runs: requests and duration
+// go together, and so does the warm-up.
+func (f *runFlags) overlayAmount(l *slo.Load, set map[string]bool) error {
+	if set["requests"] || set["duration"] || (l.Requests == 0 && l.Duration == "") {
+		l.Requests, l.Duration = f.requests, ""
+		if f.dur > 0 {
+			l.Duration = f.dur.String()
+		}
+	} else {
+		f.requests, f.dur = l.Requests, 0
+		if l.Duration != "" {
+			f.dur, _ = time.ParseDuration(l.Duration) // validated with the objective
+		}
+	}
+	if set["warmup"] || l.Warmup == "" {
+		if s := f.warmup.String(); s != "0" {
+			l.Warmup = s
+		}
+		return nil
+	}
+	return f.warmup.Set(l.Warmup)
+}
+
+func joinNums[T int | float64](xs []T) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(float64(x), 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}

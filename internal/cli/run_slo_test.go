@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// The test server: 4 sequence slots, no jitter, 5× faster than the
+// modelled GPU. Short prompts and answers keep each probe well under a
+// second; TTFT is one prefill step while a slot is free and a whole
+// request's duration once requests queue for one, so the capacity under a
+// TTFT objective is the slot count. The objective is on p90 so that one
+// or two requests delayed by a busy machine cannot decide it: beyond the
+// slots at least one request in every round queues.
+const (
+	testSlots    = 4
+	testPrompt   = 64
+	testOutput   = 48
+	testRequests = 24
+	// testTTFT is the TTFT target in wall milliseconds: far above a
+	// prefill step (about 0.4 ms) and far below a queued request's wait
+	// (a whole request, about 65 ms).
+	testTTFT = 20.0
+	// testTimeScale keeps a queued request's wait well above the noise of
+	// a busy machine.
+	testTimeScale = 5
+)
+
+func testSimConfig() sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Jitter = 0
+	cfg.TimeScale = testTimeScale
+	cfg.Engine.MaxNumSeqs = testSlots
+	return cfg
+}
+
+func writeSimConfig(t *testing.T, slots int, extra string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sim.yaml")
+	cfg := testSimConfig()
+	y := "time_scale: " + ftoa(cfg.TimeScale) + "\njitter: 0\nengine:\n  max_num_seqs: " + itoa(slots) + "\n" + extra
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func itoa(i int) string     { return ftoa(float64(i)) }
+func ftoa(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+// expectedCapacity is the analytic capacity: the simulator's own virtual
+// clock (sim.SimulateClosed, no HTTP, no noise) run at each concurrency,
+// judged by the same TTFT target.
+func expectedCapacity(t *testing.T, cfg sim.Config, maxC int) int {
+	t.Helper()
+	capacity := 0
+	for c := 1; c <= maxC; c++ {
+		reqs := make([]sim.Request, testRequests)
+		for i := range reqs {
+			reqs[i] = sim.Request{PromptTokens: testPrompt, OutputTokens: testOutput}
+		}
+		outs, _, err := sim.SimulateClosed(cfg, c, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s stats.Sample
+		for _, o := range outs {
+			s.Add(float64(cfg.Wall(o.TTFT)) / 1e6)
+		}
+		if s.Quantile(0.90) > testTTFT {
+			break
+		}
+		capacity = c
+	}
+	return capacity
+}
+
+func objectiveArgs(simConfig string, extra ...string) []string {
+	return append([]string{"run", "--sim-config", simConfig, "--prompt-tokens", itoa(testPrompt),
+		"--output-tokens", itoa(testOutput), "--requests", itoa(testRequests),
+		"--slo", "ttft p90 <= " + ftoa(testTTFT) + "ms", "--slo", "error_rate <= 0%"}, extra...)
+}
+
+// TestFindCapacityMatchesAnalytic: the search lands within one step of
+// the capacity the simulator's virtual clock gives.
+func TestFindCapacityMatchesAnalytic(t *testing.T) {
+	want := expectedCapacity(t, testSimConfig(), 2*testSlots)
+	if want != testSlots {
+		t.Fatalf("analytic capacity %d, want the slot count %d: the test's settings no longer separate queued from admitted requests", want, testSlots)
+	}
+	code, stdout, stderr := runMain(t, objectiveArgs(writeSimConfig(t, testSlots, ""),
+		"--concurrency", "2", "--target-load", "2", "--find-capacity", "--json")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Verdict slo.Verdict `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Verdict.Capacity
+	if c.Method != "search" || c.Load == nil || c.FailsAt == nil {
+		t.Fatalf("capacity %+v", c)
+	}
+	got := c.Load.Concurrency
+	if got < want-1 || got > want+1 || c.FailsAt.Concurrency != got+1 {
+		t.Errorf("capacity %d (fails at %d), analytic %d", got, c.FailsAt.Concurrency, want)
+	}
+	if len(c.FailedSLOs) == 0 || c.FailedSLOs[0] != "ttft p90 <= 20ms" {
+		t.Errorf("binding SLO %v", c.FailedSLOs)
+	}
+	if !rep.Verdict.Holds || !strings.Contains(rep.Verdict.Text, "meets the objective up to concurrency") {
+		t.Errorf("verdict %q", rep.Verdict.Text)
+	}
+}
+
+// TestSweepFailsWithExit3: a sweep past the slot limit fails its target
+// load with exit 3 naming the SLO; saturation is at the slot limit; the
+// summary, run.json and every verdict field are written.
+func TestSweepFailsWithExit3(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runMain(t, objectiveArgs(writeSimConfig(t, testSlots, ""),
+		"--concurrency", "2,4,8", "--out", dir)...)
+	if code != ExitObjective {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "not met at concurrency 8: ttft p90") || !strings.Contains(stdout, "OBJECTIVE NOT MET at concurrency 8") {
+		t.Errorf("the failing SLO is not named:\n%s\n%s", stderr, stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Points    []json.RawMessage `json:"points"`
+		Objective *slo.Objective    `json:"objective"`
+		Verdict   *slo.Verdict      `json:"verdict"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Verdict == nil || rep.Objective == nil || len(rep.Points) != 3 {
+		t.Fatalf("summary.json: %v %s", err, b[:min(len(b), 300)])
+	}
+	v := rep.Verdict
+	if v.Holds || v.Capacity.Method != "sweep" || v.Capacity.Load == nil || v.Capacity.Load.Concurrency != testSlots {
+		t.Errorf("capacity %+v", v.Capacity)
+	}
+	if !v.Saturation.Found || v.Saturation.Load.Concurrency != testSlots {
+		t.Errorf("saturation %+v, want at the %d slots", v.Saturation, testSlots)
+	}
+	for _, pv := range v.Points {
+		// Goodput can be 0 where every request waited; not below a slot.
+		if pv.Requests != testRequests || pv.Attainment == nil || (pv.Load.Concurrency < testSlots && pv.Goodput <= 0) {
+			t.Errorf("%+v: requests %d attainment %v goodput %v", pv.Load, pv.Requests, pv.Attainment, pv.Goodput)
+		}
+	}
+	run, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	for _, want := range []string{`"runtime": "servebench-sim"`, `"max_model_len": "`, `"endpoints": "`} {
+		if !strings.Contains(string(run), want) {
+			t.Errorf("run.json lacks the server's self-description %s", want)
+		}
+	}
+}
+
+// TestDecideSimulated: three simulated candidates whose ranking is known:
+// 2 slots cannot hold concurrency 3, 4 slots can on one GPU, 6 slots can
+// on two; the one serving another model name is flagged.
+func TestDecideSimulated(t *testing.T) {
+	cands := filepath.Join(t.TempDir(), "candidates.yaml")
+	os.WriteFile(cands, []byte(`candidates:
+  - name: slots-2
+    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 2}}
+    labels: {gpus: 1, cost: 1}
+  - name: slots-4
+    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 4}}
+    labels: {gpus: 1, cost: 2}
+  - name: slots-6
+    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 6}, model: {name: other-model}}
+    labels: {gpus: 2, cost: 3}
+`), 0o644)
+	code, stdout, stderr := runMain(t, "decide", "--candidates", cands, "--prompt-tokens", itoa(testPrompt),
+		"--output-tokens", itoa(testOutput), "--requests", itoa(testRequests), "--concurrency", "2", "--target-load", "3",
+		"--slo", "ttft p90 <= 20ms")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = line
+		}
+	}
+	if !strings.Contains(rows["slots-2"], "FAILS") || !strings.Contains(rows["slots-4"], "← recommended") ||
+		!strings.Contains(rows["slots-6"], "meets") {
+		t.Errorf("ranking:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "Recommendation: slots-4") || !strings.Contains(stdout, "model_id: slots-2 sim-llama-3.1-8b, slots-4 sim-llama-3.1-8b, slots-6 other-model") {
+		t.Errorf("recommendation or flagged difference missing:\n%s", stdout)
+	}
+}
