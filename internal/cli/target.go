@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -153,7 +154,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		NewSource: newSource,
 		Run: record.Run{
 			Schema: record.RunSchema, Version: Version,
-			Target:       record.Target{URL: t.url, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
+			Target:       record.Target{URL: publicURL(t.url), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
 			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
 			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(),
 		},
@@ -179,4 +180,16 @@ func aheadFor(p load.Point) int {
 		n = int(2 * p.Load.Rate)
 	}
 	return min(max(n, 16), 20000)
+}
+
+// publicURL is the URL as written into run.json and reports: any user
+// name, password or query (where some gateways take keys) is dropped, so
+// credentials never reach a file.
+func publicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
 }
