@@ -23,7 +23,11 @@ func LoadGGUF(path string) (*Shape, error) {
 		return nil, fmt.Errorf("%s: %s.block_count is %d", path, a.Architecture, a.BlockCount)
 	}
 	s := ggufDims(&a)
-	s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	// The model's own general.name, else the file's name.
+	s.Name = f.Metadata().Name
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
 	ggufKinds(&a, s)
 	ggufParams(f, s)
 	if err := s.Validate(); err != nil {
