@@ -1,5 +1,7 @@
 package stats
 
+import "math"
+
 // DefaultSaturationGain is the share of a load increase that aggregate
 // throughput must keep up with for the load not to count as saturated: a
 // doubling of load that buys less than 20% more throughput is not worth
@@ -39,4 +41,29 @@ func saturatedAt(i, n int, loads, throughput, latency []float64, gain float64) b
 		}
 	}
 	return true
+}
+
+// Slope is the least-squares slope of ys against xs (NaN for fewer than
+// two points or no spread in xs).
+func Slope(xs, ys []float64) float64 {
+	n := min(len(xs), len(ys))
+	if n < 2 {
+		return math.NaN()
+	}
+	var mx, my float64
+	for i := range n {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	var sxy, sxx float64
+	for i := range n {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return math.NaN()
+	}
+	return sxy / sxx
 }

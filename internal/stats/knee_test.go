@@ -80,3 +80,15 @@ func shifted(units [][]float64, by float64) [][]float64 {
 	}
 	return out
 }
+
+func TestSlope(t *testing.T) {
+	if got := Slope([]float64{0, 1, 2, 3}, []float64{1, 3, 5, 7}); math.Abs(got-2) > 1e-12 {
+		t.Errorf("slope %v, want 2", got)
+	}
+	if got := Slope([]float64{0, 1, 2}, []float64{5, 5, 5}); got != 0 {
+		t.Errorf("flat: %v", got)
+	}
+	if !math.IsNaN(Slope([]float64{1}, []float64{1})) || !math.IsNaN(Slope([]float64{2, 2}, []float64{1, 3})) {
+		t.Error("undefined slopes must be NaN")
+	}
+}
