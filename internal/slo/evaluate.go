@@ -40,6 +40,8 @@ type reqVals struct {
 	failed               bool
 	ttft, tpot, e2e, spd float64
 	itl                  []float64
+	// sched is the scheduled time (s); ttftSched the TTFT from it (ms).
+	sched, ttftSched float64
 }
 
 // Add folds one record in.
@@ -84,12 +86,13 @@ func (rn *run) add(r *record.Record) {
 // 1000/TPOT, and each chunk's gap spread over its tokens.
 func values(r *record.Record) reqVals {
 	v := reqVals{failed: r.Error != nil, ttft: math.NaN(), tpot: math.NaN(), spd: math.NaN(),
-		e2e: float64(r.EndNS-r.SentNS) / 1e6}
+		e2e: float64(r.EndNS-r.SentNS) / 1e6, sched: float64(r.ScheduledNS) / 1e9, ttftSched: math.NaN()}
 	if v.failed {
 		return v
 	}
 	if r.FirstTokenNS != 0 {
 		v.ttft = float64(r.FirstTokenNS-r.SentNS) / 1e6
+		v.ttftSched = float64(r.FirstTokenNS-r.ScheduledNS) / 1e6
 	}
 	if r.FirstTokenNS != 0 && r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
 		v.tpot = float64(r.EndNS-r.FirstTokenNS) / 1e6 / float64(r.OutputTokens-1)
@@ -178,7 +181,10 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 	slices.Sort(idx)
 	pv.Points = idx
 	pv.goodput(lv, idx, checks)
-	pv.Pass = lv.overloaded == ""
+	if pv.Overloaded == "" && lv.load.Rate > 0 {
+		pv.Overloaded = lv.queueGrowth(idx, checks)
+	}
+	pv.Pass = pv.Overloaded == ""
 	for _, s := range checks {
 		c := check(s, &pt)
 		if opt.Intervals {

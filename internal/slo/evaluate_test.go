@@ -209,3 +209,26 @@ func TestOverloadDetector(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueGrowth: an open-loop load whose TTFT from the schedule keeps
+// rising fails as overloaded even when its percentiles pass (a fixed
+// request count bounds the queue); a steady one does not.
+func TestQueueGrowth(t *testing.T) {
+	checks := mustParse(t, "ttft p99 <= 2s")
+	for _, tt := range []struct {
+		name     string
+		growMS   int64 // added TTFT per request, 50 ms apart
+		overload bool
+	}{{"growing 0.4 s/s", 20, true}, {"steady", 0, false}, {"slow drift 0.04 s/s", 2, false}} {
+		var ev Evaluator
+		l := record.Load{Rate: 20}
+		for i := range int64(60) {
+			r := req(0, l, i, i*50, 100+i*tt.growMS, 10, 3)
+			ev.Add(r)
+		}
+		pv := ev.Evaluate(checks, Options{})[0]
+		if (pv.Overloaded != "") != tt.overload || pv.Pass == tt.overload {
+			t.Errorf("%s: overloaded %q, pass %v", tt.name, pv.Overloaded, pv.Pass)
+		}
+	}
+}

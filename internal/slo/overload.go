@@ -2,10 +2,12 @@ package slo
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
 )
 
 // Overload detection. A probe far beyond capacity would otherwise run to
@@ -101,4 +103,47 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// Queue growth. An open loop holds only if the server keeps up with the
+// arrivals. A fixed number of requests bounds the queue an overloaded
+// server builds, so percentiles alone can pass a load the server cannot
+// sustain; the trend gives it away (on the simulator a steady point's
+// trend stays within ±0.02 s/s, one offered 35% beyond capacity rises
+// 0.16 s/s): when the TTFT measured from the
+// schedule rises through a point at more than queueGrowthLimit (seconds
+// per second of arrivals), by more than queueGrowthShare of the TTFT
+// target (the E2E target without one; 1 s without either) over the
+// point, the queue is growing without bound and the load fails as
+// overloaded.
+const (
+	queueGrowthLimit       = 0.1
+	queueGrowthShare       = 0.1
+	queueGrowthMinRequests = 20
+)
+
+// queueGrowth returns why the level's queue grows without bound, or "".
+func (lv *level) queueGrowth(idx []int, checks []SLO) string {
+	ref := 1000.0
+	if l := NewOverload(checks).limitMS; l > 0 {
+		ref = l / overloadFactor
+	}
+	for _, i := range idx {
+		var xs, ys []float64
+		for _, v := range lv.runs[i].reqs {
+			if !math.IsNaN(v.ttftSched) {
+				xs, ys = append(xs, v.sched), append(ys, v.ttftSched)
+			}
+		}
+		if len(xs) < queueGrowthMinRequests {
+			continue
+		}
+		slope := stats.Slope(xs, ys) // ms per s
+		rise := slope * (slices.Max(xs) - slices.Min(xs))
+		if slope > queueGrowthLimit*1000 && rise > queueGrowthShare*ref {
+			return fmt.Sprintf("the server does not keep up: time to first token from the schedule rose %s per second of arrivals (%s over the point)",
+				formatDuration(slope, "ms"), formatDuration(rise, "s"))
+		}
+	}
+	return ""
 }

@@ -148,7 +148,7 @@ func requirements(o *Objective, server map[string]string) []Requirement {
 func failures(pv PointVerdict) []string {
 	var out []string
 	if pv.Overloaded != "" {
-		out = append(out, "stopped early at "+LoadText(pv.Load)+": "+pv.Overloaded)
+		out = append(out, "overloaded at "+LoadText(pv.Load)+": "+pv.Overloaded)
 	}
 	for _, c := range pv.Checks {
 		if !c.Pass {
