@@ -204,3 +204,51 @@ func TestDecideSimulated(t *testing.T) {
 		t.Errorf("recommendation or flagged difference missing:\n%s", stdout)
 	}
 }
+
+// TestOpenLoopOverload: an open loop offered several times the server's
+// capacity fails as overloaded — its queue grows — even though a fixed
+// request count keeps its percentiles bounded; a light load passes.
+func TestOpenLoopOverload(t *testing.T) {
+	code, stdout, stderr := runMain(t, "run", "--sim-config", writeSimConfig(t, testSlots, ""),
+		"--prompt-tokens", itoa(testPrompt), "--output-tokens", itoa(testOutput), "--requests", itoa(testRequests),
+		"--rate", "15,300", "--arrival", "constant", "--slo", "ttft p90 <= 1s", "--json")
+	if code != ExitObjective {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	var rep struct {
+		Verdict slo.Verdict `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	pts := rep.Verdict.Points
+	if len(pts) != 2 || !pts[0].Pass || pts[1].Pass || !strings.Contains(pts[1].Overloaded, "does not keep up") ||
+		!pts[1].Checks[0].Pass {
+		t.Errorf("points %+v", pts)
+	}
+}
+
+// TestRepeatIntervals: --repeat pools the repeats of a load and gives each
+// SLO a confidence interval.
+func TestRepeatIntervals(t *testing.T) {
+	code, stdout, stderr := runMain(t, objectiveArgs(writeSimConfig(t, testSlots, ""),
+		"--concurrency", "4", "--requests", "12", "--repeat", "2", "--json")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Points  []json.RawMessage `json:"points"`
+		Verdict slo.Verdict       `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	pv := rep.Verdict.Points
+	if len(rep.Points) != 2 || len(pv) != 1 || len(pv[0].Points) != 2 || pv[0].Requests != 24 {
+		t.Fatalf("summary points %d, verdict points %+v", len(rep.Points), pv)
+	}
+	c := pv[0].Checks[0]
+	if c.CI == nil || c.CI.Level != 0.95 || c.CI.Low > *c.Measured || c.CI.High < *c.Measured || c.Certainty == "" {
+		t.Errorf("interval %+v around %v (%s)", c.CI, *c.Measured, c.Certainty)
+	}
+}
