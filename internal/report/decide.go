@@ -31,6 +31,15 @@ func Decision(w io.Writer, d *slo.Decision) error {
 	if err := Rows(&b, rows); err != nil {
 		return err
 	}
+	var errs []string
+	for _, x := range d.Outcomes {
+		if x.Error != "" {
+			errs = append(errs, x.Candidate.Name+": "+x.Error)
+		}
+	}
+	if len(errs) > 0 {
+		b.WriteString("\nNot measured:\n  - " + strings.Join(errs, "\n  - ") + "\n")
+	}
 	var flagged []string
 	for _, diff := range d.Differences {
 		if !diff.Controlled {
@@ -66,7 +75,7 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 	}
 	row = append(row, orDash(strings.Join(other, " ")))
 	if x.Error != "" || x.Verdict == nil {
-		return append(row, "-", "-", "-", "error: "+x.Error, "")
+		return append(row, "-", "-", "-", "error", "")
 	}
 	v := x.Verdict
 	capy, sat := "-", "-"
