@@ -378,3 +378,28 @@ func folded(key []byte, known []string) bool {
 	}
 	return false
 }
+
+// fields reads an object (or null), handing each member's key to field,
+// which reads the value and returns true when it knows the key. Other
+// members are skipped, except a key that matches a known one only when
+// case is folded: encoding/json would take it, so the fast path gives up
+// (s.bad) rather than disagree with it.
+func (s *jsonScan) fields(known []string, field func(key []byte) bool) {
+	if s.null() || !s.open('{') {
+		return
+	}
+	for first := true; !s.bad; first = false {
+		key, ok := s.member(first)
+		if !ok {
+			return
+		}
+		if field(key) {
+			continue
+		}
+		if folded(key, known) {
+			s.bad = true
+			return
+		}
+		s.skip()
+	}
+}

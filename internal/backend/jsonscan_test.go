@@ -121,3 +121,32 @@ func checkFastOllama(t *testing.T, data []byte) {
 		t.Fatalf("%q: fast path read %+v, encoding/json %+v", data, got, c)
 	}
 }
+
+// TestFastPathAllocatesNothing: ordinary chunks are read with no
+// allocation, so per-chunk cost stays flat under thousands of streams.
+func TestFastPathAllocatesNothing(t *testing.T) {
+	var s jsonScan
+	var oa openAIText
+	var ol ollamaText
+	chat := []byte(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`)
+	nd := []byte(`{"model":"m","message":{"role":"assistant","content":" word"},"done":false}`)
+	// Warm the destination buffers once; after that nothing may allocate.
+	s.openAI(chat, &oa)
+	s.ollama(nd, &ol)
+	for name, f := range map[string]func(){
+		"openai": func() {
+			if !s.openAI(chat, &oa) {
+				t.Fatal("fast path refused an ordinary chunk")
+			}
+		},
+		"ollama": func() {
+			if !s.ollama(nd, &ol) {
+				t.Fatal("fast path refused an ordinary line")
+			}
+		},
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocations per chunk, want 0", name, n)
+		}
+	}
+}

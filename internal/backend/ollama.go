@@ -172,25 +172,15 @@ func (s *jsonScan) ollama(data []byte, out *ollamaText) bool {
 }
 
 func (s *jsonScan) message(out *ollamaText) {
-	if s.null() || !s.open('{') {
-		return
-	}
-	for first := true; !s.bad; first = false {
-		key, ok := s.member(first)
-		if !ok {
-			return
-		}
+	s.fields(messageKeys, func(key []byte) bool {
 		switch string(key) {
 		case "content":
 			s.textInto(&out.content)
 		case "thinking":
 			s.textInto(&out.msgThinking)
 		default:
-			if folded(key, messageKeys) {
-				s.bad = true
-				return
-			}
-			s.skip()
+			return false
 		}
-	}
+		return true
+	})
 }

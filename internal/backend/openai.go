@@ -277,14 +277,7 @@ func (s *jsonScan) choices(out *openAIText) {
 }
 
 func (s *jsonScan) choice(out *openAIText) {
-	if s.null() || !s.open('{') {
-		return
-	}
-	for first := true; !s.bad; first = false {
-		key, ok := s.member(first)
-		if !ok {
-			return
-		}
+	s.fields(choiceKeys, func(key []byte) bool {
 		switch string(key) {
 		case "text":
 			s.textInto(&out.text)
@@ -293,24 +286,14 @@ func (s *jsonScan) choice(out *openAIText) {
 		case "delta":
 			s.delta(out)
 		default:
-			if folded(key, choiceKeys) {
-				s.bad = true
-				return
-			}
-			s.skip()
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (s *jsonScan) delta(out *openAIText) {
-	if s.null() || !s.open('{') {
-		return
-	}
-	for first := true; !s.bad; first = false {
-		key, ok := s.member(first)
-		if !ok {
-			return
-		}
+	s.fields(deltaKeys, func(key []byte) bool {
 		switch string(key) {
 		case "content":
 			s.textInto(&out.content)
@@ -319,11 +302,8 @@ func (s *jsonScan) delta(out *openAIText) {
 		case "reasoning":
 			s.textInto(&out.reasoning)
 		default:
-			if folded(key, deltaKeys) {
-				s.bad = true
-				return
-			}
-			s.skip()
+			return false
 		}
-	}
+		return true
+	})
 }
