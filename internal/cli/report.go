@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 const reportUsage = `
@@ -22,8 +24,13 @@ Recomputes every summary from records alone: a run directory (its
 records.jsonl, with run.json for context when present), a records file, or
 standard input ("-" or no argument).
 
+With --objective or --slo it also judges the records against a serving
+objective, as run does, and exits 3 when the objective does not hold.
+
 Examples:
   servebench report runs/a
+  servebench report --objective chat runs/a
+  servebench report --slo 'ttft p95 <= 1s' --slo 'speed p95 >= 20 tok/s' runs/a
   servebench report --json runs/a/records.jsonl
   cat runs/a/records.jsonl | servebench report --format markdown
 `
@@ -36,29 +43,123 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report", reportUsage)
 	format := fs.String("format", "text", "output format: text, markdown, csv, json")
 	jsonOut := fs.Bool("json", false, "print the summary JSON (same as --format json)")
+	objective := fs.String("objective", "", "judge the records against a serving objective: a preset or a YAML file")
+	var slos []slo.SLO
+	fs.Func("slo", "an SLO to judge by, e.g. 'ttft p95 <= 1.5s' (repeatable; replaces the objective's SLO on the same metric and percentile)", func(v string) error {
+		x, err := slo.Parse(v)
+		slos = append(slos, x)
+		return err
+	})
+	targetLoad := fs.Float64("target-load", 0, "the load at which the objective must hold (default: the objective's target, else the highest load)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
 		return usagef("servebench report runs/a", "report takes one run directory or records file, got %d", fs.NArg())
 	}
+	if *jsonOut {
+		*format = "json"
+	}
 	render, ok := report.Formats[*format]
 	if !ok {
 		return usagef("servebench report --format text", "--format %q: want text, markdown, csv or json", *format)
 	}
-	if *jsonOut {
-		render = report.JSON
+	var o *slo.Objective
+	if *objective != "" || len(slos) > 0 {
+		var err error
+		if o, err = reportObjective(*objective, slos, *targetLoad); err != nil {
+			return err
+		}
 	}
-	s, err := loadSummary(env.Stdin, fs.Arg(0))
+	ev := &slo.Evaluator{}
+	s, err := loadSummary(env.Stdin, fs.Arg(0), ev.Add)
 	if err != nil {
 		return err
 	}
-	return render(env.Stdout, s)
+	if o == nil {
+		return render(env.Stdout, s)
+	}
+	return judgeRecorded(env, o, ev, s, *format)
+}
+
+// reportObjective builds the objective report judges by.
+func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objective, error) {
+	const hint = "servebench report --objective chat runs/a  or  --slo 'ttft p95 <= 1s'"
+	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness}
+	if name != "" {
+		var err error
+		if o, err = loadObjective(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, x := range slos {
+		o.SetSLO(x)
+	}
+	if target > 0 {
+		o.Load.Target = target
+	}
+	if len(o.Checks()) == 0 {
+		return nil, usagef(hint, "objective %s has no SLO", o.Name)
+	}
+	return o, nil
+}
+
+// judgeRecorded judges recorded load points as run judged them while
+// measuring: the same evaluator over the same records. Loads recorded more
+// than once (run --repeat) get confidence intervals. What the records
+// cannot say is whether run stopped a point early as overloaded; such a
+// point is judged on the requests it completed.
+func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary, format string) error {
+	// The records say which loads were measured; the objective keeps its
+	// target (when it names one) and its SLOs.
+	seen := map[record.Load]int{}
+	o.Load.Concurrency, o.Load.Rate = nil, nil
+	for _, p := range s.Points {
+		if seen[p.Load]++; seen[p.Load] > 1 {
+			continue
+		}
+		if p.Load.Rate > 0 {
+			o.Load.Rate, o.Load.MaxConcurrency = append(o.Load.Rate, p.Load.Rate), p.Load.MaxConcurrency
+		} else {
+			o.Load.Concurrency = append(o.Load.Concurrency, p.Load.Concurrency)
+		}
+	}
+	opts := slo.Options{Seed: 1}
+	for _, n := range seen {
+		opts.Intervals = opts.Intervals || n > 1
+	}
+	var server map[string]string
+	if s.Run != nil {
+		server = s.Run.Target.Server
+		opts.Seed = s.Run.Seed
+	}
+	rep := &slo.Report{Objective: o, Summary: s}
+	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
+	if format == "json" {
+		if err := report.ObjectiveJSON(env.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		if err := report.Formats[format](env.Stdout, s); err != nil {
+			return err
+		}
+		if format != "csv" {
+			fmt.Fprintln(env.Stdout)
+			if err := report.Verdict(env.Stdout, o, rep.Verdict); err != nil {
+				return err
+			}
+		}
+	}
+	if !rep.Verdict.Holds {
+		return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(rep.Verdict.TargetLoad),
+			strings.Join(rep.Verdict.Reasons, "; ")), Code: ExitObjective}
+	}
+	return nil
 }
 
 // loadSummary reads records from a run directory, a file or stdin and
 // summarises them; run.json is used for context when it sits beside them.
-func loadSummary(stdin io.Reader, arg string) (*metrics.Summary, error) {
+func loadSummary(stdin io.Reader, arg string, observe func(*record.Record)) (*metrics.Summary, error) {
 	var r io.Reader = stdin
 	var run *record.Run
 	name := "standard input"
@@ -84,6 +185,9 @@ func loadSummary(stdin io.Reader, arg string) (*metrics.Summary, error) {
 	n := 0
 	for rd.Next() {
 		agg.Add(rd.Record())
+		if observe != nil {
+			observe(rd.Record())
+		}
 		n++
 	}
 	if err := rd.Err(); err != nil {

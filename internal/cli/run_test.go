@@ -192,3 +192,37 @@ func TestPublicURLDropsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestReportJudgesRecords: report --slo re-judges recorded requests, with
+// run's verdict and exit codes.
+func TestReportJudgesRecords(t *testing.T) {
+	s := &scripted{ttft: 20 * time.Millisecond, gap: 5 * time.Millisecond, tokens: 4, prompt: 8}
+	url := newScripted(t, s)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, runOut, stderr := runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m",
+		"--concurrency", "1,2", "--requests", "4", "--prompt-tokens", "8", "--output-tokens", "4",
+		"--tokenizer", "cl100k_base", "--out", dir, "--slo", "ttft p50 <= 5s")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, out, _ := runMain(t, "report", "--slo", "ttft p50 <= 5s", dir)
+	if code != 0 || !strings.Contains(out, "OBJECTIVE HOLDS") {
+		t.Errorf("report of a passing objective: exit %d\n%s", code, out)
+	}
+	// The verdict block is the same as run printed.
+	if i, j := strings.Index(runOut, "Objective"), strings.Index(out, "Objective"); i < 0 || j < 0 || runOut[i:] != out[j:] {
+		t.Errorf("report's verdict differs from run's:\nrun:\n%s\nreport:\n%s", runOut, out)
+	}
+	code, _, stderr = runMain(t, "report", "--slo", "ttft p50 <= 1ms", dir)
+	if code != ExitObjective || !strings.Contains(stderr, "ttft p50") {
+		t.Errorf("report of a failing objective: exit %d, stderr %q", code, stderr)
+	}
+	code, out, _ = runMain(t, "report", "--json", "--slo", "ttft p50 <= 1ms", dir)
+	if code != ExitObjective || !strings.Contains(out, `"verdict"`) {
+		t.Errorf("report --json: exit %d\n%s", code, out)
+	}
+	code, _, stderr = runMain(t, "report", "--objective", "no-such-preset", dir)
+	if code != ExitUsage || !strings.Contains(stderr, "no such file or preset") {
+		t.Errorf("bad objective: exit %d, %q", code, stderr)
+	}
+}
