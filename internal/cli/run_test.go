@@ -226,3 +226,27 @@ func TestReportJudgesRecords(t *testing.T) {
 		t.Errorf("bad objective: exit %d, %q", code, stderr)
 	}
 }
+
+// TestRunJSONKeepsTheWorkload: run.json records the workload beyond the
+// two lengths, so a run can be reproduced from its directory.
+func TestRunJSONKeepsTheWorkload(t *testing.T) {
+	s := &scripted{ttft: time.Millisecond, gap: time.Millisecond, tokens: 3, prompt: 40}
+	url := newScripted(t, s)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m",
+		"--concurrency", "1", "--requests", "2", "--prompt-tokens", "40", "--output-tokens", "3",
+		"--tokenizer", "cl100k_base", "--shared-prefix", "16", "--prefix-groups", "2", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	var run struct {
+		Workload map[string]any `json:"workload"`
+	}
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Workload["shared_prefix"] != 16.0 || run.Workload["prefix_groups"] != 2.0 || run.Workload["prompt_tokens"] != "40" {
+		t.Errorf("run.json workload: %v", run.Workload)
+	}
+}

@@ -45,3 +45,15 @@ func (f *runFlags) newSource(synth *tokenize.Synth, counter tokenize.Counter, ch
 	}
 	return w.Source, nil
 }
+
+// workloadRecord is the workload as run.json keeps it: the Spec when it
+// asks for more than two length distributions, else nothing (the lengths
+// are in run.json already).
+func (f *runFlags) workloadRecord() any {
+	spec := f.workload
+	if spec == (workload.Spec{}) {
+		return nil
+	}
+	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
+	return spec
+}

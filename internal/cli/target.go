@@ -156,7 +156,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 			Schema: record.RunSchema, Version: Version,
 			Target:       record.Target{URL: publicURL(t.url), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
 			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
-			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(),
+			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(), Workload: f.workloadRecord(),
 		},
 		Points: plan.points,
 		OutDir: f.out,

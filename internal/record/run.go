@@ -18,8 +18,12 @@ type Run struct {
 	IgnoreEOS    bool   `json:"ignore_eos"`
 	// Tokenizer names the counter used to size prompts; PromptTokensSource
 	// says whether prompt lengths were checked against the server's own.
-	Tokenizer string        `json:"tokenizer"`
-	Points    []PointClient `json:"points"`
+	Tokenizer string `json:"tokenizer"`
+	// Workload is the workload as configured beyond the two lengths
+	// (dataset, sessions, shared prefixes, long context); its fields are
+	// those of docs/WORKLOADS.md. Absent for plain synthetic runs.
+	Workload any           `json:"workload,omitempty"`
+	Points   []PointClient `json:"points"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
 }

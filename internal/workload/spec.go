@@ -17,37 +17,37 @@ import (
 type Spec struct {
 	// PromptTokens and OutputTokens are length distributions (ParseDist).
 	// With a dataset they apply where the file gives no length.
-	PromptTokens string `yaml:"prompt_tokens,omitempty"`
-	OutputTokens string `yaml:"output_tokens,omitempty"`
+	PromptTokens string `yaml:"prompt_tokens,omitempty" json:"prompt_tokens,omitempty"`
+	OutputTokens string `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty"`
 
 	// Dataset is a prompt file; Format is FormatJSONL, FormatShareGPT or
 	// "" (tell by content); Order is OrderSequential (default) or
 	// OrderShuffle.
-	Dataset string `yaml:"dataset,omitempty"`
-	Format  string `yaml:"format,omitempty"`
-	Order   string `yaml:"order,omitempty"`
+	Dataset string `yaml:"dataset,omitempty" json:"dataset,omitempty"`
+	Format  string `yaml:"format,omitempty" json:"format,omitempty"`
+	Order   string `yaml:"order,omitempty" json:"order,omitempty"`
 	// MaxPromptTokens skips dataset prompts longer than this and ends a
 	// session before a turn that would be (0: no limit).
-	MaxPromptTokens int `yaml:"max_prompt_tokens,omitempty"`
+	MaxPromptTokens int `yaml:"max_prompt_tokens,omitempty" json:"max_prompt_tokens,omitempty"`
 
 	// SharedPrefix starts every synthetic prompt with one of PrefixGroups
 	// (default 1) shared prefixes of this many tokens.
-	SharedPrefix int `yaml:"shared_prefix,omitempty"`
-	PrefixGroups int `yaml:"prefix_groups,omitempty"`
+	SharedPrefix int `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
+	PrefixGroups int `yaml:"prefix_groups,omitempty" json:"prefix_groups,omitempty"`
 
 	// MultiTurn makes each request a turn of a session of up to this many
 	// turns that re-sends the whole history; ThinkTime is the pause
 	// between an answer and the next turn.
-	MultiTurn int           `yaml:"multi_turn,omitempty"`
-	ThinkTime time.Duration `yaml:"think_time,omitempty"`
+	MultiTurn int           `yaml:"multi_turn,omitempty" json:"multi_turn,omitempty"`
+	ThinkTime time.Duration `yaml:"think_time,omitempty" json:"think_time_ns,omitempty"`
 	// ContextTokens caps prompt + max_tokens of a request: sessions end
 	// before a turn that would exceed it and dataset entries that exceed it
 	// are skipped. 0 means the server's context length when it reports one.
-	ContextTokens int `yaml:"context_tokens,omitempty"`
+	ContextTokens int `yaml:"context_tokens,omitempty" json:"context_tokens,omitempty"`
 
 	// LongContext sizes every prompt so that prompt + max_tokens is exactly
 	// this many tokens.
-	LongContext int `yaml:"long_context,omitempty"`
+	LongContext int `yaml:"long_context,omitempty" json:"long_context,omitempty"`
 }
 
 // Defaults of a Spec's empty fields.
