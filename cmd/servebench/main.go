@@ -25,7 +25,7 @@ func stopOnSignal(cancel context.CancelFunc) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	<-sigs
-	fmt.Fprintln(os.Stderr, "\nstopping: no new requests; in-flight ones may finish (signal again to exit now)")
+	fmt.Fprintln(os.Stderr, "\nstopping: nothing new is started and work in flight may finish (signal again to exit now)")
 	cancel()
 	<-sigs
 	fmt.Fprintln(os.Stderr, "exiting now; records written so far are complete: servebench report DIR summarises them")
