@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 )
 
 func TestRunAgainstScriptedServer(t *testing.T) {
@@ -248,5 +250,25 @@ func TestRunJSONKeepsTheWorkload(t *testing.T) {
 	}
 	if run.Workload["shared_prefix"] != 16.0 || run.Workload["prefix_groups"] != 2.0 || run.Workload["prompt_tokens"] != "40" {
 		t.Errorf("run.json workload: %v", run.Workload)
+	}
+}
+
+func TestAheadPreparesCountedPointsWhole(t *testing.T) {
+	tests := []struct {
+		name   string
+		mean   float64
+		p      load.Point
+		expect int
+	}{
+		{"count-bounded: all of it", 512, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100, WarmupRequests: 5}, 105},
+		{"long prompts: within the token budget", 1 << 20, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, 16},
+		{"duration-bound closed loop: two rounds", 512, load.Point{Load: record.Load{Concurrency: 50}, Duration: time.Minute}, 100},
+		{"duration-bound open loop: two seconds", 512, load.Point{Load: record.Load{Rate: 30}, Duration: time.Minute}, 60},
+		{"never fewer than 16", 512, load.Point{Load: record.Load{Concurrency: 1}, Duration: time.Minute}, 16},
+	}
+	for _, tt := range tests {
+		if got := aheadFor(tt.mean)(tt.p); got != tt.expect {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.expect)
+		}
 	}
 }

@@ -161,7 +161,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Points: plan.points,
 		OutDir: f.out,
 		Grace:  f.grace,
-		Ahead:  aheadFor,
+		Ahead:  aheadFor(plan.prompt.Mean()),
 	}
 	if t.simulated {
 		cfg.Run.Target.URL = "builtin:sim"
@@ -172,14 +172,28 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	return cfg, nil
 }
 
-// aheadFor sizes the prepared-request buffer: two rounds of virtual users,
-// or two seconds of arrivals, and never fewer than 16.
-func aheadFor(p load.Point) int {
-	n := 2 * p.Load.Concurrency
-	if p.Load.Rate > 0 {
-		n = int(2 * p.Load.Rate)
+// aheadTokens bounds the prompt text prepared before a point: about 64 MiB
+// of text, enough for thousands of ordinary prompts or a few hundred
+// long-context ones.
+const aheadTokens = 16 << 20
+
+// aheadFor sizes the prepared-request buffer. When a request count bounds
+// the point, every prompt is prepared before the first send (within
+// aheadTokens), so that sizing prompts with the server's /tokenize never
+// adds requests to the server while it is being measured. Otherwise it is
+// two rounds of virtual users, or two seconds of arrivals, at least 16.
+func aheadFor(meanPromptTokens float64) func(p load.Point) int {
+	return func(p load.Point) int {
+		limit := max(16, int(aheadTokens/max(meanPromptTokens, 1)))
+		if p.Requests > 0 && p.WarmupDuration == 0 {
+			return min(p.Requests+p.WarmupRequests, limit)
+		}
+		n := 2 * p.Load.Concurrency
+		if p.Load.Rate > 0 {
+			n = int(2 * p.Load.Rate)
+		}
+		return min(max(n, 16), limit)
 	}
-	return min(max(n, 16), 20000)
 }
 
 // publicURL is the URL as written into run.json and reports: any user
