@@ -225,9 +225,9 @@ func TestCIHostDevices(t *testing.T) {
 		decodeBound string
 	}{
 		{"ci-host-1t", 1, 511.8, 122.7, "memory bandwidth"},
-		{"ci-host-1t", 4, 99.1, 122.7, "CPU"},
+		{"ci-host-1t", 4, 73.7, 122.7, "memory bandwidth"},
 		{"ci-host-2t", 1, 771.8, 61.6, "memory bandwidth"},
-		{"ci-host-2t", 4, 188.4, 61.6, "CPU"},
+		{"ci-host-2t", 4, 123.9, 61.6, "memory bandwidth"},
 	} {
 		d, ok := plan.FindDevice(devs, c.device)
 		if !ok {

@@ -58,6 +58,9 @@ type engineSpec struct {
 	// tensorParallel: GPUs split every layer (all-reduce per layer);
 	// otherwise layers are split across GPUs and run one after another.
 	tensorParallel bool
+	// passPerSeqCPU: on a host CPU, a decode step at batch B costs B
+	// single-sequence steps (each sequence its own pass over the weights).
+	passPerSeqCPU bool
 }
 
 var engineSpecs = map[string]engineSpec{
@@ -65,8 +68,15 @@ var engineSpecs = map[string]engineSpec{
 		prefillChunk: vllmProfileTokens, stepOverhead: vllmStepOverhead, tensorParallel: true},
 	EngineLlamaCpp: {name: EngineLlamaCpp, title: "llama.cpp", defaultKV: "f16",
 		prefillChunk: llamaUBatch, stepOverhead: llamaStepOverhead},
+	// Ollama gives each slot its own KV stream (kv_unified = false) and
+	// llama.cpp then splits a batch into micro-batches of consecutive
+	// sequence ids, so a decode step can run as several passes; per-sequence
+	// host work adds to it. Measured on CPU (Ollama 0.17.4, one thread, the
+	// test model, docs/PERFORMANCE.md): the step at 2-4 users was 1.1-1.3x
+	// B single-user steps, so the planner takes B x step(1). Not measured on
+	// a GPU, where the planner keeps one pass per step.
 	EngineOllama: {name: EngineOllama, title: "Ollama", defaultKV: "f16",
-		prefillChunk: llamaUBatch, stepOverhead: llamaStepOverhead},
+		prefillChunk: llamaUBatch, stepOverhead: llamaStepOverhead, passPerSeqCPU: true},
 }
 
 func lookupEngine(name string) (engineSpec, error) {

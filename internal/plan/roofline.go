@@ -128,8 +128,14 @@ func (r roofline) comm(n int64) float64 {
 	return 2 * float64(r.p.s.Layers) * one
 }
 
-// decode is one decode step for batch sequences at context ctx.
+// decode is one decode step for batch sequences at context ctx. For an
+// engine that decodes each sequence in its own pass on a CPU (Ollama), it
+// is batch single-sequence steps.
 func (r roofline) decode(batch, ctx int64) Terms {
+	if r.p.eng.passPerSeqCPU && r.d.Kind == KindCPU && batch > 1 {
+		t, b := r.decode(1, ctx), float64(batch)
+		return Terms{Memory: b * t.Memory, Compute: b * t.Compute, Comm: b * t.Comm, Overhead: b * t.Overhead}
+	}
 	kv := float64(r.p.kv.seqBytes(ctx) + r.p.kv.stateSeq()) // state is read and written
 	perSeq := r.tokenFLOPs() + r.pairFLOPs(true)*r.attended(ctx)
 	return Terms{

@@ -153,3 +153,24 @@ func TestPerfWorkload(t *testing.T) {
 		t.Errorf("limited batch %+v", q)
 	}
 }
+
+// TestOllamaCPUPassPerSequence checks the Ollama-on-CPU rule: a decode step
+// at batch B is B single-sequence steps (docs/PERFORMANCE.md measured
+// 1.1-1.3x that), never compute-bound; on a GPU, and for llama.cpp on a
+// CPU, the batch shares one pass.
+func TestOllamaCPUPassPerSequence(t *testing.T) {
+	cpu := rooflineFor(t, "Llama-3.1-8B", "CPU-EPYC-12ch", defaultOptions(EngineOllama))
+	one, four := cpu.decode(1, 1000), cpu.decode(4, 1000)
+	if !approx(four.Total(), 4*one.Total(), 1e-12) || !approx(four.Overhead, 4*one.Overhead, 1e-12) {
+		t.Errorf("Ollama on CPU: step(4) %+v, want 4 x step(1) %+v", four, one)
+	}
+	if b := cpu.crossover(1); b != 0 && one.Compute < one.Memory {
+		t.Errorf("Ollama on CPU: compute-bound at batch %d", b)
+	}
+	for _, c := range []struct{ engine, dev string }{{EngineOllama, "H100-SXM"}, {EngineLlamaCpp, "CPU-EPYC-12ch"}} {
+		r := rooflineFor(t, "Llama-3.1-8B", c.dev, defaultOptions(c.engine))
+		if one, four := r.decode(1, 1000), r.decode(4, 1000); four.Total() >= 2*one.Total() {
+			t.Errorf("%s on %s: step(4) %g s, step(1) %g s: one pass expected", c.engine, c.dev, four.Total(), one.Total())
+		}
+	}
+}
