@@ -8,12 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -60,9 +58,9 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if *jsonOut {
 		*format = "json"
 	}
-	render, ok := report.Formats[*format]
-	if !ok {
-		return usagef("servebench report --format text", "--format %q: want text, markdown, csv or json", *format)
+	render, err := formatRenderer("report", *format)
+	if err != nil {
+		return err
 	}
 	var o *slo.Objective
 	if *objective != "" || len(slos) > 0 {
@@ -135,24 +133,11 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 	}
 	rep := &slo.Report{Objective: o, Summary: s}
 	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
-	if format == "json" {
-		if err := report.ObjectiveJSON(env.Stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		if err := report.Formats[format](env.Stdout, s); err != nil {
-			return err
-		}
-		if format != "csv" {
-			fmt.Fprintln(env.Stdout)
-			if err := report.Verdict(env.Stdout, o, rep.Verdict); err != nil {
-				return err
-			}
-		}
+	if err := renderReport(env.Stdout, rep, format); err != nil {
+		return err
 	}
 	if !rep.Verdict.Holds {
-		return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(rep.Verdict.TargetLoad),
-			strings.Join(rep.Verdict.Reasons, "; ")), Code: ExitObjective}
+		return unmet(o, rep.Verdict)
 	}
 	return nil
 }

@@ -120,9 +120,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	render, ok := report.Formats[f.format]
-	if !ok {
-		return usagef("servebench run --format text", "--format %q: want text, markdown, csv or json", f.format)
+	render, err := formatRenderer("run", f.format)
+	if err != nil {
+		return err
 	}
 	if f.jsonOut {
 		render = report.JSON

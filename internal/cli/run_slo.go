@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -62,8 +63,8 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if err != nil {
 		return err
 	}
-	if _, ok := report.Formats[f.format]; !ok {
-		return usagef("servebench run --format text", "--format %q: want text, markdown, csv or json", f.format)
+	if _, err := formatRenderer("run", f.format); err != nil {
+		return err
 	}
 	t, err := startTarget(ctx, env, f)
 	if err != nil {
@@ -87,24 +88,50 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	case res.Interrupted || ctx.Err() != nil:
 		return &Error{Err: errors.New("interrupted: the summary and verdict cover the requests that completed"), Code: ExitInterrupted}
 	case !rep.Verdict.Holds:
-		return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(rep.Verdict.TargetLoad),
-			strings.Join(rep.Verdict.Reasons, "; ")), Code: ExitObjective}
+		return unmet(o, rep.Verdict)
 	}
 	return nil
 }
 
 func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
-	if f.jsonOut || f.format == "json" {
-		return report.ObjectiveJSON(env.Stdout, rep)
+	format := f.format
+	if f.jsonOut {
+		format = "json"
 	}
-	if err := report.Formats[f.format](env.Stdout, rep.Summary); err != nil {
+	return renderReport(env.Stdout, rep, format)
+}
+
+// renderReport prints an objective's report: the summary in the chosen
+// format followed by the verdict, or one JSON document. CSV carries the
+// summary alone.
+func renderReport(w io.Writer, rep *slo.Report, format string) error {
+	if format == "json" {
+		return report.ObjectiveJSON(w, rep)
+	}
+	if err := report.Formats[format](w, rep.Summary); err != nil {
 		return err
 	}
-	if f.format == "csv" {
+	if format == "csv" {
 		return nil
 	}
-	fmt.Fprintln(env.Stdout)
-	return report.Verdict(env.Stdout, rep.Objective, rep.Verdict)
+	fmt.Fprintln(w)
+	return report.Verdict(w, rep.Objective, rep.Verdict)
+}
+
+// unmet is the exit-3 error of an objective that does not hold.
+func unmet(o *slo.Objective, v *slo.Verdict) error {
+	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
+		strings.Join(v.Reasons, "; ")), Code: ExitObjective}
+}
+
+// formatRenderer returns the renderer of a --format value, or a usage
+// error naming the command.
+func formatRenderer(cmd, format string) (report.Renderer, error) {
+	r, ok := report.Formats[format]
+	if !ok {
+		return nil, usagef("servebench "+cmd+" --format text", "--format %q: want text, markdown, csv or json", format)
+	}
+	return r, nil
 }
 
 // judge measures the objective against a started target in one session
