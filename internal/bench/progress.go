@@ -77,10 +77,7 @@ func (pr *progress) draw(final bool) {
 	done, toks, win := pr.done, pr.toks, float64(pr.last-pr.first)/1e9
 	pr.mu.Unlock()
 	slices.Sort(xs)
-	label := "c=" + strconv.Itoa(pr.p.Load.Concurrency)
-	if pr.p.Load.Rate > 0 {
-		label = "r=" + strconv.FormatFloat(pr.p.Load.Rate, 'g', -1, 64) + "/s"
-	}
+	label := pr.p.Load.Label()
 	of := "?"
 	if n := pr.p.Requests + pr.p.WarmupRequests; pr.p.Requests > 0 {
 		of = strconv.Itoa(n)

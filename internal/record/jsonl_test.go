@@ -128,3 +128,18 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadLabel(t *testing.T) {
+	for _, tt := range []struct {
+		l    Load
+		want string
+	}{
+		{Load{Concurrency: 4}, "c=4"},
+		{Load{Rate: 2.5}, "r=2.5/s"},
+		{Load{Rate: 2, MaxConcurrency: 8}, "r=2/s ≤8"},
+	} {
+		if got := tt.l.Label(); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.l, got, tt.want)
+		}
+	}
+}

@@ -7,6 +7,8 @@
 // the run header, so that clock steps cannot corrupt latencies.
 package record
 
+import "strconv"
+
 // Schema names the records format; it is written in every record so that a
 // file can be recognised on its own.
 const Schema = "servebench.record/v1"
@@ -17,6 +19,19 @@ type Load struct {
 	Concurrency    int     `json:"concurrency,omitempty"`
 	Rate           float64 `json:"rate,omitempty"`
 	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+}
+
+// Label names a load the way a user set it: "c=4", "r=2/s", or
+// "r=2/s ≤8" for an open loop capped at 8 in flight.
+func (l Load) Label() string {
+	if l.Rate > 0 {
+		s := "r=" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + "/s"
+		if l.MaxConcurrency > 0 {
+			s += " ≤" + strconv.Itoa(l.MaxConcurrency)
+		}
+		return s
+	}
+	return "c=" + strconv.Itoa(l.Concurrency)
 }
 
 // Token-count sources, best first: the server's own usage report, the

@@ -57,17 +57,7 @@ func num(v float64, prec int) string {
 }
 
 // LoadLabel names a load point the way a user set it: "c=4" or "r=2/s".
-func LoadLabel(p *metrics.Point) string {
-	l := p.Load
-	if l.Rate > 0 {
-		s := "r=" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + "/s"
-		if l.MaxConcurrency > 0 {
-			s += " ≤" + strconv.Itoa(l.MaxConcurrency)
-		}
-		return s
-	}
-	return "c=" + strconv.Itoa(l.Concurrency)
-}
+func LoadLabel(p *metrics.Point) string { return p.Load.Label() }
 
 func errorsCell(p *metrics.Point) string {
 	if p.Requests.Failed == 0 {

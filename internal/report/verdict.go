@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -184,8 +183,8 @@ func saturationLine(s slo.Saturation) string {
 	return line
 }
 
-// loadLabel is LoadLabel for a bare load: "c=4", "r=2/s".
-func loadLabel(l record.Load) string { return LoadLabel(&metrics.Point{Load: l}) }
+// loadLabel names a bare load: "c=4", "r=2/s".
+func loadLabel(l record.Load) string { return l.Label() }
 
 // Rows writes a plain table: every column left-aligned and padded to its
 // widest cell, the first row a heading.
