@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -228,12 +229,13 @@ func (g *Group) compareDecode(p *problems, tol float64) {
 
 // ClientDecodeSpeed is (output_tokens − 1) / (end − first token) in tokens
 // per second; false when the request has fewer than two tokens.
+// It is the summary's decode_tps_per_request, from the same definition.
 func ClientDecodeSpeed(r *record.Record) (float64, bool) {
-	d := r.EndNS - r.FirstTokenNS
-	if r.OutputTokens < 2 || r.FirstTokenNS == 0 || d <= 0 {
+	tpot, ok := metrics.TPOT(r)
+	if !ok {
 		return 0, false
 	}
-	return float64(r.OutputTokens-1) / (float64(d) / 1e9), true
+	return 1000 / tpot, true
 }
 
 // ServerDecodeSpeed is eval_count / eval_duration in tokens per second.

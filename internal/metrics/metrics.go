@@ -207,17 +207,27 @@ func (p *pointAgg) latencies(r *record.Record) {
 	if r.PromptTokens > 0 && ttft > 0 {
 		p.prefill.Add(float64(r.PromptTokens) / (float64(ttft) / 1e9))
 	}
-	if r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
-		tpot := float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(r.OutputTokens-1)
+	if tpot, ok := TPOT(r); ok {
 		p.tpot.Add(tpot)
 		p.decode.Add(1000 / tpot)
 	}
-	addITL(&p.itl, r.Chunks)
+	ITL(r.Chunks, p.itl.Add)
 }
 
-// addITL spreads each inter-chunk gap evenly over the tokens of the later
-// chunk; the first chunk's tokens give no sample (docs/METRICS.md, ITL).
-func addITL(s *stats.Sample, chunks []record.Chunk) {
+// TPOT is a request's time per output token after the first, in ms:
+// (end − first token) / (output tokens − 1). ok is false for a request
+// with no token or fewer than two (docs/METRICS.md, TPOT).
+func TPOT(r *record.Record) (ms float64, ok bool) {
+	if r.FirstTokenNS == 0 || r.OutputTokens < 2 || r.EndNS <= r.FirstTokenNS {
+		return 0, false
+	}
+	return float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(r.OutputTokens-1), true
+}
+
+// ITL calls add with each inter-token gap of a request's chunks, in ms:
+// each gap between chunks is spread evenly over the tokens of the later
+// chunk, and the first chunk's tokens give no sample (docs/METRICS.md, ITL).
+func ITL(chunks []record.Chunk, add func(ms float64)) {
 	for i := 1; i < len(chunks); i++ {
 		k := chunks[i].Tokens
 		if k <= 0 {
@@ -225,7 +235,7 @@ func addITL(s *stats.Sample, chunks []record.Chunk) {
 		}
 		gap := ms(chunks[i].AtNS-chunks[i-1].AtNS) / float64(k)
 		for range k {
-			s.Add(gap)
+			add(gap)
 		}
 	}
 }
@@ -275,8 +285,8 @@ func (p *pointAgg) addWarmup(r *record.Record) {
 	p.warmE.Add(ms(r.EndNS - r.SentNS))
 	if r.FirstTokenNS != 0 {
 		p.warmT.Add(ms(r.FirstTokenNS - r.SentNS))
-		if r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
-			p.warmD.Add(float64(r.OutputTokens-1) / (float64(r.EndNS-r.FirstTokenNS) / 1e9))
+		if tpot, ok := TPOT(r); ok {
+			p.warmD.Add(1000 / tpot)
 		}
 	}
 }

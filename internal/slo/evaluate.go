@@ -94,17 +94,10 @@ func values(r *record.Record) reqVals {
 		v.ttft = float64(r.FirstTokenNS-r.SentNS) / 1e6
 		v.ttftSched = float64(r.FirstTokenNS-r.ScheduledNS) / 1e6
 	}
-	if r.FirstTokenNS != 0 && r.OutputTokens >= 2 && r.EndNS > r.FirstTokenNS {
-		v.tpot = float64(r.EndNS-r.FirstTokenNS) / 1e6 / float64(r.OutputTokens-1)
-		v.spd = 1000 / v.tpot
+	if tpot, ok := metrics.TPOT(r); ok {
+		v.tpot, v.spd = tpot, 1000/tpot
 	}
-	for i := 1; i < len(r.Chunks); i++ {
-		k := r.Chunks[i].Tokens
-		gap := float64(r.Chunks[i].AtNS-r.Chunks[i-1].AtNS) / 1e6 / float64(max(k, 1))
-		for range k {
-			v.itl = append(v.itl, gap)
-		}
-	}
+	metrics.ITL(r.Chunks, func(gap float64) { v.itl = append(v.itl, gap) })
 	return v
 }
 
