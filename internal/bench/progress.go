@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -61,8 +62,8 @@ func (pr *progress) add(r *record.Record) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.done++
-	if r.Error == nil && r.FirstTokenNS != 0 {
-		pr.ttft = append(pr.ttft, float64(r.FirstTokenNS-r.SentNS)/1e6)
+	if ttft, ok := metrics.TTFT(r); ok && r.Error == nil {
+		pr.ttft = append(pr.ttft, ttft)
 		pr.toks += int64(r.OutputTokens)
 	}
 	if pr.first < 0 || r.SentNS < pr.first {

@@ -190,9 +190,9 @@ func checkRecord(p *problems, r *record.Record, native bool) {
 		p.add("server", fmt.Sprintf("%s: no server timings in the record (Ollama's final chunk)", id))
 		return
 	}
-	if ttft := r.FirstTokenNS - r.SentNS; ttft < s.PromptEvalDuration {
-		p.add("ttft", fmt.Sprintf("%s: client TTFT %s is less than the server's prompt_eval_duration %s",
-			id, ms(ttft), ms(s.PromptEvalDuration)))
+	if ttft, _ := metrics.TTFT(r); ttft < float64(s.PromptEvalDuration)/1e6 {
+		p.add("ttft", fmt.Sprintf("%s: client TTFT %.1f ms is less than the server's prompt_eval_duration %.1f ms",
+			id, ttft, float64(s.PromptEvalDuration)/1e6))
 	}
 	if r.OutputTokens != s.EvalCount {
 		p.add("counts", fmt.Sprintf("%s: %d output tokens recorded, the server says eval_count %d",
@@ -208,8 +208,8 @@ func (g *Group) compareDecode(p *problems, tol float64) {
 		if r.Phase != record.PhaseMeasured || r.Error != nil || r.Server == nil {
 			continue
 		}
-		c, okc := ClientDecodeSpeed(&r)
-		s, oks := ServerDecodeSpeed(r.Server)
+		c, okc := metrics.DecodeSpeed(&r)
+		s, oks := metrics.ServerDecodeSpeed(r.Server)
 		if okc && oks {
 			client, server = append(client, c), append(server, s)
 		}
@@ -227,26 +227,6 @@ func (g *Group) compareDecode(p *problems, tol float64) {
 	}
 }
 
-// ClientDecodeSpeed is (output_tokens − 1) / (end − first token) in tokens
-// per second; false when the request has fewer than two tokens.
-// It is the summary's decode_tps_per_request, from the same definition.
-func ClientDecodeSpeed(r *record.Record) (float64, bool) {
-	tpot, ok := metrics.TPOT(r)
-	if !ok {
-		return 0, false
-	}
-	return 1000 / tpot, true
-}
-
-// ServerDecodeSpeed is eval_count / eval_duration in tokens per second.
-func ServerDecodeSpeed(s *record.ServerTiming) (float64, bool) {
-	if s.EvalCount <= 0 || s.EvalDuration <= 0 {
-		return 0, false
-	}
-	return float64(s.EvalCount) / (float64(s.EvalDuration) / 1e9), true
-}
-
-func ms(ns int64) string { return fmt.Sprintf("%.1f ms", float64(ns)/1e6) }
 
 // problems collects failures per check, keeping the first few of each so
 // that a run of 500 bad requests gives a readable report.

@@ -2,7 +2,6 @@ package enginecheck
 
 import (
 	"bytes"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,22 +214,3 @@ func TestCheckUnreadable(t *testing.T) {
 	}
 }
 
-func TestDecodeSpeeds(t *testing.T) {
-	r := req(1, "ollama-generate", 1)
-	c, ok := ClientDecodeSpeed(&r)
-	if !ok || math.Abs(c-100) > 1e-9 {
-		t.Errorf("client %v %v, want 100", c, ok)
-	}
-	s, ok := ServerDecodeSpeed(r.Server)
-	if !ok || math.Abs(s-101) > 1e-6 {
-		t.Errorf("server %v %v, want 101", s, ok)
-	}
-	// One token has no decode interval.
-	r.OutputTokens = 1
-	if _, ok := ClientDecodeSpeed(&r); ok {
-		t.Error("one token: ok")
-	}
-	if _, ok := ServerDecodeSpeed(&record.ServerTiming{EvalCount: 3}); ok {
-		t.Error("zero duration: ok")
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -119,8 +120,6 @@ func (a *Aggregator) Point(i int) (Point, bool) {
 	return p.summary(), true
 }
 
-const nsPerMS = 1e6
-
 type pointAgg struct {
 	index int
 	load  record.Load
@@ -192,52 +191,28 @@ func (p *pointAgg) window(r *record.Record) {
 }
 
 func (p *pointAgg) latencies(r *record.Record) {
-	p.e2e.Add(ms(r.EndNS - r.SentNS))
-	p.e2eSched.Add(ms(r.EndNS - r.ScheduledNS))
-	p.queue.Add(ms(r.SentNS - r.ScheduledNS))
-	if r.FirstTokenNS == 0 {
+	p.e2e.Add(E2E(r))
+	p.e2eSched.Add(E2ESched(r))
+	p.queue.Add(Queue(r))
+	ttft, ok := TTFT(r)
+	if !ok {
 		return
 	}
-	ttft := r.FirstTokenNS - r.SentNS
-	p.ttft.Add(ms(ttft))
-	p.ttftSched.Add(ms(r.FirstTokenNS - r.ScheduledNS))
-	if r.FirstOutputNS != 0 {
-		p.ttfo.Add(ms(r.FirstOutputNS - r.SentNS))
+	p.ttft.Add(ttft)
+	if v, ok := TTFTSched(r); ok {
+		p.ttftSched.Add(v)
 	}
-	if r.PromptTokens > 0 && ttft > 0 {
-		p.prefill.Add(float64(r.PromptTokens) / (float64(ttft) / 1e9))
+	if v, ok := TTFO(r); ok {
+		p.ttfo.Add(v)
+	}
+	if v, ok := PrefillSpeed(r); ok {
+		p.prefill.Add(v)
 	}
 	if tpot, ok := TPOT(r); ok {
 		p.tpot.Add(tpot)
 		p.decode.Add(1000 / tpot)
 	}
 	ITL(r.Chunks, p.itl.Add)
-}
-
-// TPOT is a request's time per output token after the first, in ms:
-// (end − first token) / (output tokens − 1). ok is false for a request
-// with no token or fewer than two (docs/METRICS.md, TPOT).
-func TPOT(r *record.Record) (ms float64, ok bool) {
-	if r.FirstTokenNS == 0 || r.OutputTokens < 2 || r.EndNS <= r.FirstTokenNS {
-		return 0, false
-	}
-	return float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(r.OutputTokens-1), true
-}
-
-// ITL calls add with each inter-token gap of a request's chunks, in ms:
-// each gap between chunks is spread evenly over the tokens of the later
-// chunk, and the first chunk's tokens give no sample (docs/METRICS.md, ITL).
-func ITL(chunks []record.Chunk, add func(ms float64)) {
-	for i := 1; i < len(chunks); i++ {
-		k := chunks[i].Tokens
-		if k <= 0 {
-			continue
-		}
-		gap := ms(chunks[i].AtNS-chunks[i-1].AtNS) / float64(k)
-		for range k {
-			add(gap)
-		}
-	}
 }
 
 func (p *pointAgg) tokens(r *record.Record) {
@@ -247,13 +222,11 @@ func (p *pointAgg) tokens(r *record.Record) {
 	if r.PromptTokens > 0 {
 		p.promptToks.Add(float64(r.PromptTokens))
 	}
-	if s := r.Server; s != nil {
-		if s.PromptEvalCount > 0 && s.PromptEvalDuration > 0 {
-			p.srvPrefill.Add(float64(s.PromptEvalCount) / (float64(s.PromptEvalDuration) / 1e9))
-		}
-		if s.EvalCount > 0 && s.EvalDuration > 0 {
-			p.srvDecode.Add(float64(s.EvalCount) / (float64(s.EvalDuration) / 1e9))
-		}
+	if v, ok := ServerPrefillSpeed(r.Server); ok {
+		p.srvPrefill.Add(v)
+	}
+	if v, ok := ServerDecodeSpeed(r.Server); ok {
+		p.srvDecode.Add(v)
 	}
 	if r.OutputTokensRequested > 0 && r.OutputTokens < r.OutputTokensRequested {
 		p.shortfall++
@@ -261,7 +234,7 @@ func (p *pointAgg) tokens(r *record.Record) {
 	}
 	if r.PromptTokensRequested > 0 && r.PromptTokens > 0 && r.PromptTokens != r.PromptTokensRequested {
 		p.mismatch++
-		if r.API == "openai-chat" || r.API == "ollama-chat" {
+		if r.API == backend.OpenAIChat || r.API == backend.OllamaChat {
 			p.mismatchChat = true
 		}
 	}
@@ -271,8 +244,7 @@ func (p *pointAgg) addWarmup(r *record.Record) {
 	if !p.warmSeen || r.SentNS < p.warmFirst {
 		p.warmFirst = r.SentNS
 		p.warm.FirstTTFTMS = nil
-		if r.Error == nil && r.FirstTokenNS != 0 {
-			v := ms(r.FirstTokenNS - r.SentNS)
+		if v, ok := TTFT(r); ok && r.Error == nil {
 			p.warm.FirstTTFTMS = &v
 		}
 	}
@@ -282,16 +254,14 @@ func (p *pointAgg) addWarmup(r *record.Record) {
 		p.warm.Failed++
 		return
 	}
-	p.warmE.Add(ms(r.EndNS - r.SentNS))
-	if r.FirstTokenNS != 0 {
-		p.warmT.Add(ms(r.FirstTokenNS - r.SentNS))
-		if tpot, ok := TPOT(r); ok {
-			p.warmD.Add(1000 / tpot)
-		}
+	p.warmE.Add(E2E(r))
+	if v, ok := TTFT(r); ok {
+		p.warmT.Add(v)
+	}
+	if v, ok := DecodeSpeed(r); ok {
+		p.warmD.Add(v)
 	}
 }
-
-func ms(ns int64) float64 { return float64(ns) / nsPerMS }
 
 func (p *pointAgg) summary() Point {
 	errs := make(map[string]int, len(p.errors))

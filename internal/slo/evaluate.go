@@ -81,18 +81,19 @@ func (rn *run) add(r *record.Record) {
 	rn.reqs = append(rn.reqs, values(r))
 }
 
-// values computes a request's per-request metrics as internal/metrics
-// does: TTFT from sent, TPOT over the tokens after the first, decode speed
-// 1000/TPOT, and each chunk's gap spread over its tokens.
+// values computes a request's per-request metrics, as defined in
+// internal/metrics.
 func values(r *record.Record) reqVals {
 	v := reqVals{failed: r.Error != nil, ttft: math.NaN(), tpot: math.NaN(), spd: math.NaN(),
-		e2e: float64(r.EndNS-r.SentNS) / 1e6, sched: float64(r.ScheduledNS) / 1e9, ttftSched: math.NaN()}
+		e2e: metrics.E2E(r), sched: float64(r.ScheduledNS) / 1e9, ttftSched: math.NaN()}
 	if v.failed {
 		return v
 	}
-	if r.FirstTokenNS != 0 {
-		v.ttft = float64(r.FirstTokenNS-r.SentNS) / 1e6
-		v.ttftSched = float64(r.FirstTokenNS-r.ScheduledNS) / 1e6
+	if ttft, ok := metrics.TTFT(r); ok {
+		v.ttft = ttft
+	}
+	if t, ok := metrics.TTFTSched(r); ok {
+		v.ttftSched = t
 	}
 	if tpot, ok := metrics.TPOT(r); ok {
 		v.tpot, v.spd = tpot, 1000/tpot

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -68,8 +69,7 @@ func (o *Overload) Add(r *record.Record) string {
 	o.done++
 	if r.Error != nil {
 		o.failed++
-	} else if r.FirstTokenNS != 0 {
-		t := float64(r.FirstTokenNS-r.ScheduledNS) / 1e6
+	} else if t, ok := metrics.TTFTSched(r); ok {
 		if len(o.first) < overloadWindow {
 			o.first = append(o.first, t)
 		}
