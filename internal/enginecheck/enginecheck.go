@@ -227,7 +227,6 @@ func (g *Group) compareDecode(p *problems, tol float64) {
 	}
 }
 
-
 // problems collects failures per check, keeping the first few of each so
 // that a run of 500 bad requests gives a readable report.
 type problems struct {

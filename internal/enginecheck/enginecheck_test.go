@@ -213,4 +213,3 @@ func TestCheckUnreadable(t *testing.T) {
 		t.Errorf("malformed: %v", err)
 	}
 }
-

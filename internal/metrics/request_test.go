@@ -7,7 +7,6 @@ import (
 	"github.com/servebench/servebench/internal/record"
 )
 
-
 // TestRequestValues checks each per-request value against a request whose
 // timings are known: scheduled at 100 ms, sent at 110 ms, first reasoning
 // token at 160 ms, first output at 180 ms, 11 tokens ending at 660 ms.
