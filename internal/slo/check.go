@@ -94,45 +94,15 @@ func check(s SLO, pt *metrics.Point) Check {
 
 // measure reads the SLO's statistic from a summary point.
 func measure(s SLO, pt *metrics.Point) (float64, int) {
-	if d, ok := distOf(s.Metric, pt); ok {
-		v, ok := d.Get(s.Stat)
-		if !ok {
-			return math.NaN(), d.Count
-		}
-		return v, d.Count
+	if s.def.dist == nil {
+		return s.def.point(pt)
 	}
-	n := pt.Requests.Completed + pt.Requests.Failed
-	switch s.Metric {
-	case "error_rate":
-		if n == 0 {
-			return math.NaN(), 0
-		}
-		return pt.ErrorRate, n
-	case "throughput":
-		if pt.Requests.Completed == 0 {
-			return math.NaN(), 0
-		}
-		return pt.OutputTPS, pt.Requests.Completed
-	case "out_of_memory":
-		return float64(pt.Requests.Errors["out_of_memory"]), n
+	d := s.def.dist(pt)
+	v, ok := d.Get(s.Stat)
+	if !ok {
+		return math.NaN(), d.Count
 	}
-	return math.NaN(), 0
-}
-
-func distOf(metric string, pt *metrics.Point) (stats.Dist, bool) {
-	switch metric {
-	case "ttft":
-		return pt.TTFT, true
-	case "itl":
-		return pt.ITL, true
-	case "tpot":
-		return pt.TPOT, true
-	case "e2e":
-		return pt.E2E, true
-	case "speed":
-		return pt.DecodeTPSReq, true
-	}
-	return stats.Dist{}, false
+	return v, d.Count
 }
 
 // interval adds a bootstrap confidence interval over the level's runs.
@@ -145,7 +115,7 @@ func (c *Check) interval(s SLO, lv *level, idx []int, opt Options) {
 	for _, i := range idx {
 		var g [][]float64
 		for _, v := range lv.runs[i].reqs {
-			if u := unitValues(s.Metric, v); len(u) > 0 {
+			if u := s.def.samples(v); len(u) > 0 {
 				g = append(g, u)
 			}
 		}
@@ -180,11 +150,12 @@ func cmpOrF(v, def float64) float64 {
 
 // statFunc is the statistic an SLO compares, for the bootstrap.
 func statFunc(s SLO) (func([]float64) float64, bool) {
-	if s.Metric == "error_rate" {
-		return stats.Mean, true
-	}
-	if !s.kind.distribution() {
+	if s.def.samples == nil {
 		return nil, false
+	}
+	if !s.def.kind.distribution() {
+		// A one-number metric with per-request samples is their mean.
+		return stats.Mean, true
 	}
 	if s.Stat == "mean" {
 		return stats.Mean, true
@@ -198,35 +169,4 @@ func statFunc(s SLO) (func([]float64) float64, bool) {
 		}
 	}
 	return nil, false
-}
-
-// unitValues is what one request contributes to a metric's distribution.
-func unitValues(metric string, v reqVals) []float64 {
-	one := func(x float64) []float64 {
-		if math.IsNaN(x) {
-			return nil
-		}
-		return []float64{x}
-	}
-	switch metric {
-	case "error_rate":
-		if v.failed {
-			return []float64{1}
-		}
-		return []float64{0}
-	case "ttft":
-		return one(v.ttft)
-	case "tpot":
-		return one(v.tpot)
-	case "e2e":
-		if v.failed {
-			return nil
-		}
-		return one(v.e2e)
-	case "speed":
-		return one(v.spd)
-	case "itl":
-		return v.itl
-	}
-	return nil
 }

@@ -224,18 +224,10 @@ func good(v reqVals, checks []SLO) bool {
 		return false
 	}
 	for _, s := range checks {
-		x := math.NaN()
-		switch s.Metric {
-		case "ttft":
-			x = v.ttft
-		case "itl", "tpot":
-			x = v.tpot
-		case "e2e":
-			x = v.e2e
-		case "speed":
-			x = v.spd
+		if s.def.judge == nil {
+			continue
 		}
-		if !math.IsNaN(x) && !s.Holds(x) {
+		if x := s.def.judge(v); !math.IsNaN(x) && !s.Holds(x) {
 			return false
 		}
 	}

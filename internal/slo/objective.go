@@ -102,8 +102,8 @@ func intsToFloats(xs []int) []float64 {
 // "out_of_memory <= 0" when NoOOM is set and none names out_of_memory.
 func (o *Objective) Checks() []SLO {
 	out := slices.Clone(o.SLOs)
-	if o.NoOOM && !slices.ContainsFunc(out, func(s SLO) bool { return s.Metric == "out_of_memory" }) {
-		s, _ := Parse("out_of_memory <= 0")
+	if o.NoOOM && !slices.ContainsFunc(out, func(s SLO) bool { return s.Metric == metricOOM }) {
+		s, _ := Parse(metricOOM + " <= 0")
 		out = append(out, s)
 	}
 	return out

@@ -42,7 +42,7 @@ type Overload struct {
 // NewOverload returns a detector for an objective's SLOs.
 func NewOverload(checks []SLO) *Overload {
 	o := &Overload{}
-	for _, metric := range []string{"ttft", "e2e"} {
+	for _, metric := range []string{metricTTFT, metricE2E} {
 		for _, s := range checks {
 			if s.Metric == metric {
 				o.limitMS = max(o.limitMS, overloadFactor*s.Value)

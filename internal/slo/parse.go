@@ -63,7 +63,7 @@ func parsePhrase(expr, rest string) (SLO, error) {
 	} else if tail != "" {
 		return SLO{}, errorf(expr, "unexpected %q: want 'at least V tok/s per user at pNN'", tail)
 	}
-	return build(expr, "speed", pct, ">=", value)
+	return build(expr, metricSpeed, pct, ">=", value)
 }
 
 // build checks and assembles the parts of an expression.
@@ -72,7 +72,7 @@ func build(expr, metric, pct, op, value string) (SLO, error) {
 	if !ok {
 		return SLO{}, errorf(expr, "unknown metric %q (known: %s)", metric, metricNames())
 	}
-	s := SLO{Metric: m.name, Field: m.field, Op: op, Unit: units[m.kind], kind: m.kind}
+	s := SLO{Metric: m.name, Field: m.field, Op: op, Unit: units[m.kind], def: m}
 	if err := s.setPercentile(expr, pct); err != nil {
 		return SLO{}, err
 	}
@@ -98,7 +98,7 @@ var percentileAlias = map[string]string{
 var speedStat = map[string]string{"p50": "p50", "p90": "p10", "p95": "p5", "p99": "p1", "mean": "mean"}
 
 func (s *SLO) setPercentile(expr, pct string) error {
-	if !s.kind.distribution() {
+	if !s.def.kind.distribution() {
 		if pct != "" {
 			return errorf(expr, "%s is one number per load point; it takes no percentile", s.Metric)
 		}
@@ -112,7 +112,7 @@ func (s *SLO) setPercentile(expr, pct string) error {
 		return errorf(expr, "percentile %q: use p50, p90, p95, p99, p99.9, mean or max", pct)
 	}
 	s.Percentile, s.Stat = key, key
-	if s.kind != speed {
+	if s.def.kind != speed {
 		if key == "p1" || key == "p5" || key == "p10" {
 			return errorf(expr, "%s %s bounds only the fastest requests; a latency objective is an upper percentile (p90, p95, p99)", s.Metric, key)
 		}
@@ -132,7 +132,7 @@ func (s *SLO) checkDirection(expr string) error {
 		return errorf(expr, "%s is a speed: higher is better, so write >= (e.g. '%s >= 20 tok/s')", s.Metric, strings.TrimSpace(s.Metric+" "+s.Percentile))
 	}
 	if !s.HigherIsBetter() && floor {
-		return errorf(expr, "%s: lower is better, so write <= (e.g. '%s <= %s')", s.Metric, strings.TrimSpace(s.Metric+" "+s.Percentile), example[s.kind])
+		return errorf(expr, "%s: lower is better, so write <= (e.g. '%s <= %s')", s.Metric, strings.TrimSpace(s.Metric+" "+s.Percentile), example[s.def.kind])
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (s *SLO) setValue(expr, text string) error {
 		return errorf(expr, "%q is not a non-negative number", num)
 	}
 	num = strconv.FormatFloat(v, 'g', -1, 64)
-	switch s.kind {
+	switch s.def.kind {
 	case latency:
 		u, ok := latencyUnits[unit]
 		if !ok {

@@ -12,68 +12,6 @@ import (
 	"strings"
 )
 
-// kind is what a metric measures, which fixes its unit and which way is
-// better.
-type kind int
-
-const (
-	latency    kind = iota // ms; lower is better
-	speed                  // tok/s per request; higher is better
-	throughput             // tok/s aggregate; higher is better
-	fraction               // error rate; lower is better
-	count                  // requests; lower is better
-)
-
-// metricDef describes one metric an SLO can name.
-type metricDef struct {
-	name    string
-	aliases []string
-	kind    kind
-	field   string // the summary.json field read
-}
-
-// metricDefs are the metrics SLOs can name. Per-request ones (latencies and
-// speed) also judge each request for goodput (docs/METRICS.md, Objectives).
-var metricDefs = []metricDef{
-	{"ttft", []string{"time_to_first_token", "ttft_ms"}, latency, "ttft_ms"},
-	{"itl", []string{"inter_token_latency", "itl_ms"}, latency, "itl_ms"},
-	{"tpot", []string{"tpot_ms", "time_per_output_token"}, latency, "tpot_ms"},
-	{"e2e", []string{"e2e_ms", "latency", "end_to_end"}, latency, "e2e_ms"},
-	{"speed", []string{"decode_speed", "decode_tps", "decode_tps_per_request", "tps_per_user", "per_user_speed"}, speed, "decode_tps_per_request"},
-	{"error_rate", []string{"errors"}, fraction, "error_rate"},
-	{"throughput", []string{"output_tps", "aggregate_throughput"}, throughput, "output_tps"},
-	{"out_of_memory", []string{"oom"}, count, "requests.errors.out_of_memory"},
-}
-
-func lookupMetric(name string) (metricDef, bool) {
-	for _, m := range metricDefs {
-		if m.name == name {
-			return m, true
-		}
-		for _, a := range m.aliases {
-			if a == name {
-				return m, true
-			}
-		}
-	}
-	return metricDef{}, false
-}
-
-func metricNames() string {
-	names := make([]string, len(metricDefs))
-	for i, m := range metricDefs {
-		names[i] = m.name
-	}
-	return strings.Join(names, ", ")
-}
-
-// higherIsBetter reports the direction of a kind.
-func (k kind) higherIsBetter() bool { return k == speed || k == throughput }
-
-// distribution reports whether the metric has a distribution (and so a
-// percentile) rather than one number per load point.
-func (k kind) distribution() bool { return k == latency || k == speed }
-
 // SLO is one service-level objective: a statistic of a metric compared
 // with a value. Value is in the metric's canonical unit (Unit).
 type SLO struct {
@@ -96,17 +34,15 @@ type SLO struct {
 	// display is the unit the expression was written in (s, ms, ...);
 	// written is the value as written, with that unit.
 	display, written string
-	kind             kind
+	// def is the metric's definition (metric.go).
+	def *metricDef
 }
 
-// Canonical units of each kind.
-var units = map[kind]string{latency: "ms", speed: "tok/s", throughput: "tok/s", fraction: "fraction", count: "requests"}
-
 // HigherIsBetter reports whether larger measured values are better.
-func (s SLO) HigherIsBetter() bool { return s.kind.higherIsBetter() }
+func (s SLO) HigherIsBetter() bool { return s.def.kind.higherIsBetter() }
 
 // PerRequest reports whether the SLO also judges each request (goodput).
-func (s SLO) PerRequest() bool { return s.kind.distribution() }
+func (s SLO) PerRequest() bool { return s.def.judge != nil }
 
 // Key identifies the SLO a command-line --slo replaces: the metric and
 // its percentile.
@@ -144,7 +80,7 @@ func (s SLO) Format(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
-	switch s.kind {
+	switch s.def.kind {
 	case latency:
 		return formatDuration(v, s.display)
 	case fraction:

@@ -59,7 +59,7 @@ func (v *Verdict) saturationText(o *Objective) []string {
 	}
 	speed := fmt.Sprintf("at %s the p95 per-user speed is %s tok/s", LoadText(*s.Load), trimFloat(*s.SpeedP5, 3))
 	for _, c := range o.Checks() {
-		if c.Metric == "speed" && c.Stat == "p5" {
+		if c.Metric == metricSpeed && c.Stat == "p5" {
 			if c.Holds(*s.SpeedP5) {
 				speed += ", meeting the objective's " + c.Format(c.Value)
 			} else {
