@@ -128,6 +128,7 @@ func (s *stream) send(body []byte) *http.Response {
 // isStream checks the status and content type, recording the failure
 // when the response is not a stream.
 func (s *stream) isStream(resp *http.Response) bool {
+	s.status = resp.StatusCode
 	if resp.StatusCode >= 300 {
 		s.httpError(resp)
 		return false

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,8 +64,9 @@ func (s *stream) sendFailed(err error) {
 	s.end(now)
 }
 
-// cut classifies a stream that ended before its end marker.
-func (s *stream) cut(err error, marker string) {
+// cut classifies a stream that ended before its end marker. stray is
+// what an SSE decoder read that was not an event stream (nil otherwise).
+func (s *stream) cut(err error, stray []byte, marker string) {
 	now := time.Now()
 	if s.ctxFailed(now) {
 		return
@@ -74,10 +76,32 @@ func (s *stream) cut(err error, marker string) {
 		s.c.fail(s.rec, record.ClassMalformed, fmt.Sprintf("a chunk exceeds %d bytes", sse.DefaultMaxEventSize))
 	case err != nil:
 		s.c.fail(s.rec, record.ClassStreamCut, fmt.Sprintf("stream broke before %s: %v", marker, err))
+	case s.events == 0 && len(stray) == 0:
+		s.c.fail(s.rec, record.ClassEmptyStream, "the body ended before any event")
+		s.rec.Error.Status = s.status
+	case s.events == 0:
+		why := fmt.Sprintf("the body is not an event stream although its content type is %q", s.c.api.accept)
+		s.unstreamed(s.c.redactBytes(stray), why)
 	default:
 		s.c.fail(s.rec, record.ClassStreamCut, "stream ended without "+marker)
 	}
 	s.end(now)
+}
+
+// ended records the end marker, read at at. A stream that ends before any
+// content-bearing chunk has no first token to time: it is a failure, not a
+// completed request of 0 tokens and a near-zero latency.
+func (s *stream) ended(at time.Time, marker string) {
+	s.done = true
+	s.end(at)
+	if len(s.rec.Chunks) > 0 {
+		return
+	}
+	msg := "the stream ended (" + marker + ") before any token"
+	if s.rec.FinishReason != "" {
+		msg += fmt.Sprintf(" (finish reason %q)", s.rec.FinishReason)
+	}
+	s.c.fail(s.rec, record.ClassEmptyStream, msg)
 }
 
 // badChunk classifies a chunk that did not decode. The last event of a
@@ -131,21 +155,29 @@ func (s *stream) httpError(resp *http.Response) {
 }
 
 // notStream classifies a successful response that is not a stream: it
-// cannot be timed. A JSON error body is still a server error.
+// cannot be timed.
 func (s *stream) notStream(resp *http.Response, ct string) {
 	body := s.readBody(resp)
 	now := time.Now()
+	s.unstreamed(body, fmt.Sprintf("content type %q, want %s", ct, s.c.api.accept))
+	s.end(now)
+}
+
+// unstreamed classifies a successful response whose body (its start, API
+// key removed) is not a stream; why says how that was seen. An empty body
+// is an empty stream; a JSON error body is still a server error.
+func (s *stream) unstreamed(body []byte, why string) {
 	switch msg, isErr := jsonError(body); {
+	case len(bytes.TrimSpace(body)) == 0:
+		s.c.fail(s.rec, record.ClassEmptyStream, "the body was empty")
 	case looksOOM(string(body)):
 		s.c.fail(s.rec, record.ClassOOM, errorMessage(body))
 	case isErr:
 		s.c.fail(s.rec, record.ClassServerError, msg)
 	default:
-		s.c.fail(s.rec, record.ClassNotStream, fmt.Sprintf("content type %q, want %s (does the server stream?): %s",
-			ct, s.c.api.accept, clip(body, 200)))
+		s.c.fail(s.rec, record.ClassNotStream, fmt.Sprintf("%s (does the server stream?): %s", why, clip(body, 200)))
 	}
-	s.rec.Error.Status = resp.StatusCode
-	s.end(now)
+	s.rec.Error.Status = s.status
 }
 
 // errorMessage is the message of a JSON error body, else the body itself.

@@ -58,11 +58,12 @@ func (s *stream) readOllama(body io.Reader) {
 	}
 	d := s.nd
 	for d.Next() {
+		s.events++
 		if s.ollamaLine(d.Event(), d.Truncated()) {
 			return
 		}
 	}
-	s.cut(d.Err(), `"done": true`)
+	s.cut(d.Err(), nil, `"done": true`)
 }
 
 // ollamaLine handles one line; it reports whether the stream is over.
@@ -100,8 +101,7 @@ func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
 	srv.PromptEvalDuration, srv.EvalDuration = c.PromptEvalDuration, c.EvalDuration
 	srv.LoadDuration, srv.TotalDuration = c.LoadDuration, c.TotalDuration
 	s.rec.FinishReason = c.DoneReason
-	s.done = true
-	s.end(ev.At)
+	s.ended(ev.At, `"done": true`)
 	return true
 }
 

@@ -92,11 +92,12 @@ func (s *stream) readOpenAI(body io.Reader) {
 	}
 	d := s.sse
 	for d.Next() {
+		s.events++
 		if s.openAIEvent(d.Event(), d.Truncated()) {
 			return
 		}
 	}
-	s.cut(d.Err(), "[DONE]")
+	s.cut(d.Err(), d.Stray(), "[DONE]")
 }
 
 // openAIEvent handles one event; it reports whether the stream is over.
@@ -107,8 +108,7 @@ func (s *stream) openAIEvent(ev sse.Event, truncated bool) bool {
 		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
 		return true
 	case bytes.Equal(data, doneMarker):
-		s.done = true
-		s.end(ev.At)
+		s.ended(ev.At, "[DONE]")
 		return true
 	case len(data) == 0:
 		return false

@@ -22,8 +22,12 @@ type stream struct {
 	epoch  time.Time
 	sent   time.Time
 	first  *time.Timer
-	// done is set when the end-of-stream marker was read.
-	done bool
+	// status is the response's status code.
+	status int
+	// events counts the events (lines) read; done is set when the
+	// end-of-stream marker was read.
+	events int
+	done   bool
 	// reply collects the answer text when the request asked for it.
 	reply *strings.Builder
 

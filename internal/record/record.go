@@ -74,6 +74,7 @@ const (
 	ClassTimeoutFirst = "timeout_first"   // no token before the deadline
 	ClassTimeoutMid   = "timeout_stream"  // deadline passed mid-stream
 	ClassStreamCut    = "stream_cut"      // body ended without the end marker
+	ClassEmptyStream  = "empty_stream"    // the answer ended before any content-bearing token
 	ClassMalformed    = "malformed_chunk" // a chunk that is not valid JSON/shape
 	ClassNotStream    = "not_stream"      // body is not SSE/NDJSON when a stream was asked
 	ClassServerError  = "server_error"    // an error event inside the stream

@@ -26,7 +26,15 @@ type Decoder struct {
 	id       string
 	retry    time.Duration
 	ev       Event
+	// stray holds the start of the lines before the first event that
+	// are not SSE fields; dispatched is set at the first event.
+	stray      []byte
+	dispatched bool
 }
+
+// maxStray bounds what Stray keeps: enough to quote the body and to find
+// an error message in it.
+const maxStray = 4 << 10
 
 // NewDecoder returns a Decoder reading from r. now is called right after
 // each Read returns (nil means time.Now).
@@ -39,7 +47,19 @@ func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
 // Reset makes d read a new stream, keeping its buffers and size limit.
 func (d *Decoder) Reset(r io.Reader, now func() time.Time) {
 	d.rd.reset(r, now, false)
-	*d = Decoder{rd: d.rd, data: d.data[:0]}
+	*d = Decoder{rd: d.rd, data: d.data[:0], stray: d.stray[:0]}
+}
+
+// Stray returns the lines read before the first event that are not SSE
+// fields (data, event, id, retry) or comments, joined by "\n" and cut at
+// 4 KiB; nil once an event has been delivered. A body that is not an
+// event stream at all (a JSON document, an HTML page) shows up here. It
+// is valid until Reset.
+func (d *Decoder) Stray() []byte {
+	if d.dispatched || len(d.stray) == 0 {
+		return nil
+	}
+	return d.stray
 }
 
 // SetMaxEventSize sets the limit on one event's size and on one line's
@@ -146,8 +166,21 @@ func (d *Decoder) processLine(line []byte) bool {
 		if ms, ok := parseDigits(value); ok {
 			d.retry = time.Duration(ms) * time.Millisecond
 		}
+	default:
+		d.addStray(line)
 	}
 	return false
+}
+
+// addStray keeps an unknown field line while no event has been delivered.
+func (d *Decoder) addStray(line []byte) {
+	if d.dispatched || len(d.stray) >= maxStray {
+		return
+	}
+	if len(d.stray) > 0 {
+		d.stray = append(d.stray, '\n')
+	}
+	d.stray = append(d.stray, line[:min(len(line), maxStray-len(d.stray))]...)
 }
 
 func (d *Decoder) addData(value []byte) {
@@ -162,6 +195,7 @@ func (d *Decoder) addData(value []byte) {
 }
 
 func (d *Decoder) dispatch() {
+	d.dispatched = true
 	d.ev = Event{Data: d.data, Event: d.name, ID: d.id, Retry: d.retry, At: d.rd.at}
 }
 

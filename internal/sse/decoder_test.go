@@ -154,3 +154,29 @@ func TestDecoderReset(t *testing.T) {
 		t.Errorf("after Reset got %+v", d.Event())
 	}
 }
+
+func TestDecoderStray(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		// A JSON document sent as text/event-stream has no SSE field.
+		{"json", `{"choices":[{"message":{"content":"hi"}}]}`, `{"choices":[{"message":{"content":"hi"}}]}`},
+		{"pretty json", "{\n  \"a\": 1\n}\n", "{\n  \"a\": 1\n}"},
+		// Known fields and comments are not stray.
+		{"comments only", ": ping\n\nid: 1\n\n", ""},
+		// Once an event arrived, earlier stray lines no longer matter.
+		{"then event", "foo: bar\ndata: x\n\n", ""},
+		// The kept text is bounded.
+		{"long", strings.Repeat("x", 3*maxStray), strings.Repeat("x", maxStray)},
+	}
+	for _, tt := range tests {
+		d := NewDecoder(strings.NewReader(tt.in), nil)
+		for d.Next() {
+		}
+		if got := string(d.Stray()); got != tt.want {
+			t.Errorf("%s: Stray() = %q, want %q", tt.name, clipForLog(got), clipForLog(tt.want))
+		}
+	}
+}
+
+func clipForLog(s string) string { return s[:min(len(s), 80)] }
