@@ -213,33 +213,3 @@ func TestInterruptLosesNoRecord(t *testing.T) {
 		t.Errorf("summary after interrupt: %v", err)
 	}
 }
-
-// TestSecondInterruptExitsAtOnce: with a long grace, a second signal exits
-// without waiting, and the records already written are all there.
-func TestSecondInterruptExitsAtOnce(t *testing.T) {
-	s := &slowServer{gap: 30 * time.Millisecond, tokens: 5}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	dir := filepath.Join(t.TempDir(), "r")
-	cmd, _ := startRun(t, srv.URL, dir, "--grace", "1m")
-	waitRecords(t, filepath.Join(dir, "records.jsonl"), 4)
-	// Hold every further response so the grace period would matter.
-	s.hold.Store(true)
-	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("second signal took %v to exit", el)
-	}
-	total, ok := countLines(filepath.Join(dir, "records.jsonl"))
-	if total < 4 || ok != total {
-		t.Errorf("records after hard exit: %d (%d ok)", total, ok)
-	}
-	// report rebuilds the summary from them.
-	code, stdout, stderr := run(t, "report", dir)
-	if code != 0 || !strings.Contains(stdout, "c=4") {
-		t.Errorf("report after hard exit: %d %s %s", code, stdout, stderr)
-	}
-}

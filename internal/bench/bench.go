@@ -98,7 +98,9 @@ type Session struct {
 	closed bool
 }
 
-// Open starts a session: it creates the run directory's records file.
+// Open starts a session: it creates the run directory's records file and
+// writes run.json at once, so that a run killed before its end still has
+// its header.
 func Open(cfg Config) (*Session, error) {
 	sink, err := newSink(cfg.OutDir)
 	if err != nil {
@@ -107,16 +109,25 @@ func Open(cfg Config) (*Session, error) {
 	sink.observe = cfg.Observe
 	epoch := time.Now()
 	run := cfg.Run
+	run.Schema = record.RunSchema
 	run.Started = epoch.UTC().Format(time.RFC3339Nano)
+	if err := sink.writeRun(&run); err != nil {
+		sink.close()
+		return nil, err
+	}
 	return &Session{cfg: cfg, sink: sink, run: run,
 		runner: &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}}, nil
 }
 
 // RunPoint runs one load point and returns its summary. Point indexes must
-// be unique within a session.
+// be unique within a session. run.json is rewritten after each point, so
+// that a killed run keeps the client figures of the points it finished.
 func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.Point, error) {
 	c, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
 	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
+	if werr := s.sink.writeRun(&s.run); err == nil {
+		err = werr
+	}
 	s.sink.mu.Lock()
 	sum, _ := s.sink.agg.Point(p.Index)
 	s.sink.mu.Unlock()
@@ -132,23 +143,28 @@ func (s *Session) Summary(ctx context.Context) *metrics.Summary {
 	return metrics.Summarize(&run, &s.sink.agg)
 }
 
-// Close writes run.json and summary.json and closes the records file.
+// Close closes the records file (flushed to disk), then completes run.json
+// and writes summary.json. The first error met is returned with the
+// result, which is complete whatever the files' fate.
 func (s *Session) Close(ctx context.Context) (*Result, error) {
 	if s.closed {
 		return nil, errors.New("bench: session already closed")
 	}
 	s.closed = true
-	defer s.sink.close()
+	err := s.sink.writeErr()
+	if cerr := s.sink.close(); err == nil {
+		err = cerr
+	}
 	s.run.Interrupted = ctx.Err() != nil
+	s.run.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	sum := s.Summary(ctx)
 	res := &Result{Summary: sum, Records: s.sink.count(), Interrupted: s.run.Interrupted}
 	var out any = sum
 	if s.cfg.Decorate != nil {
 		out = s.cfg.Decorate(sum)
 	}
-	err := s.sink.finish(&s.run, out)
-	if werr := s.sink.writeErr(); err == nil {
-		err = werr
+	if ferr := s.sink.finish(&s.run, out); err == nil {
+		err = ferr
 	}
 	return res, err
 }
@@ -299,21 +315,41 @@ func (s *sink) writeErr() error {
 	return s.werr
 }
 
-// finish writes run.json and summary.json next to the records.
+// writeRun writes run.json next to the records.
+func (s *sink) writeRun(run *record.Run) error {
+	if s.dir == "" {
+		return nil
+	}
+	return writeJSON(filepath.Join(s.dir, RunFile), run)
+}
+
+// finish completes run.json and writes summary.json next to the records.
 func (s *sink) finish(run *record.Run, sum any) error {
 	if s.dir == "" {
 		return nil
 	}
-	if err := writeJSON(filepath.Join(s.dir, RunFile), run); err != nil {
+	if err := s.writeRun(run); err != nil {
 		return err
 	}
 	return writeJSON(filepath.Join(s.dir, SummaryFile), sum)
 }
 
-func (s *sink) close() {
-	if s.f != nil {
-		s.f.Close()
+// close flushes the records file to disk and closes it; a failure of
+// either means records may be lost, which the user must hear of.
+func (s *sink) close() error {
+	if s.f == nil {
+		return nil
 	}
+	f := s.f
+	s.f = nil
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("flushing %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", f.Name(), err)
+	}
+	return nil
 }
 
 // writeJSON writes v to path through a temporary file and a rename, so a

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
@@ -20,7 +22,13 @@ Usage: servebench report [flags] [DIR | FILE | -]
 
 Recomputes every summary from records alone: a run directory (its
 records.jsonl, with run.json for context when present), a records file, or
-standard input ("-" or no argument).
+standard input ("-").
+
+A damaged records file (a crash leaves a truncated last line) is read
+line by line: every good record counts and the bad lines are named in a
+warning; --strict refuses such a file instead. A run directory without
+summary.json is a run that did not finish (killed, or a second Ctrl-C);
+its report says so.
 
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold.
@@ -49,6 +57,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	})
 	targetLoad := fs.Float64("target-load", 0, "the load at which the objective must hold (default: the objective's target, else the highest load)")
+	strict := fs.Bool("strict", false, "refuse a records file with a damaged line instead of skipping it with a warning")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,7 +79,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	ev := &slo.Evaluator{}
-	s, err := loadSummary(env.Stdin, fs.Arg(0), ev.Add)
+	s, err := loadSummary(env, fs.Arg(0), *strict, ev.Add)
 	if err != nil {
 		return err
 	}
@@ -144,29 +153,39 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 
 // loadSummary reads records from a run directory, a file or stdin and
 // summarises them; run.json is used for context when it sits beside them.
-func loadSummary(stdin io.Reader, arg string, observe func(*record.Record)) (*metrics.Summary, error) {
-	var r io.Reader = stdin
+// Unless strict, damaged lines are skipped with a warning on stderr.
+func loadSummary(env *Env, arg string, strict bool, observe func(*record.Record)) (*metrics.Summary, error) {
+	var r io.Reader = env.Stdin
 	var run *record.Run
-	name := "standard input"
+	name, dir := "standard input", ""
 	if arg != "" && arg != "-" {
+		const hint = "servebench report runs/a (a directory written by servebench run --out)"
 		path := arg
-		if st, err := os.Stat(arg); err == nil && st.IsDir() {
-			path = filepath.Join(arg, bench.RecordsFile)
-		} else if err != nil {
-			return nil, &Error{Err: err, Hint: "servebench report runs/a (a directory written by servebench run --out)", Code: ExitFailure}
+		st, err := os.Stat(arg)
+		if err != nil {
+			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
+		}
+		if st.IsDir() {
+			path, dir = filepath.Join(arg, bench.RecordsFile), arg
 		}
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, &Error{Err: err, Hint: "servebench report runs/a (a directory written by servebench run --out)", Code: ExitFailure}
+			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
 		}
 		defer f.Close()
 		r, name = f, path
 		if run, err = readRun(filepath.Join(filepath.Dir(path), bench.RunFile)); err != nil {
 			return nil, err
 		}
+		if run != nil {
+			dir = filepath.Dir(path) // a records file inside a run directory
+		}
 	}
 	var agg metrics.Aggregator
 	rd := record.NewReader(r)
+	if !strict {
+		rd.SkipDamaged()
+	}
 	n := 0
 	for rd.Next() {
 		agg.Add(rd.Record())
@@ -176,12 +195,52 @@ func loadSummary(stdin io.Reader, arg string, observe func(*record.Record)) (*me
 		n++
 	}
 	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		hint := ""
+		var le *record.LineError
+		if errors.As(err, &le) {
+			hint = "without --strict, report skips damaged lines with a warning"
+		}
+		return nil, &Error{Err: fmt.Errorf("%s: %w", name, err), Hint: hint, Code: ExitFailure}
 	}
+	warnDamaged(env, name, rd.Damaged())
 	if n == 0 {
 		return nil, &Error{Err: fmt.Errorf("%s holds no records", name), Hint: "servebench run --out DIR writes DIR/records.jsonl", Code: ExitFailure}
 	}
-	return metrics.Summarize(run, &agg), nil
+	unfinished := dir != "" && !exists(filepath.Join(dir, bench.SummaryFile))
+	if unfinished && run != nil {
+		run.Interrupted = true
+	}
+	s := metrics.Summarize(run, &agg)
+	if unfinished {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no %s: the run was interrupted before it finished (killed, or a second Ctrl-C); this report is rebuilt from the %d records it wrote", dir, bench.SummaryFile, n))
+	}
+	return s, nil
+}
+
+// maxDamagedLines is how many damaged lines a warning names; the rest are
+// counted.
+const maxDamagedLines = 5
+
+// warnDamaged names the damaged lines a lenient read passed over.
+func warnDamaged(env *Env, name string, damaged []*record.LineError) {
+	if len(damaged) == 0 {
+		return
+	}
+	lines := make([]string, 0, maxDamagedLines)
+	for _, d := range damaged[:min(len(damaged), maxDamagedLines)] {
+		lines = append(lines, strconv.Itoa(d.Line))
+	}
+	more := ""
+	if len(damaged) > maxDamagedLines {
+		more = fmt.Sprintf(" and %d more", len(damaged)-maxDamagedLines)
+	}
+	fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted: line %s%s (first: %v); --strict refuses the file\n",
+		name, len(damaged), strings.Join(lines, ", "), more, damaged[0].Err)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // readRun reads run.json; a missing file is no error (records suffice).

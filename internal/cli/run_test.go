@@ -147,15 +147,19 @@ func TestReportErrors(t *testing.T) {
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
 	for _, tt := range []struct {
-		arg, want string
+		args []string
+		code int
+		want string
 	}{
-		{bad, "line 2"},
-		{empty, "holds no records"},
-		{filepath.Join(dir, "missing"), "no such file"},
+		// A damaged line is skipped with a warning naming it, or refused.
+		{[]string{bad}, ExitOK, "warning: " + bad + ": skipped 1 damaged line(s), not counted: line 2"},
+		{[]string{"--strict", bad}, ExitFailure, "line 2"},
+		{[]string{empty}, ExitFailure, "holds no records"},
+		{[]string{filepath.Join(dir, "missing")}, ExitFailure, "no such file"},
 	} {
-		code, _, stderr := runMain(t, "report", tt.arg)
-		if code != ExitFailure || !strings.Contains(stderr, tt.want) {
-			t.Errorf("report %s: exit %d, stderr %q, want %q", tt.arg, code, stderr, tt.want)
+		code, _, stderr := runMain(t, append([]string{"report"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("report %s: exit %d, stderr %q, want %d, %q", tt.args, code, stderr, tt.code, tt.want)
 		}
 	}
 }

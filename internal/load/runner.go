@@ -98,14 +98,29 @@ func (r *Runner) grace() time.Duration {
 	return DefaultGrace
 }
 
-// withGrace returns a context that is cancelled grace after parent is done.
+// abortKey carries the channel that ends the grace period early.
+type abortKey struct{}
+
+// WithAbort returns a copy of ctx carrying abort. Once ctx is done, requests
+// in flight are normally given the grace period to finish; closing abort
+// cancels them at once instead (a second Ctrl-C), so that each is still
+// emitted, as cancelled, with the chunks it had received.
+func WithAbort(ctx context.Context, abort <-chan struct{}) context.Context {
+	return context.WithValue(ctx, abortKey{}, abort)
+}
+
+// withGrace returns a context that is cancelled grace after parent is done,
+// or as soon as the abort channel parent carries is closed after that.
 func withGrace(parent context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	abort, _ := parent.Value(abortKey{}).(<-chan struct{})
 	stop := context.AfterFunc(parent, func() {
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			cancel()
+		case <-abort: // nil without WithAbort: never ready
 			cancel()
 		case <-ctx.Done():
 		}

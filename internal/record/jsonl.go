@@ -57,13 +57,33 @@ func (w *Writer) Count() int {
 // into memory without limit.
 const MaxLine = 64 << 20
 
-// Reader reads records from JSON lines, skipping blank lines.
+// Reader reads records from JSON lines, skipping blank lines. By default
+// it stops at the first line that is not a valid record; after SkipDamaged
+// it passes over such lines and lists them in Damaged.
 type Reader struct {
-	s    *bufio.Scanner
-	line int
-	rec  Record
-	err  error
+	s       *bufio.Scanner
+	line    int
+	rec     Record
+	err     error
+	skip    bool
+	damaged []*LineError
 }
+
+// LineError is a line that holds no valid record.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// SkipDamaged makes the reader pass over lines that are not valid records
+// (a crash leaves a truncated last line) instead of stopping at the first.
+func (r *Reader) SkipDamaged() { r.skip = true }
+
+// Damaged returns the lines passed over after SkipDamaged, in file order.
+func (r *Reader) Damaged() []*LineError { return r.damaged }
 
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
@@ -81,15 +101,21 @@ func (r *Reader) Next() bool {
 			continue
 		}
 		r.rec = Record{}
-		if err := json.Unmarshal(b, &r.rec); err != nil {
-			r.err = fmt.Errorf("line %d: not a record: %w", r.line, err)
+		err := json.Unmarshal(b, &r.rec)
+		if err != nil {
+			err = fmt.Errorf("not a record: %w", err)
+		} else {
+			err = r.rec.validate()
+		}
+		if err == nil {
+			return true
+		}
+		le := &LineError{Line: r.line, Err: err}
+		if !r.skip {
+			r.err = le
 			return false
 		}
-		if err := r.rec.validate(); err != nil {
-			r.err = fmt.Errorf("line %d: %w", r.line, err)
-			return false
-		}
-		return true
+		r.damaged = append(r.damaged, le)
 	}
 	if r.err == nil {
 		if err := r.s.Err(); err != nil {

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -140,6 +141,45 @@ func TestLoadLabel(t *testing.T) {
 	} {
 		if got := tt.l.Label(); got != tt.want {
 			t.Errorf("%+v: got %q, want %q", tt.l, got, tt.want)
+		}
+	}
+}
+
+// TestReaderSkipsDamagedLines: after SkipDamaged every good line is read
+// and each bad one is listed with its line number, a truncated last line
+// (what a killed run leaves) included.
+func TestReaderSkipsDamagedLines(t *testing.T) {
+	good := `{"schema":"servebench.record/v1","phase":"measured","sent_ns":1,"end_ns":2}`
+	tests := []struct {
+		name    string
+		in      string
+		good    int
+		damaged []int
+	}{
+		{"truncated last line", good + "\n" + good + "\n" + good[:30], 2, []int{3}},
+		{"bad lines between good", good + "\n{oops\n" + good + "\n\n" + `{"phase":"x"}` + "\n" + good + "\n", 3, []int{2, 5}},
+		{"all good", good + "\n" + good + "\n", 2, nil},
+		{"nothing good", "{\n}\n", 0, []int{1, 2}},
+	}
+	for _, tt := range tests {
+		rd := NewReader(strings.NewReader(tt.in))
+		rd.SkipDamaged()
+		n := 0
+		for rd.Next() {
+			n++
+		}
+		if err := rd.Err(); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		var lines []int
+		for _, d := range rd.Damaged() {
+			lines = append(lines, d.Line)
+			if !strings.HasPrefix(d.Error(), fmt.Sprintf("line %d: ", d.Line)) {
+				t.Errorf("%s: error %q does not name its line", tt.name, d)
+			}
+		}
+		if n != tt.good || !reflect.DeepEqual(lines, tt.damaged) {
+			t.Errorf("%s: %d good, damaged lines %v; want %d, %v", tt.name, n, lines, tt.good, tt.damaged)
 		}
 	}
 }

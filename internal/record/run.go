@@ -10,6 +10,10 @@ type Run struct {
 	Schema  string `json:"schema"`
 	Version string `json:"tool_version"`
 	Started string `json:"started"` // RFC 3339 wall-clock time of the epoch
+	// Ended is the wall-clock time the run finished and run.json was
+	// completed; empty in the run.json written at the start, so a run
+	// killed before its end says so.
+	Ended string `json:"ended,omitempty"`
 	Target  Target `json:"target"`
 	// Workload as asked for: length distributions and seed.
 	PromptTokens string `json:"prompt_tokens"`
