@@ -257,7 +257,9 @@ func TestCLIKilledRunReport(t *testing.T) {
 			Target      struct{ Model, API string }
 			Interrupted bool
 		}
-		Points   []struct{ Requests struct{ Completed, Failed, Cancelled int } }
+		Points []struct {
+			Requests struct{ Completed, Failed, Cancelled int }
+		}
 		Warnings []string
 	}
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {

@@ -13,8 +13,8 @@ type Run struct {
 	// Ended is the wall-clock time the run finished and run.json was
 	// completed; empty in the run.json written at the start, so a run
 	// killed before its end says so.
-	Ended string `json:"ended,omitempty"`
-	Target  Target `json:"target"`
+	Ended  string `json:"ended,omitempty"`
+	Target Target `json:"target"`
 	// Workload as asked for: length distributions and seed.
 	PromptTokens string `json:"prompt_tokens"`
 	OutputTokens string `json:"output_tokens"`
