@@ -1,14 +1,12 @@
 package backend
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -44,6 +42,9 @@ type TokenCounter interface {
 // Options configures a Client. The zero value of each optional field
 // means its default.
 type Options struct {
+	// Target is the server. When nil, one is made of BaseURL, APIKey,
+	// Headers and TLS (see TargetOptions).
+	Target *Target
 	// BaseURL is the server root, e.g. http://127.0.0.1:8000; a trailing
 	// /v1 is tolerated.
 	BaseURL string
@@ -108,8 +109,8 @@ type Client struct {
 	url          string
 	host         string
 	model        string
-	key          string
 	header       http.Header
+	red          *Redactor
 	hc           *http.Client
 	timeout      time.Duration
 	firstTimeout time.Duration
@@ -124,9 +125,12 @@ func New(o Options) (*Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown API %q: want one of %s", o.API, strings.Join(APIs(), ", "))
 	}
-	base, err := baseURL(o.BaseURL)
-	if err != nil {
-		return nil, err
+	t := o.Target
+	if t == nil {
+		var err error
+		if t, err = NewTarget(TargetOptions{URL: o.BaseURL, APIKey: o.APIKey, Header: o.Headers, TLS: o.TLS}); err != nil {
+			return nil, err
+		}
 	}
 	if a.needsModel && o.Model == "" {
 		return nil, fmt.Errorf("the %s API needs a model name", o.API)
@@ -135,37 +139,23 @@ func New(o Options) (*Client, error) {
 		return nil, errors.New("timeouts and the connection pool size must not be negative")
 	}
 	c := &Client{
-		api: a, url: base + a.path, model: o.Model, key: o.APIKey,
+		api: a, url: t.URL(a.path), host: t.Host(), model: o.Model, red: t.Redactor(),
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), firstTimeout: o.FirstTokenTimeout,
 		ignoreEOS: o.IgnoreEOS, extra: o.ExtraBody, counter: o.Counter,
 		hc: &http.Client{
-			Transport: newTransport(o.TLS, cmp.Or(o.MaxConns, DefaultMaxConns)),
+			Transport: newTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
 			// A redirect would turn the POST into a GET; report it instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
-	c.header = requestHeader(o, a)
-	c.host = o.Headers.Get("Host")
+	c.header = t.Header()
+	c.header.Set("Content-Type", "application/json")
+	c.header.Set("Accept", a.accept)
 	return c, nil
 }
 
 // CloseIdleConnections closes the pooled connections not in use.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
-
-// baseURL validates a server root and returns it without a trailing "/"
-// or "/v1", so that each API can append its own path.
-func baseURL(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("base URL %q: want http://host:port or https://host:port", s)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
-	}
-	p := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-	u.Path, u.RawPath = strings.TrimSuffix(p, "/"), ""
-	return u.String(), nil
-}
 
 // newTransport is tuned for thousands of concurrent streams to one host.
 func newTransport(tlsConf *tls.Config, maxConns int) *http.Transport {
@@ -193,25 +183,11 @@ func newTransport(tlsConf *tls.Config, maxConns int) *http.Transport {
 	return t
 }
 
-func requestHeader(o Options, a *api) http.Header {
-	h := o.Headers.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Del("Host")
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", a.accept)
-	if o.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.APIKey)
-	}
-	return h
-}
-
 // ns converts an instant to nanoseconds since the run's epoch.
 func ns(t, epoch time.Time) int64 { return int64(t.Sub(epoch)) }
 
 // fail records a failure; later failures do not overwrite the first. The
-// message loses the API key before it is clipped, so no part of the key
+// message loses the credentials before it is clipped, so no part of one
 // can survive.
 func (c *Client) fail(rec *record.Record, class, msg string) {
 	if rec.Error != nil {
@@ -220,17 +196,7 @@ func (c *Client) fail(rec *record.Record, class, msg string) {
 	rec.Error = &record.Error{Class: class, Message: clip([]byte(c.redact(msg)), maxMessage)}
 }
 
-// redact removes the API key from text that may echo it.
-func (c *Client) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.key, "[redacted]")
-}
+// redact removes the target's credentials from text that may echo them.
+func (c *Client) redact(s string) string { return c.red.String(s) }
 
-func (c *Client) redactBytes(b []byte) []byte {
-	if c.key == "" {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(c.key), []byte("[redacted]"))
-}
+func (c *Client) redactBytes(b []byte) []byte { return c.red.Bytes(b) }

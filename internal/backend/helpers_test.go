@@ -141,3 +141,12 @@ func tokens(chunks []record.Chunk) []int {
 	}
 	return n
 }
+
+func mustTarget(t *testing.T, o TargetOptions) *Target {
+	t.Helper()
+	tg, err := NewTarget(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}

@@ -40,11 +40,12 @@ const (
 // /v1/models, /version (vLLM), /info (TGI), /props (llama.cpp),
 // /api/version and, for Ollama, POST /api/show — and returns what the
 // answers say, under the Info* keys. Endpoints that fail or do not exist
-// are skipped; the whole probe is bounded by DescribeTimeout.
-func Describe(ctx context.Context, hc *http.Client, baseURL, model string, header http.Header) map[string]string {
+// are skipped; the whole probe is bounded by DescribeTimeout. Values lose
+// the target's credentials, should a server echo them.
+func Describe(ctx context.Context, t *Target, model string) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, DescribeTimeout)
 	defer cancel()
-	p := &prober{hc: hc, base: describeBase(baseURL), header: header, answers: map[string]map[string]any{}}
+	p := &prober{t: t, answers: map[string]map[string]any{}}
 	var wg sync.WaitGroup
 	for _, path := range []string{"/v1/models", "/version", "/info", "/props", "/api/version"} {
 		wg.Go(func() { p.get(ctx, path, nil) })
@@ -56,16 +57,9 @@ func Describe(ctx context.Context, hc *http.Client, baseURL, model string, heade
 	return p.describe(model)
 }
 
-func describeBase(u string) string {
-	u = strings.TrimRight(u, "/")
-	return strings.TrimSuffix(u, "/v1")
-}
-
 // prober collects the JSON answers of the endpoints that answered.
 type prober struct {
-	hc      *http.Client
-	base    string
-	header  http.Header
+	t       *Target
 	mu      sync.Mutex
 	answers map[string]map[string]any
 }
@@ -80,17 +74,14 @@ func (p *prober) get(ctx context.Context, path string, body any) {
 		b, _ := json.Marshal(body)
 		method, rd = http.MethodPost, bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
+	req, err := p.t.NewRequest(ctx, method, path, rd)
 	if err != nil {
 		return
-	}
-	for k, vs := range p.header {
-		req.Header[k] = vs
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := p.hc.Do(req)
+	resp, err := p.t.Client().Do(req)
 	if err != nil {
 		return
 	}
@@ -109,7 +100,7 @@ func (p *prober) get(ctx context.Context, path string, body any) {
 func (p *prober) describe(model string) map[string]string {
 	out := map[string]string{}
 	set := func(k string, v any) {
-		if s := scalarString(v); s != "" && out[k] == "" {
+		if s := p.t.Redact(scalarString(v)); s != "" && out[k] == "" {
 			out[k] = s
 		}
 	}

@@ -65,7 +65,7 @@ func TestDescribe(t *testing.T) {
 		{"nothing", map[string]any{}, map[string]string{}},
 	}
 	for _, tt := range tests {
-		got := Describe(context.Background(), http.DefaultClient, fakeServer(t, tt.answers)+"/v1/", "m", nil)
+		got := Describe(context.Background(), mustTarget(t, TargetOptions{URL: fakeServer(t, tt.answers) + "/v1/"}), "m")
 		for k, v := range tt.want {
 			if got[k] != v {
 				t.Errorf("%s: %s = %q, want %q (all: %v)", tt.name, k, got[k], v, got)
@@ -91,7 +91,7 @@ func TestDescribeBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	got := Describe(ctx, http.DefaultClient, srv.URL, "m", http.Header{"Authorization": {"Bearer x"}})
+	got := Describe(ctx, mustTarget(t, TargetOptions{URL: srv.URL, APIKey: "x"}), "m")
 	if time.Since(start) > 5*time.Second || len(got) != 0 {
 		t.Errorf("took %v, got %v", time.Since(start), got)
 	}

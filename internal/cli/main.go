@@ -12,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/servebench/servebench/internal/backend"
 )
 
 // Exit codes, documented in README.md.
@@ -32,6 +34,17 @@ type Env struct {
 	Getenv func(string) string
 	// StderrIsTerminal turns on live progress output.
 	StderrIsTerminal bool
+	// redactors know the credentials of the servers a command reaches;
+	// every error printed passes through them.
+	redactors []*backend.Redactor
+}
+
+// redact removes every known credential from s.
+func (env *Env) redact(s string) string {
+	for _, r := range env.redactors {
+		s = r.String(s)
+	}
+	return s
 }
 
 type command struct {
@@ -102,14 +115,14 @@ func (env *Env) report(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		if e.Err != nil && e.Err.Error() != "" {
-			fmt.Fprintf(env.Stderr, "Error: %v\n", e.Err)
+			fmt.Fprintf(env.Stderr, "Error: %s\n", env.redact(e.Err.Error()))
 		}
 		if e.Hint != "" {
-			fmt.Fprintf(env.Stderr, "Try: %s\n", e.Hint)
+			fmt.Fprintf(env.Stderr, "Try: %s\n", env.redact(e.Hint))
 		}
 		return e.Code
 	}
-	fmt.Fprintf(env.Stderr, "Error: %v\n", err)
+	fmt.Fprintf(env.Stderr, "Error: %s\n", env.redact(err.Error()))
 	return ExitFailure
 }
 

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -222,23 +219,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// tlsConfig builds the client's TLS settings from --ca-cert and --insecure.
-func (f *runFlags) tlsConfig() (*tls.Config, error) {
-	if f.caCert == "" && !f.insecure {
-		return nil, nil
-	}
-	c := &tls.Config{InsecureSkipVerify: f.insecure} //nolint:gosec // the user asked for it
-	if f.caCert != "" {
-		pem, err := os.ReadFile(f.caCert)
-		if err != nil {
-			return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert: %v", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert %s: no PEM certificate found", f.caCert)
-		}
-	}
-	return c, nil
 }

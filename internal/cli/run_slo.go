@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -258,22 +257,10 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 // describeTarget asks the server what it is (backend.Describe) and keeps
 // the answers in the run's target.server.
 func (f *runFlags) describeTarget(ctx context.Context, env *Env, t *target) {
-	tlsConf, _ := f.tlsConfig() // an error is reported when the client is built
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf, Proxy: http.ProxyFromEnvironment}}
-	defer hc.CloseIdleConnections()
-	h := f.headers.h.Clone()
-	if key := ""; f.apiKeyEnv != "" {
-		if key = env.Getenv(f.apiKeyEnv); key != "" {
-			if h == nil {
-				h = http.Header{}
-			}
-			h.Set("Authorization", "Bearer "+key)
-		}
-	}
 	if t.info == nil {
 		t.info = map[string]string{}
 	}
-	for k, v := range backend.Describe(ctx, hc, t.url, t.model, h) {
+	for k, v := range backend.Describe(ctx, t.server, t.model) {
 		if _, ok := t.info[k]; !ok {
 			t.info[k] = v
 		}

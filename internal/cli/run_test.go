@@ -188,17 +188,6 @@ func TestProgressOnlyOnTerminals(t *testing.T) {
 	}
 }
 
-func TestPublicURLDropsCredentials(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://user:secret@llm.example.com/v1?key=abc": "https://llm.example.com/v1",
-		"http://127.0.0.1:8000":                          "http://127.0.0.1:8000",
-	} {
-		if got := publicURL(in); got != want {
-			t.Errorf("publicURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestReportJudgesRecords: report --slo re-judges recorded requests, with
 // run's verdict and exit codes.
 func TestReportJudgesRecords(t *testing.T) {

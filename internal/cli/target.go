@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -22,10 +20,13 @@ import (
 // target is the server a run measures: the user's, or an in-process
 // simulator started for the run.
 type target struct {
-	url, model string
-	simulated  bool
-	info       map[string]string
-	close      func()
+	// server is where it is and how to reach it: URL, headers, TLS and
+	// the redactor of its credentials, parsed once from the flags.
+	server    *backend.Target
+	model     string
+	simulated bool
+	info      map[string]string
+	close     func()
 }
 
 // startTarget returns the user's server, or starts the simulator when no
@@ -35,7 +36,11 @@ func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
 		if f.simConfig != "" {
 			return nil, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 		}
-		return &target{url: f.url, model: f.model, close: func() {}}, nil
+		server, err := f.server(env, f.url)
+		if err != nil {
+			return nil, err
+		}
+		return &target{server: server, model: f.model, close: server.CloseIdleConnections}, nil
 	}
 	cfg := sim.DefaultConfig()
 	if f.simConfig != "" {
@@ -55,6 +60,11 @@ func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the simulated server: %w", err)
 	}
+	server, err := f.server(env, url)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
 	model := f.model
 	if model == "" {
 		model = cfg.Model.Name
@@ -64,7 +74,28 @@ func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
 		"time_scale":   strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
 		"max_num_seqs": strconv.Itoa(cfg.Engine.MaxNumSeqs),
 	}
-	return &target{url: url, model: model, simulated: true, info: info, close: func() { srv.Close() }}, nil
+	return &target{server: server, model: model, simulated: true, info: info,
+		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
+}
+
+// server parses the flags that say how to reach a server at url: --ca-cert,
+// --insecure, --header and the API key in the environment. Its redactor
+// also guards every error this command prints.
+func (f *runFlags) server(env *Env, url string) (*backend.Target, error) {
+	tlsConf, err := backend.LoadTLS(f.caCert, f.insecure)
+	if err != nil {
+		return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert: %v", err)
+	}
+	key := ""
+	if f.apiKeyEnv != "" {
+		key = env.Getenv(f.apiKeyEnv)
+	}
+	t, err := backend.NewTarget(backend.TargetOptions{URL: url, APIKey: key, Header: f.headers.h, TLS: tlsConf})
+	if err != nil {
+		return nil, usagef("servebench run --url http://127.0.0.1:8000", "--url: %v", err)
+	}
+	env.redactors = append(env.redactors, t.Redactor())
+	return t, nil
 }
 
 // localCounter adapts a tokenize.Counter that never fails (a local one) to
@@ -81,7 +112,7 @@ const tokenizerProbeTimeout = 10 * time.Second
 
 // counters returns the counter prompts are sized with and the local one the
 // backend falls back to when a server reports no usage.
-func (f *runFlags) counters(ctx context.Context, t *target, header http.Header) (prompt, local tokenize.Counter, err error) {
+func (f *runFlags) counters(ctx context.Context, t *target) (prompt, local tokenize.Counter, err error) {
 	local, err = tokenize.NewTiktoken("cl100k_base")
 	if err != nil {
 		return nil, nil, err
@@ -99,7 +130,7 @@ func (f *runFlags) counters(ctx context.Context, t *target, header http.Header) 
 	case spec == "auto" || spec == "server":
 		pctx, cancel := context.WithTimeout(ctx, tokenizerProbeTimeout)
 		defer cancel()
-		srv, err := tokenize.Detect(pctx, http.DefaultClient, t.url, t.model, header)
+		srv, err := tokenize.Detect(pctx, t.server, t.model)
 		if srv != nil && err == nil {
 			return srv, local, nil
 		}
@@ -116,28 +147,13 @@ func (f *runFlags) counters(ctx context.Context, t *target, header http.Header) 
 
 // benchConfig builds the client and the workload for a run.
 func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *loadPlan) (bench.Config, error) {
-	tlsConf, err := f.tlsConfig()
-	if err != nil {
-		return bench.Config{}, err
-	}
-	key := ""
-	if f.apiKeyEnv != "" {
-		key = env.Getenv(f.apiKeyEnv)
-	}
-	authHeader := f.headers.h.Clone()
-	if key != "" {
-		if authHeader == nil {
-			authHeader = http.Header{}
-		}
-		authHeader.Set("Authorization", "Bearer "+key)
-	}
-	promptCounter, local, err := f.counters(ctx, t, authHeader)
+	promptCounter, local, err := f.counters(ctx, t)
 	if err != nil {
 		return bench.Config{}, err
 	}
 	client, err := backend.New(backend.Options{
-		BaseURL: t.url, API: f.api, Model: t.model, APIKey: key, Headers: f.headers.h,
-		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, TLS: tlsConf,
+		Target: t.server, API: f.api, Model: t.model,
+		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout,
 		IgnoreEOS: f.ignoreEOS, Counter: localCounter{local},
 	})
 	if err != nil {
@@ -154,7 +170,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		NewSource: newSource,
 		Run: record.Run{
 			Schema: record.RunSchema, Version: Version,
-			Target:       record.Target{URL: publicURL(t.url), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
+			Target:       record.Target{URL: t.server.Base(), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
 			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
 			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(), Workload: f.workloadRecord(),
 		},
@@ -194,16 +210,4 @@ func aheadFor(meanPromptTokens float64) func(p load.Point) int {
 		}
 		return min(max(n, 16), limit)
 	}
-}
-
-// publicURL is the URL as written into run.json and reports: any user
-// name, password or query (where some gateways take keys) is dropped, so
-// credentials never reach a file.
-func publicURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
 }

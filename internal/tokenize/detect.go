@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/internal/backend"
 )
 
 // DetectTimeout bounds each probe Detect sends: a tokenizer answers a
@@ -17,14 +19,13 @@ const DetectTimeout = 3 * time.Second
 // probeText is what Detect asks servers to tokenize.
 const probeText = "Hello world"
 
-// Detect finds out which /tokenize shape the server at baseURL speaks, trying
+// Detect finds out which /tokenize shape the target speaks, trying
 // the vLLM/SGLang request first, then llama.cpp's, then TGI's (a few short
 // requests). It returns nil and no error when the server has no /tokenize
 // (it answers 404, as Ollama does), and an error when the server cannot be
-// reached or answers in no known shape. header is sent with every request.
-func Detect(ctx context.Context, client *http.Client, baseURL, model string, header http.Header) (*Server, error) {
-	s := &Server{Client: client, BaseURL: strings.TrimRight(baseURL, "/"), Model: model,
-		Header: header, AddSpecial: true, Timeout: DetectTimeout}
+// reached or answers in no known shape.
+func Detect(ctx context.Context, t *backend.Target, model string) (*Server, error) {
+	s := &Server{Target: t, Model: model, AddSpecial: true, Timeout: DetectTimeout}
 	var errs []error
 	for _, probe := range []func(context.Context, *Server) (bool, error){probeOpenAI, probeLlamaCpp, probeTGI} {
 		ok, err := probe(ctx, s)
@@ -37,11 +38,11 @@ func Detect(ctx context.Context, client *http.Client, baseURL, model string, hea
 		switch {
 		case errors.As(err, &se) && se.Status == http.StatusNotFound && strings.Contains(strings.ToLower(se.Body), "model"):
 			// vLLM answers 404 for an unknown model name: the endpoint exists.
-			return nil, fmt.Errorf("detect tokenizer at %s: model %q: %w", s.BaseURL, model, err)
+			return nil, fmt.Errorf("detect tokenizer at %s: model %q: %w", s.Target.Base(), model, err)
 		case errors.As(err, &se) && se.Status == http.StatusNotFound:
 			return nil, nil
 		case errors.As(err, &te):
-			return nil, fmt.Errorf("detect tokenizer at %s: %w", s.BaseURL, err)
+			return nil, fmt.Errorf("detect tokenizer at %s: %w", s.Target.Base(), err)
 		case err != nil:
 			errs = append(errs, err)
 		}
@@ -50,7 +51,7 @@ func Detect(ctx context.Context, client *http.Client, baseURL, model string, hea
 		return nil, ctx.Err()
 	}
 	return nil, fmt.Errorf("detect tokenizer at %s: /tokenize answers in no known shape (vLLM, SGLang, llama.cpp, TGI): %w",
-		s.BaseURL, errors.Join(errs...))
+		s.Target.Base(), errors.Join(errs...))
 }
 
 // probeOpenAI tries the vLLM/SGLang request and tells the two apart by
@@ -121,12 +122,9 @@ func probeTGI(ctx context.Context, s *Server) (bool, error) {
 func getJSON(ctx context.Context, s *Server, path string, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, DetectTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.BaseURL+path, nil)
+	req, err := s.Target.NewRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return err
 	}
-	for k, vs := range s.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	return do(s.Client, req, out)
+	return s.do(req, out)
 }

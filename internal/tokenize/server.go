@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -36,11 +37,11 @@ const (
 // with Detect, or fill the fields when the shape is known. Safe for
 // concurrent use.
 type Server struct {
-	Client  *http.Client // nil means http.DefaultClient
-	BaseURL string       // e.g. http://localhost:8000, without /v1
-	Model   string
-	Header  http.Header // sent with every request (API key)
-	Shape   Shape
+	// Target is the server: its base URL, headers (credentials) and TLS,
+	// and the redactor applied to everything it answers.
+	Target *backend.Target
+	Model  string
+	Shape  Shape
 	// AddSpecial asks the server to count special tokens (a BOS) as it does
 	// for a completions request; Detect sets it.
 	AddSpecial bool
@@ -148,30 +149,22 @@ func (s *Server) post(ctx context.Context, body, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return postJSON(ctx, s.Client, strings.TrimRight(s.BaseURL, "/")+"/tokenize", s.Header, body, out)
-}
-
-func postJSON(ctx context.Context, client *http.Client, url string, header http.Header, body, out any) error {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	req, err := s.Target.NewRequest(ctx, http.MethodPost, "/tokenize", bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
-	for k, vs := range header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
 	req.Header.Set("Content-Type", "application/json")
-	return do(client, req, out)
+	return s.do(req, out)
 }
 
-func do(client *http.Client, req *http.Request, out any) error {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+// do sends req and decodes its JSON answer into out. Whatever the server
+// says in an error loses the target's credentials.
+func (s *Server) do(req *http.Request, out any) error {
+	resp, err := s.Target.Client().Do(req)
 	if err != nil {
 		return &transportError{err}
 	}
@@ -181,13 +174,13 @@ func do(client *http.Client, req *http.Request, out any) error {
 		return fmt.Errorf("%s: reading response: %w", req.URL.Path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &StatusError{Status: resp.StatusCode, Body: clip(string(raw), 200)}
+		return &StatusError{Status: resp.StatusCode, Body: clip(s.Target.Redact(string(raw)), 200)}
 	}
 	if len(raw) > maxTokenizeBody {
 		return fmt.Errorf("%s: response larger than %d bytes", req.URL.Path, maxTokenizeBody)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s: unexpected response %q: %w", req.URL.Path, clip(string(raw), 120), err)
+		return fmt.Errorf("%s: unexpected response %q: %w", req.URL.Path, clip(s.Target.Redact(string(raw)), 120), err)
 	}
 	return nil
 }

@@ -10,8 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 )
+
+// testTarget is the server at url, with key as its API key ("" for none).
+func testTarget(t *testing.T, url, key string) *backend.Target {
+	t.Helper()
+	tg, err := backend.NewTarget(backend.TargetOptions{URL: url, APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
 
 func TestServerCount(t *testing.T) {
 	cases := []struct {
@@ -29,7 +40,7 @@ func TestServerCount(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := c.engine.start(t)
-		s := &Server{BaseURL: srv.URL + "/", Shape: c.engine.shape, AddSpecial: c.special}
+		s := &Server{Target: testTarget(t, srv.URL+"/", ""), Shape: c.engine.shape, AddSpecial: c.special}
 		got, err := s.Count(context.Background(), "one two three")
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -57,7 +68,7 @@ func TestServerCountChat(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := (&fakeEngine{shape: c.shape, template: 7}).start(t)
-		s := &Server{BaseURL: srv.URL, Shape: c.shape}
+		s := &Server{Target: testTarget(t, srv.URL, ""), Shape: c.shape}
 		got, ok, err := s.CountChat(context.Background(), msgs)
 		if err != nil || ok != c.wantOK || got != c.want {
 			t.Errorf("%s: got %d, %v, %v; want %d, %v, nil", c.shape, got, ok, err, c.want, c.wantOK)
@@ -72,7 +83,7 @@ func TestServerSendsHeader(t *testing.T) {
 		w.Write([]byte(`{"count": 1, "tokens": [1]}`))
 	}))
 	defer srv.Close()
-	s := &Server{BaseURL: srv.URL, Shape: ShapeVLLM, Header: http.Header{"Authorization": {"Bearer k"}}}
+	s := &Server{Target: testTarget(t, srv.URL, "k"), Shape: ShapeVLLM}
 	if _, err := s.Count(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +105,7 @@ func TestServerErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := httptest.NewServer(c.handler)
-		s := &Server{BaseURL: srv.URL, Shape: ShapeVLLM, Timeout: 100 * time.Millisecond}
+		s := &Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM, Timeout: 100 * time.Millisecond}
 		_, err := s.Count(context.Background(), "x")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
@@ -104,7 +115,7 @@ func TestServerErrors(t *testing.T) {
 	var se *StatusError
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer srv.Close()
-	_, err := (&Server{BaseURL: srv.URL, Shape: ShapeTGI}).Count(context.Background(), "x")
+	_, err := (&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeTGI}).Count(context.Background(), "x")
 	if !errors.As(err, &se) || se.Status != 503 {
 		t.Errorf("got %v, want a *StatusError with status 503", err)
 	}
@@ -124,7 +135,15 @@ func TestDetect(t *testing.T) {
 	}
 	for _, c := range cases {
 		srv := c.engine.start(t)
-		s, err := Detect(context.Background(), srv.Client(), srv.URL, "m", nil)
+		// The same server named with a /v1 suffix: the OpenAI APIs' root
+		// is not where /tokenize lives, and detection must not care.
+		for _, url := range []string{srv.URL, srv.URL + "/v1", srv.URL + "/v1/"} {
+			s, err := Detect(context.Background(), testTarget(t, url, ""), "m")
+			if err != nil || s == nil || s.Shape != c.wantShape {
+				t.Errorf("%s at %s: got %v, %v", c.name, url, s, err)
+			}
+		}
+		s, err := Detect(context.Background(), testTarget(t, srv.URL, ""), "m")
 		if err != nil || s == nil {
 			t.Fatalf("%s: got %v, %v", c.name, s, err)
 		}
@@ -139,7 +158,7 @@ func TestDetect(t *testing.T) {
 
 func TestDetectNoTokenizer(t *testing.T) {
 	srv := (&fakeEngine{}).start(t) // answers 404 everywhere, like Ollama
-	s, err := Detect(context.Background(), nil, srv.URL, "llama3", nil)
+	s, err := Detect(context.Background(), testTarget(t, srv.URL, ""), "llama3")
 	if s != nil || err != nil {
 		t.Fatalf("got %v, %v; want nil, nil", s, err)
 	}
@@ -149,18 +168,18 @@ func TestDetectFailures(t *testing.T) {
 	ctx := context.Background()
 	// vLLM answers 404 for an unknown model name: that is not "no tokenizer".
 	srv := (&fakeEngine{shape: ShapeVLLM, model: "real"}).start(t)
-	if s, err := Detect(ctx, nil, srv.URL, "typo", nil); s != nil || err == nil || !strings.Contains(err.Error(), `"typo"`) {
+	if s, err := Detect(ctx, testTarget(t, srv.URL, ""), "typo"); s != nil || err == nil || !strings.Contains(err.Error(), `"typo"`) {
 		t.Errorf("unknown model: got %v, %v", s, err)
 	}
 	// A server that refuses every shape.
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", 400) }))
 	defer bad.Close()
-	if s, err := Detect(ctx, nil, bad.URL, "m", nil); s != nil || err == nil || !strings.Contains(err.Error(), "no known shape") {
+	if s, err := Detect(ctx, testTarget(t, bad.URL, ""), "m"); s != nil || err == nil || !strings.Contains(err.Error(), "no known shape") {
 		t.Errorf("unknown shape: got %v, %v", s, err)
 	}
 	// Nothing listening.
 	bad.Close()
-	if s, err := Detect(ctx, nil, bad.URL, "m", nil); s != nil || err == nil {
+	if s, err := Detect(ctx, testTarget(t, bad.URL, ""), "m"); s != nil || err == nil {
 		t.Errorf("closed server: got %v, %v", s, err)
 	}
 	// A server that never answers: bounded by the caller's context.
@@ -169,7 +188,7 @@ func TestDetectFailures(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if s, err := Detect(short, nil, stall.URL, "m", nil); s != nil || err == nil {
+	if s, err := Detect(short, testTarget(t, stall.URL, ""), "m"); s != nil || err == nil {
 		t.Errorf("stalled server: got %v, %v", s, err)
 	}
 	if d := time.Since(start); d > 2*time.Second {

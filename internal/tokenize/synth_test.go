@@ -50,7 +50,7 @@ func TestSynthExactServer(t *testing.T) {
 	ctx := context.Background()
 	engine := &fakeEngine{shape: ShapeSGLang, maxLen: 8192}
 	srv := engine.start(t)
-	s := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeSGLang, AddSpecial: true, MaxModelLen: 8192}, 7)
+	s := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeSGLang, AddSpecial: true, MaxModelLen: 8192}, 7)
 	for _, n := range exactLengths {
 		p, err := s.Prompt(ctx, n)
 		if err != nil {
@@ -89,7 +89,7 @@ func TestSynthServerMultiTokenWords(t *testing.T) {
 	ctx := context.Background()
 	engine := &fakeEngine{shape: ShapeVLLM, bos: true, cost: func(w string) int { return 1 + len(w)/7 }}
 	srv := engine.start(t)
-	s := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeVLLM, AddSpecial: true}, 3)
+	s := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM, AddSpecial: true}, 3)
 	for _, n := range []int{2, 100, 1000} {
 		p, err := s.Prompt(ctx, n)
 		if err != nil {
@@ -109,7 +109,7 @@ func TestSynthServerMultiTokenWords(t *testing.T) {
 func TestSynthImpossible(t *testing.T) {
 	ctx := context.Background()
 	srv := (&fakeEngine{shape: ShapeVLLM, bos: true, maxLen: 4096}).start(t)
-	s := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeVLLM, AddSpecial: true, MaxModelLen: 4096}, 1)
+	s := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM, AddSpecial: true, MaxModelLen: 4096}, 1)
 	cases := []struct {
 		n    int
 		want error
@@ -137,7 +137,7 @@ func TestSynthChat(t *testing.T) {
 	// vLLM counts the templated request: N is the whole prompt.
 	vllm := &fakeEngine{shape: ShapeVLLM, bos: true, template: 9}
 	srv := vllm.start(t)
-	s := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeVLLM, AddSpecial: true}, 5)
+	s := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM, AddSpecial: true}, 5)
 	for _, n := range []int{10, 128, 512} {
 		p, err := s.Chat(ctx, n)
 		if err != nil {
@@ -153,7 +153,7 @@ func TestSynthChat(t *testing.T) {
 	// SGLang cannot count messages: N content tokens, said so.
 	sgl := &fakeEngine{shape: ShapeSGLang, bos: true}
 	srv2 := sgl.start(t)
-	s2 := NewSynth(&Server{BaseURL: srv2.URL, Shape: ShapeSGLang, AddSpecial: true}, 5)
+	s2 := NewSynth(&Server{Target: testTarget(t, srv2.URL, ""), Shape: ShapeSGLang, AddSpecial: true}, 5)
 	for _, n := range []int{1, 128} {
 		p, err := s2.Chat(ctx, n)
 		if err != nil {
@@ -294,7 +294,7 @@ func TestSynthCalibrationFailure(t *testing.T) {
 	}
 	srv := (&fakeEngine{shape: ShapeVLLM}).start(t)
 	srv.Close()
-	if _, err := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeVLLM}, 1).Prompt(context.Background(), 10); err == nil {
+	if _, err := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM}, 1).Prompt(context.Background(), 10); err == nil {
 		t.Error("unreachable server: got no error")
 	}
 }
@@ -302,7 +302,7 @@ func TestSynthCalibrationFailure(t *testing.T) {
 func TestSynthConcurrent(t *testing.T) {
 	ctx := context.Background()
 	srv := (&fakeEngine{shape: ShapeVLLM, template: 4}).start(t)
-	s := NewSynth(&Server{BaseURL: srv.URL, Shape: ShapeVLLM}, 11)
+	s := NewSynth(&Server{Target: testTarget(t, srv.URL, ""), Shape: ShapeVLLM}, 11)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 8 {

@@ -1,0 +1,163 @@
+package backend
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// TargetOptions names a server the way a user gives it.
+type TargetOptions struct {
+	// URL is the server root, e.g. http://127.0.0.1:8000. A trailing /v1
+	// is tolerated; user:password in it becomes a Basic Authorization
+	// header and is never part of a URL servebench prints.
+	URL string
+	// APIKey is sent as a Bearer token (it wins over an Authorization
+	// header and URL credentials).
+	APIKey string
+	// Header is sent with every request; a "Host" entry sets the Host.
+	Header http.Header
+	// TLS is the client's TLS configuration (see LoadTLS); nil means the
+	// system's defaults.
+	TLS *tls.Config
+}
+
+// Target is one server, parsed once: its normalised base URL, the headers
+// every request carries (credentials included), its TLS configuration, and
+// a Redactor that knows every credential. Requests, the self-description,
+// the preflight and tokenizer detection all reach the server through it,
+// so they agree on where it is and on what must never be printed.
+type Target struct {
+	base   string
+	header http.Header
+	host   string
+	tls    *tls.Config
+	red    *Redactor
+	hc     *http.Client
+}
+
+// NewTarget checks o and returns its Target.
+func NewTarget(o TargetOptions) (*Target, error) {
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q: want http://host:port or https://host:port", redactURL(o.URL))
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
+	}
+	h := o.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	t := &Target{host: h.Get("Host"), tls: o.TLS}
+	h.Del("Host")
+	var secrets []string
+	if u.User != nil {
+		pass, _ := u.User.Password()
+		userpass := u.User.Username() + ":" + pass
+		if h.Get("Authorization") == "" {
+			h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(userpass)))
+		}
+		secrets = append(secrets, pass, userpass)
+		u.User = nil
+	}
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+		secrets = append(secrets, o.APIKey)
+	}
+	for name, vs := range h {
+		if isCredentialHeader(name) {
+			for _, v := range vs {
+				secrets = append(secrets, headerSecrets(v)...)
+			}
+		}
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1"), "/")
+	u.RawPath = ""
+	t.base, t.header, t.red = u.String(), h, NewRedactor(secrets...)
+	t.hc = &http.Client{
+		Transport: &http.Transport{TLSClientConfig: o.TLS, Proxy: http.ProxyFromEnvironment},
+		// A probe that is redirected is answered by the redirect itself.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return t, nil
+}
+
+// LoadTLS builds a TLS configuration trusting the PEM certificates in
+// caFile (when not empty) and skipping verification when insecure. Both
+// empty give nil: the system's defaults.
+func LoadTLS(caFile string, insecure bool) (*tls.Config, error) {
+	if caFile == "" && !insecure {
+		return nil, nil
+	}
+	c := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // the user asked for it
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate found", caFile)
+		}
+	}
+	return c, nil
+}
+
+// Base is the server root without a trailing "/" or "/v1" and without
+// credentials: each API appends its own path, and it is safe to print.
+func (t *Target) Base() string { return t.base }
+
+// URL is the address of path (which starts with "/") on the server.
+func (t *Target) URL(path string) string { return t.base + path }
+
+// Header returns a copy of the headers every request carries.
+func (t *Target) Header() http.Header { return t.header.Clone() }
+
+// Host is the Host header requests carry ("" for the URL's host).
+func (t *Target) Host() string { return t.host }
+
+// TLS is the TLS configuration (nil for the system's defaults).
+func (t *Target) TLS() *tls.Config { return t.tls }
+
+// Redactor removes the target's credentials from text.
+func (t *Target) Redactor() *Redactor { return t.red }
+
+// Redact removes the target's credentials from s.
+func (t *Target) Redact(s string) string { return t.red.String(s) }
+
+// Client is the HTTP client for short requests that are not measured
+// (preflight, self-description, tokenizer); redirects are not followed.
+func (t *Target) Client() *http.Client { return t.hc }
+
+// CloseIdleConnections closes Client's idle connections.
+func (t *Target) CloseIdleConnections() { t.hc.CloseIdleConnections() }
+
+// NewRequest builds a request for path with the target's headers and Host.
+func (t *Target) NewRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, t.URL(path), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = t.Header()
+	req.Host = t.host
+	return req, nil
+}
+
+// redactURL drops the credentials of a URL that may not parse.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	if strings.Contains(s, "@") {
+		return redacted
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package backend
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestNewTarget(t *testing.T) {
+	basic := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
+	tests := []struct {
+		name string
+		o    TargetOptions
+		base string // "" when NewTarget must fail
+		auth string // the Authorization header requests carry
+		host string
+	}{
+		{"plain", TargetOptions{URL: "http://h:8000"}, "http://h:8000", "", ""},
+		// /v1 and trailing slashes name the same server; a prefix is kept.
+		{"v1", TargetOptions{URL: "http://h:8000/v1"}, "http://h:8000", "", ""},
+		{"v1 slash", TargetOptions{URL: "http://h:8000/v1/"}, "http://h:8000", "", ""},
+		{"prefix", TargetOptions{URL: "https://h/proxy/v1/"}, "https://h/proxy", "", ""},
+		{"slash", TargetOptions{URL: "http://h:11434/"}, "http://h:11434", "", ""},
+		// The API key is a Bearer token and wins over a --header one.
+		{"key", TargetOptions{URL: "http://h", APIKey: "sk-1", Header: http.Header{"Authorization": {"Bearer other"}}}, "http://h", "Bearer sk-1", ""},
+		{"header", TargetOptions{URL: "http://h", Header: http.Header{"Authorization": {"Bearer other"}, "Host": {"x"}}}, "http://h", "Bearer other", "x"},
+		// URL credentials become Basic auth and leave the URL.
+		{"userinfo", TargetOptions{URL: "https://u:p%40ss@h/v1"}, "https://h", basic("u:p@ss"), ""},
+		{"userinfo and header", TargetOptions{URL: "https://u:pw@h", Header: http.Header{"Authorization": {"Bearer t"}}}, "https://h", "Bearer t", ""},
+		{"no scheme", TargetOptions{URL: "h:8000"}, "", "", ""},
+		{"ftp", TargetOptions{URL: "ftp://h"}, "", "", ""},
+		{"query", TargetOptions{URL: "https://u:secret@h/v1?key=abc"}, "", "", ""},
+		{"fragment", TargetOptions{URL: "http://h/#x"}, "", "", ""},
+	}
+	for _, tt := range tests {
+		tg, err := NewTarget(tt.o)
+		switch {
+		case tt.base == "" && err == nil:
+			t.Errorf("%s: NewTarget succeeded with base %q, want an error", tt.name, tg.Base())
+		case tt.base == "" && strings.Contains(err.Error(), "secret"):
+			t.Errorf("%s: error %q shows the password", tt.name, err)
+		case tt.base != "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case err == nil:
+			if got := tg.Base(); got != tt.base {
+				t.Errorf("%s: base %q, want %q", tt.name, got, tt.base)
+			}
+			h := tg.Header()
+			if got := h.Get("Authorization"); got != tt.auth {
+				t.Errorf("%s: Authorization %q, want %q", tt.name, got, tt.auth)
+			}
+			if tg.Host() != tt.host || h.Get("Host") != "" {
+				t.Errorf("%s: host %q (header %q), want %q", tt.name, tg.Host(), h.Get("Host"), tt.host)
+			}
+		}
+	}
+}
+
+// TestTargetRedacts: every credential a target carries, however given, and
+// the forms a server may echo it in, leave any text.
+func TestTargetRedacts(t *testing.T) {
+	const (
+		key    = "sk-live-0123456789"
+		bearer = "tok-abcdefgh"
+		apiKey = "xk-ZYXWVUT"
+		cookie = "sess-998877"
+		user   = "alice"
+		pass   = "p@ss:w0rd/x"
+	)
+	tg, err := NewTarget(TargetOptions{
+		URL: "https://" + user + ":" + url.QueryEscape(pass) + "@h/v1", APIKey: key,
+		Header: http.Header{"Proxy-Authorization": {"Bearer " + bearer}, "X-Api-Key": {apiKey},
+			"Cookie": {"a=1; sid=" + cookie}, "X-Team": {"infra-team"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	secrets := []string{key, bearer, apiKey, cookie, pass, user + ":" + pass, b64(user + ":" + pass),
+		b64(key), url.QueryEscape(pass), url.PathEscape(pass), `p@ss:w0rd\/x`}
+	for _, s := range secrets {
+		text := "echo: <" + s + "> and " + s
+		got := tg.Redact(text)
+		if strings.Contains(got, s) || !strings.Contains(got, "[redacted]") {
+			t.Errorf("Redact(%q) = %q", text, got)
+		}
+		if got := string(tg.Redactor().Bytes([]byte(text))); strings.Contains(got, s) {
+			t.Errorf("Bytes(%q) = %q", text, got)
+		}
+	}
+	// Headers that carry no credential, and short values, are left alone.
+	for _, s := range []string{"infra-team", "a=1", "alice"} {
+		if got := tg.Redact(s); got != s {
+			t.Errorf("Redact(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	var none *Redactor
+	if got := none.String("x " + key); got != "x "+key {
+		t.Errorf("nil redactor changed text: %q", got)
+	}
+}
