@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -43,7 +44,7 @@ func (sc script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "text/event-stream")
 	}
-	w.WriteHeader(cmpOr(sc.Status, http.StatusOK))
+	w.WriteHeader(cmp.Or(sc.Status, http.StatusOK))
 	w.(http.Flusher).Flush()
 	for _, st := range sc.Steps {
 		select {
@@ -60,13 +61,6 @@ func (sc script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(hangLimit):
 		}
 	}
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // ev is one SSE event with data s.

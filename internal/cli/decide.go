@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,7 +141,7 @@ func fileExists(p string) bool {
 func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *loadPlan, c slo.Candidate) slo.Outcome {
 	x := slo.Outcome{Candidate: c}
 	cf := *f
-	cf.url, cf.model, cf.api = c.URL, cmpOr(c.Model, f.model), cmpOr(c.API, f.api)
+	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	if f.out != "" {
 		cf.out = filepath.Join(f.out, c.Name)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -202,7 +203,7 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	if f.maxConcurrency > 0 {
 		return nil, usagef("servebench run --rate 2 --max-concurrency 8", "--max-concurrency caps an open loop; use it with --rate")
 	}
-	conc, err := intList("concurrency", cmpOr(f.concurrency, defaultConcurrency))
+	conc, err := intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +213,4 @@ func (f *runFlags) plan() (*loadPlan, error) {
 		p.points = append(p.points, pt)
 	}
 	return p, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -368,7 +368,7 @@ func (f *runFlags) overlayLoad(l *slo.Load, set map[string]bool) error {
 	if f.rate != "" {
 		l.Rate, err = floatList("rate", f.rate)
 	} else {
-		l.Concurrency, err = intList("concurrency", cmpOr(f.concurrency, defaultConcurrency))
+		l.Concurrency, err = intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
 	}
 	if !had || wasOpen != l.Open() {
 		l.Target = 0 // a concurrency is no target for a rate, nor the reverse

@@ -93,7 +93,7 @@ func TestLlamaDeterministic(t *testing.T) {
 		}
 		return sha256.Sum256(b.Bytes())
 	}
-	if sum(small) != sum(small) {
+	if a, b := sum(small), sum(small); a != b {
 		t.Error("same config, different bytes")
 	}
 	other := small
@@ -120,7 +120,7 @@ func TestLlamaOutputSuppressesNonText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := f.Tensors[len(f.Tensors)-1]
-	w, err := DecodeQ8_0(out.Data)
+	w, err := decodeQ8_0(out.Data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,39 +137,3 @@ func roundShift(m, s uint32) uint32 {
 	}
 	return q
 }
-
-// F16ToF32 converts IEEE 754 half precision to float32 exactly.
-func F16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h >> 10 & 0x1f)
-	mant := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case exp != 0:
-		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-	case mant == 0:
-		return math.Float32frombits(sign)
-	}
-	// Subnormal: value is mant × 2^-24.
-	v := float32(mant) * float32(math.Ldexp(1, -24))
-	if sign != 0 {
-		v = -v
-	}
-	return v
-}
-
-// DecodeQ8_0 is the inverse of EncodeQ8_0, for tests and checks.
-func DecodeQ8_0(data []byte) ([]float32, error) {
-	if len(data)%q8BlockBytes != 0 {
-		return nil, fmt.Errorf("Q8_0: %d bytes is not a whole number of blocks", len(data))
-	}
-	out := make([]float32, 0, len(data)/q8BlockBytes*Q8Block)
-	for b := 0; b < len(data); b += q8BlockBytes {
-		d := F16ToF32(binary.LittleEndian.Uint16(data[b:]))
-		for _, q := range data[b+2 : b+q8BlockBytes] {
-			out = append(out, d*float32(int8(q)))
-		}
-	}
-	return out, nil
-}

@@ -1,6 +1,8 @@
 package gguf
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -37,8 +39,8 @@ func TestF16RoundTripsEveryHalf(t *testing.T) {
 		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
 			continue // NaN payloads are not kept
 		}
-		if got := F16(F16ToF32(uint16(h))); got != uint16(h) {
-			t.Fatalf("F16(F16ToF32(%#04x)) = %#04x", h, got)
+		if got := F16(f16ToF32(uint16(h))); got != uint16(h) {
+			t.Fatalf("F16(f16ToF32(%#04x)) = %#04x", h, got)
 		}
 	}
 }
@@ -56,7 +58,7 @@ func TestQ8_0(t *testing.T) {
 	if len(data) != 2*34 {
 		t.Fatalf("%d bytes, want 68", len(data))
 	}
-	got, err := DecodeQ8_0(data)
+	got, err := decodeQ8_0(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,4 +85,40 @@ func TestQ8_0(t *testing.T) {
 	if _, err := EncodeQ8_0(make([]float32, 31)); err == nil {
 		t.Error("31 values: no error")
 	}
+}
+
+// f16ToF32 converts IEEE 754 half precision to float32 exactly.
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h >> 10 & 0x1f)
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp != 0:
+		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+	case mant == 0:
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: value is mant × 2^-24.
+	v := float32(mant) * float32(math.Ldexp(1, -24))
+	if sign != 0 {
+		v = -v
+	}
+	return v
+}
+
+// decodeQ8_0 is the inverse of EncodeQ8_0, to check the encoder.
+func decodeQ8_0(data []byte) ([]float32, error) {
+	if len(data)%q8BlockBytes != 0 {
+		return nil, fmt.Errorf("Q8_0: %d bytes is not a whole number of blocks", len(data))
+	}
+	out := make([]float32, 0, len(data)/q8BlockBytes*Q8Block)
+	for b := 0; b < len(data); b += q8BlockBytes {
+		d := f16ToF32(binary.LittleEndian.Uint16(data[b:]))
+		for _, q := range data[b+2 : b+q8BlockBytes] {
+			out = append(out, d*float32(int8(q)))
+		}
+	}
+	return out, nil
 }

@@ -18,18 +18,6 @@ const (
 	LayerState
 )
 
-func (k LayerKind) String() string {
-	switch k {
-	case LayerFull:
-		return "full"
-	case LayerSliding:
-		return "sliding"
-	case LayerState:
-		return "state"
-	}
-	return fmt.Sprintf("LayerKind(%d)", int(k))
-}
-
 // Shape is what the planner needs to know of a model: its dimensions, how
 // each layer caches, and how many parameters it has.
 type Shape struct {

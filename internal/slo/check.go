@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -121,11 +122,8 @@ func (c *Check) interval(s SLO, lv *level, idx []int, opt Options) {
 		}
 		groups = append(groups, g)
 	}
-	level := cmpOrF(opt.Confidence, stats.DefaultConfidence)
-	iters := opt.Iterations
-	if iters <= 0 {
-		iters = stats.DefaultBootstrapIterations
-	}
+	level := cmp.Or(opt.Confidence, stats.DefaultConfidence)
+	iters := cmp.Or(opt.Iterations, stats.DefaultBootstrapIterations)
 	lo, hi, ok := stats.BootstrapInterval(groups, stat, level, iters, opt.Seed)
 	if !ok {
 		return
@@ -139,13 +137,6 @@ func (c *Check) interval(s SLO, lv *level, idx []int, opt Options) {
 	default:
 		c.Certainty = "uncertain"
 	}
-}
-
-func cmpOrF(v, def float64) float64 {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // statFunc is the statistic an SLO compares, for the bootstrap.

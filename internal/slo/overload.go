@@ -91,18 +91,10 @@ func (o *Overload) reason() string {
 		return ""
 	}
 	low := slices.Min(o.recent)
-	if low > o.limitMS && mean(o.recent) > mean(o.first) {
+	if low > o.limitMS && stats.Mean(o.recent) > stats.Mean(o.first) {
 		return fmt.Sprintf("time to first token grew without bound (the last %d requests all waited over %s)", overloadWindow, formatDuration(o.limitMS, "s"))
 	}
 	return ""
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // Queue growth. An open loop holds only if the server keeps up with the

@@ -120,57 +120,51 @@ func (s *Sample) Summary() Dist {
 	if len(xs) == 0 {
 		return d
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
 	ptr := func(v float64) *float64 { return &v }
-	d.Mean = ptr(sum / float64(len(xs)))
-	d.P1 = ptr(Quantile(xs, 0.01))
-	d.P5 = ptr(Quantile(xs, 0.05))
-	d.P10 = ptr(Quantile(xs, 0.10))
-	d.P50 = ptr(Quantile(xs, 0.50))
-	d.P90 = ptr(Quantile(xs, 0.90))
-	d.P95 = ptr(Quantile(xs, 0.95))
-	d.P99 = ptr(Quantile(xs, 0.99))
-	d.P999 = ptr(Quantile(xs, 0.999))
-	d.Max = ptr(xs[len(xs)-1])
-	d.Min = ptr(xs[0])
+	d.Mean, d.Min, d.Max = ptr(Mean(xs)), ptr(xs[0]), ptr(xs[len(xs)-1])
+	for _, q := range Quantiles {
+		*d.field(q.Key) = ptr(Quantile(xs, q.P))
+	}
 	return d
 }
 
 // Get returns the named statistic ("mean", "p1", ..., "p999", "max", "min") and
 // whether it exists.
 func (d Dist) Get(key string) (float64, bool) {
-	var p *float64
-	switch key {
-	case "mean":
-		p = d.Mean
-	case "p1":
-		p = d.P1
-	case "p5":
-		p = d.P5
-	case "p10":
-		p = d.P10
-	case "p50":
-		p = d.P50
-	case "p90":
-		p = d.P90
-	case "p95":
-		p = d.P95
-	case "p99":
-		p = d.P99
-	case "p999":
-		p = d.P999
-	case "max":
-		p = d.Max
-	case "min":
-		p = d.Min
-	}
-	if p == nil {
+	p := d.field(key)
+	if p == nil || *p == nil {
 		return math.NaN(), false
 	}
-	return *p, true
+	return **p, true
+}
+
+// field is the field holding the named statistic, nil for an unknown name.
+func (d *Dist) field(key string) **float64 {
+	switch key {
+	case "mean":
+		return &d.Mean
+	case "p1":
+		return &d.P1
+	case "p5":
+		return &d.P5
+	case "p10":
+		return &d.P10
+	case "p50":
+		return &d.P50
+	case "p90":
+		return &d.P90
+	case "p95":
+		return &d.P95
+	case "p99":
+		return &d.P99
+	case "p999":
+		return &d.P999
+	case "max":
+		return &d.Max
+	case "min":
+		return &d.Min
+	}
+	return nil
 }
 
 // ThinTails returns those of the given quantile keys ("p95", "p5", ...) of

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -74,20 +75,13 @@ func specErr(flag, key, format string, args ...any) error {
 
 // dists parses the length distributions, defaults applied.
 func (s Spec) dists() (prompt, output Dist, err error) {
-	if prompt, err = ParseDist(cmpOr(s.PromptTokens, DefaultPromptTokens)); err != nil {
+	if prompt, err = ParseDist(cmp.Or(s.PromptTokens, DefaultPromptTokens)); err != nil {
 		return prompt, output, &SpecError{Flag: "prompt-tokens", Key: "prompt_tokens", Err: err}
 	}
-	if output, err = ParseDist(cmpOr(s.OutputTokens, DefaultOutputTokens)); err != nil {
+	if output, err = ParseDist(cmp.Or(s.OutputTokens, DefaultOutputTokens)); err != nil {
 		return prompt, output, &SpecError{Flag: "output-tokens", Key: "output_tokens", Err: err}
 	}
 	return prompt, output, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Validate reports the first field that cannot be used, as a *SpecError.
