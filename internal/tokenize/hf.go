@@ -18,10 +18,8 @@ import (
 // fallback (Llama-2, Mistral-7B). Any other component is refused with an
 // error that names it. Safe for concurrent use.
 //
-// Known approximations: the NFC normalizer leaves text unchanged (exact for
-// text already in NFC, which includes every synthesised prompt); added
-// tokens are matched on the raw text, ignoring their lstrip, rstrip and
-// single_word flags.
+// Known approximation: added tokens are matched on the raw text, ignoring
+// their lstrip, rstrip and single_word flags.
 type HF struct {
 	// AddSpecial counts the special tokens the post-processor adds around a
 	// single sequence (a Llama BOS), as a server does for a completions

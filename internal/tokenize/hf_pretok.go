@@ -8,7 +8,11 @@ import (
 	"unicode"
 
 	"github.com/dlclark/regexp2/v2"
+	"golang.org/x/text/unicode/norm"
 )
+
+// unicodeForms are the normalizers named after a Unicode normalization form.
+var unicodeForms = map[string]norm.Form{"NFC": norm.NFC, "NFD": norm.NFD, "NFKC": norm.NFKC, "NFKD": norm.NFKD}
 
 // normalizer rewrites a text segment before pre-tokenization.
 type normalizer func(string) (string, error)
@@ -58,9 +62,11 @@ func parseNormalizer(raw json.RawMessage, depth int) ([]normalizer, error) {
 	case "Replace":
 		n, err := replaceNormalizer(c)
 		return []normalizer{n}, wrapComponent("normalizer Replace", err)
-	case "NFC":
-		// Identity: exact for NFC text; see the HF type's comment.
-		return nil, nil
+	case "NFC", "NFD", "NFKC", "NFKD":
+		// The Unicode normalization forms, as the tokenizers library's
+		// normalizers of the same names apply them.
+		f := unicodeForms[c.Type]
+		return []normalizer{func(s string) (string, error) { return f.String(s), nil }}, nil
 	case "Lowercase":
 		return []normalizer{func(s string) (string, error) { return strings.ToLower(s), nil }}, nil
 	case "Strip":

@@ -184,6 +184,40 @@ func TestHFSplitBehaviors(t *testing.T) {
 	}
 }
 
+// TestHFUnicodeNormalizers: a normalizer named after a Unicode form
+// applies it, so a decomposed é (e + U+0301) counts as the composed one
+// under NFC; NFD decomposes, and the compatibility forms fold fullwidth
+// letters too.
+func TestHFUnicodeNormalizers(t *testing.T) {
+	const composed, decomposed = "h\u00e9llo", "he\u0301llo"
+	cases := []struct {
+		form     string
+		in, same string // in must encode as same does without a normalizer
+	}{
+		{"NFC", decomposed, composed},
+		{"NFD", composed, decomposed},
+		{"NFKC", "\uff48\uff45llo", "hello"}, // fullwidth ｈｅ folds to h, e
+		{"NFKD", "\uff48\u00e9llo", decomposed},
+	}
+	plain := loadFixture(t, "bytelevel.json")
+	for _, c := range cases {
+		h, err := editFixture(t, "bytelevel.json", func(m map[string]any) {
+			m["normalizer"] = map[string]any{"type": c.form}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.form, err)
+		}
+		got, _ := h.Encode(c.in)
+		want, _ := plain.Encode(c.same)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %q: got %v, want %v (as %q)", c.form, c.in, got, want, c.same)
+		}
+		if unnormalized, _ := plain.Encode(c.in); reflect.DeepEqual(unnormalized, want) {
+			t.Errorf("%s %q: the fixture does not tell the forms apart", c.form, c.in)
+		}
+	}
+}
+
 func TestHFUnsupported(t *testing.T) {
 	cases := []struct {
 		name string
@@ -192,7 +226,7 @@ func TestHFUnsupported(t *testing.T) {
 	}{
 		{"wordpiece", func(m map[string]any) { m["model"].(map[string]any)["type"] = "WordPiece" }, `model "WordPiece"`},
 		{"unigram", func(m map[string]any) { m["model"] = map[string]any{"type": "Unigram", "vocab": []any{}} }, `model "Unigram"`},
-		{"nfkc", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFKC"} }, `normalizer "NFKC"`},
+		{"precompiled", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "Precompiled"} }, `normalizer "Precompiled"`},
 		{"bert pre", func(m map[string]any) { m["pre_tokenizer"] = map[string]any{"type": "BertPreTokenizer"} }, `pre_tokenizer "BertPreTokenizer"`},
 		{"dropout", func(m map[string]any) { m["model"].(map[string]any)["dropout"] = 0.1 }, "dropout"},
 	}
