@@ -85,7 +85,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--concurrency", "1", "--rate", "1"}, 2, "Error: --concurrency and --rate are exclusive"},
 		{[]string{"report", "does-not-exist"}, 1, "Error:"},
 		{[]string{"nope"}, 2, "unknown command"},
-		{[]string{"run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "1", "--concurrency", "1", "--tokenizer", "cl100k_base", "--json"}, 0, ""},
+		{[]string{"run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "1", "--concurrency", "1", "--tokenizer", "cl100k_base", "--json"}, 1, "no server answers"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := run(t, tt.args...)
@@ -98,7 +98,7 @@ func TestExitCodes(t *testing.T) {
 func TestRefusedConnectionIsARecordedFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := run(t, "run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "2",
-		"--concurrency", "1", "--tokenizer", "cl100k_base", "--out", dir)
+		"--concurrency", "1", "--tokenizer", "cl100k_base", "--no-preflight", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

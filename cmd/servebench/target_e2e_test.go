@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,13 +21,25 @@ import (
 // model list, and streaming completions whose usage counts the
 // prompt with that same tokenizer. It counts what it was sent.
 type targetServer struct {
-	models      []string // served names; nil: /v1/models answers 404
+	models []string // served names; nil: /v1/models answers 404
+	// authStatus, when set, answers every request with that status and
+	// an OpenAI-style error, as a server refusing the credentials does.
+	authStatus  int
 	completions atomic.Int64
 }
 
 func targetWords(s string) int { return len(strings.Fields(s)) + 1 }
 
 func (s *targetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/completions") {
+		s.completions.Add(1)
+	}
+	if s.authStatus != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(s.authStatus)
+		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`)
+		return
+	}
 	switch r.Method + " " + r.URL.Path {
 	case "GET /v1/models":
 		if s.models == nil {
@@ -45,7 +61,6 @@ func (s *targetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(w, `{"count":%d,"max_model_len":4096}`, targetWords(*req.Prompt))
 	case "POST /v1/completions":
-		s.completions.Add(1)
 		var req struct {
 			Prompt string `json:"prompt"`
 		}
@@ -124,5 +139,147 @@ func TestTargetV1SuffixKeepsServerTokenizer(t *testing.T) {
 				t.Errorf("--url %s: prompt sized %v tokens (asked %v), want 40 as the server counts", u, r["prompt_tokens"], r["prompt_tokens_requested"])
 			}
 		}
+	}
+}
+
+// targetArgs is a small run against url, written to dir.
+func targetArgs(url, dir string, extra ...string) []string {
+	return append([]string{"run", "--url", url, "--api", "openai-completions", "--concurrency", "1",
+		"--requests", "3", "--prompt-tokens", "8", "--output-tokens", "3", "--tokenizer", "cl100k_base",
+		"--out", dir}, extra...)
+}
+
+// targetNoRecords fails unless dir holds no records: nothing was measured.
+func targetNoRecords(t *testing.T, name, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if len(b) > 0 {
+		t.Errorf("%s: records written:\n%s", name, b)
+	}
+}
+
+// TestTargetPreflightFaults: a misconfiguration stops the run before any
+// load with exit 1 and a message that says what is wrong, in the server's
+// own words where it gave some.
+func TestTargetPreflightFaults(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	refused := closed.URL
+	closed.Close()
+	unauthorized := &targetServer{models: []string{"m"}, authStatus: http.StatusUnauthorized}
+	forbidden := &targetServer{models: []string{"m"}, authStatus: http.StatusForbidden}
+	wrongModel := &targetServer{models: []string{"llama-a", "llama-b"}}
+	plain := &targetServer{models: []string{"m"}}
+	plainURL := targetStart(t, plain)
+	tlsOnly := &targetServer{models: []string{"m"}}
+	tlsSrv := httptest.NewUnstartedServer(tlsOnly)
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the plain-HTTP request it refuses
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	tests := []struct {
+		name   string
+		url    string
+		model  string
+		server *targetServer // nil: nothing to ask what it was sent
+		want   []string
+	}{
+		{"connection refused", refused, "m", nil, []string{"no server answers at " + refused, "Try: start the server"}},
+		// .invalid never resolves (RFC 6761): nothing leaves the machine.
+		{"dns failure", "http://servebench-test.invalid:8000", "m", nil, []string{`cannot resolve host "servebench-test.invalid"`}},
+		{"401", targetStart(t, unauthorized), "m", unauthorized, []string{"wants credentials", "HTTP 401", "Incorrect API key provided", "SERVEBENCH_API_KEY"}},
+		{"403", targetStart(t, forbidden), "m", forbidden, []string{"HTTP 403", "Incorrect API key provided"}},
+		{"404 model", targetStart(t, wrongModel), "llama-c", wrongModel, []string{`does not serve model "llama-c"`, "it serves: llama-a, llama-b", "--no-preflight"}},
+		{"https to an http port", "https://" + strings.TrimPrefix(plainURL, "http://"), "m", plain, []string{"speaks plain HTTP, not https: use http://"}},
+		{"http to an https port", "http://" + strings.TrimPrefix(tlsSrv.URL, "https://"), "m", tlsOnly, []string{"speaks https, not plain HTTP: use https://"}},
+	}
+	for _, tt := range tests {
+		dir := filepath.Join(t.TempDir(), "run")
+		code, stdout, stderr := run(t, targetArgs(tt.url, dir, "--model", tt.model)...)
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1\nstderr: %s", tt.name, code, stderr)
+		}
+		if !strings.HasPrefix(stderr, "Error: preflight: ") {
+			t.Errorf("%s: stderr does not start with the preflight error:\n%s", tt.name, stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tt.name, w, stderr)
+			}
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %q, want nothing", tt.name, stdout)
+		}
+		targetNoRecords(t, tt.name, dir)
+		if tt.server != nil && tt.server.completions.Load() != 0 {
+			t.Errorf("%s: the server was sent %d completion requests, want none", tt.name, tt.server.completions.Load())
+		}
+	}
+}
+
+// TestTargetPreflightLenient: a server without a model list is measured
+// with a one-line note; --no-preflight skips the check; with no --model
+// and one served model, that model is used and named.
+func TestTargetPreflightLenient(t *testing.T) {
+	// No /v1/models (404): measured, with a note.
+	noList := &targetServer{}
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, targetArgs(targetStart(t, noList), dir, "--model", "m")...)
+	if code != 0 || !strings.Contains(stderr, "note: model not checked: GET /v1/models answered HTTP 404") || noList.completions.Load() != 3 {
+		t.Errorf("no model list: exit %d, %d completions, stderr:\n%s", code, noList.completions.Load(), stderr)
+	}
+
+	// --no-preflight sends the load even to a server that would fail it.
+	refusing := &targetServer{models: []string{"m"}, authStatus: http.StatusUnauthorized}
+	dir = filepath.Join(t.TempDir(), "run")
+	code, _, stderr = run(t, targetArgs(targetStart(t, refusing), dir, "--model", "m", "--no-preflight")...)
+	if strings.Contains(stderr, "preflight") || refusing.completions.Load() != 3 || len(targetRecords(t, dir)) != 3 {
+		t.Errorf("--no-preflight: exit %d, %d completions, stderr:\n%s", code, refusing.completions.Load(), stderr)
+	}
+
+	// No --model, one served model: it is used, and said.
+	one := &targetServer{models: []string{"only-model"}}
+	dir = filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := run(t, targetArgs(targetStart(t, one), dir)...)
+	if code != 0 || !strings.Contains(stderr, "model: only-model (no --model given") || !strings.Contains(stdout, "model only-model") {
+		t.Errorf("only model: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, r := range targetRecords(t, dir) {
+		if r["model"] != "only-model" {
+			t.Errorf("only model: record model %v", r["model"])
+		}
+	}
+}
+
+// TestTargetSimulatorPassesPreflight: the built-in simulator lists its
+// model on both APIs' lists, and a wrong name for it is caught.
+func TestTargetSimulatorPassesPreflight(t *testing.T) {
+	for _, api := range []string{"openai-chat", "ollama-chat"} {
+		code, _, stderr := run(t, "run", "--api", api, "--concurrency", "1", "--requests", "2", "--output-tokens", "4")
+		if code != 0 || strings.Contains(stderr, "note:") {
+			t.Errorf("%s: exit %d, stderr:\n%s", api, code, stderr)
+		}
+	}
+	code, _, stderr := run(t, "run", "--model", "nope", "--concurrency", "1", "--requests", "2")
+	if code != 1 || !strings.Contains(stderr, `does not serve model "nope"; it serves: sim-llama-3.1-8b`) {
+		t.Errorf("wrong model for the simulator: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestTargetDecidePreflight: decide checks every candidate before it
+// measures any: one refusing the credentials stops it with exit 1 before
+// the good one is sent load.
+func TestTargetDecidePreflight(t *testing.T) {
+	good := &targetServer{models: []string{"m"}}
+	bad := &targetServer{models: []string{"m"}, authStatus: http.StatusUnauthorized}
+	code, _, stderr := run(t, "decide", "--objective", "chat", "--model", "m", "--api", "openai-completions",
+		"--tokenizer", "cl100k_base", "--requests", "4",
+		"--target", "name=good,url="+targetStart(t, good), "--target", "name=bad,url="+targetStart(t, bad))
+	if code != 1 || !strings.Contains(stderr, "Error: candidate bad: preflight: ") || !strings.Contains(stderr, "HTTP 401") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := good.completions.Load() + bad.completions.Load(); n != 0 {
+		t.Errorf("%d completion requests sent, want none", n)
 	}
 }

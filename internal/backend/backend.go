@@ -121,19 +121,16 @@ type Client struct {
 
 // New checks o and returns a Client.
 func New(o Options) (*Client, error) {
-	a, ok := apis[o.API]
-	if !ok {
-		return nil, fmt.Errorf("unknown API %q: want one of %s", o.API, strings.Join(APIs(), ", "))
+	if err := CheckAPI(o.API, o.Model); err != nil {
+		return nil, err
 	}
+	a := apis[o.API]
 	t := o.Target
 	if t == nil {
 		var err error
 		if t, err = NewTarget(TargetOptions{URL: o.BaseURL, APIKey: o.APIKey, Header: o.Headers, TLS: o.TLS}); err != nil {
 			return nil, err
 		}
-	}
-	if a.needsModel && o.Model == "" {
-		return nil, fmt.Errorf("the %s API needs a model name", o.API)
 	}
 	if o.Timeout < 0 || o.FirstTokenTimeout < 0 || o.MaxConns < 0 {
 		return nil, errors.New("timeouts and the connection pool size must not be negative")
@@ -152,6 +149,19 @@ func New(o Options) (*Client, error) {
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("Accept", a.accept)
 	return c, nil
+}
+
+// CheckAPI checks that api is one of APIs() and that model is given when
+// the API needs one ("" passes for the others).
+func CheckAPI(api, model string) error {
+	a, ok := apis[api]
+	if !ok {
+		return fmt.Errorf("unknown API %q: want one of %s", api, strings.Join(APIs(), ", "))
+	}
+	if a.needsModel && model == "" {
+		return fmt.Errorf("the %s API needs a model name", api)
+	}
+	return nil
 }
 
 // CloseIdleConnections closes the pooled connections not in use.

@@ -81,6 +81,9 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := f.preflightCandidates(ctx, env, cands); err != nil {
+		return err
+	}
 	var outs []slo.Outcome
 	for _, c := range cands {
 		x := f.measureCandidate(ctx, env, o, plan, c)
@@ -135,6 +138,28 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// preflightCandidates checks every server candidate before any is
+// measured: a misconfigured one stops the decision before any load.
+func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []slo.Candidate) error {
+	for _, c := range cands {
+		if c.Simulated {
+			continue
+		}
+		cf := *f
+		cf.url, cf.model, cf.api = c.URL, cmpOr(c.Model, f.model), cmpOr(c.API, f.api)
+		t, err := startTarget(ctx, env, &cf)
+		var e *Error
+		switch {
+		case errors.As(err, &e):
+			return &Error{Err: fmt.Errorf("candidate %s: %w", c.Name, e.Err), Hint: e.Hint, Code: e.Code}
+		case err != nil:
+			return fmt.Errorf("candidate %s: %w", c.Name, err)
+		}
+		t.close()
+	}
+	return nil
 }
 
 // measureCandidate searches one candidate's capacity under the objective.

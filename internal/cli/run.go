@@ -51,7 +51,7 @@ const (
 // runFlags are run's options as parsed from the command line.
 type runFlags struct {
 	url, model, api, apiKeyEnv, caCert string
-	insecure                           bool
+	insecure, noPreflight              bool
 	headers                            headerFlag
 	timeout, firstTokenTimeout, dur    time.Duration
 	grace                              time.Duration
@@ -81,6 +81,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates to trust for https")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the check, before any load, that the server answers, accepts the credentials and serves --model")
 	fs.DurationVar(&f.timeout, "timeout", backend.DefaultTimeout, "per-request timeout")
 	fs.DurationVar(&f.firstTokenTimeout, "first-token-timeout", 0, "fail a request with no token after this long (0: only --timeout)")
 	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop load points: comma-separated virtual-user counts (default "+defaultConcurrency+")")

@@ -30,8 +30,24 @@ type target struct {
 }
 
 // startTarget returns the user's server, or starts the simulator when no
-// --url was given.
+// --url was given, after a preflight (unless --no-preflight) that makes
+// sure it can be measured.
 func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
+	if err := backend.CheckAPI(f.api, "x"); err != nil {
+		return nil, usagef("servebench run --api openai-chat", "--api: %v", err)
+	}
+	t, err := f.openTarget(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.preflight(ctx, env, t); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	if f.url != "" {
 		if f.simConfig != "" {
 			return nil, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
@@ -76,6 +92,43 @@ func startTarget(ctx context.Context, env *Env, f *runFlags) (*target, error) {
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
+}
+
+// preflight checks that the server answers at the URL with the right
+// scheme, accepts the credentials and serves the model, before any load:
+// a misconfiguration is an error, not a benchmark of failures.
+func (f *runFlags) preflight(ctx context.Context, env *Env, t *target) error {
+	if f.noPreflight {
+		return nil
+	}
+	p, err := t.server.Preflight(ctx, f.api, t.model)
+	var pe *backend.PreflightError
+	switch {
+	case errors.As(err, &pe):
+		return &Error{Err: fmt.Errorf("preflight: %w", err), Hint: preflightHints[pe.Kind], Code: ExitFailure}
+	case err != nil:
+		return err
+	}
+	if p.Note != "" {
+		fmt.Fprintf(env.Stderr, "note: %s\n", p.Note)
+	}
+	if p.Picked {
+		t.model = p.Model
+		fmt.Fprintf(env.Stderr, "model: %s (no --model given; the only model the server serves)\n", p.Model)
+	}
+	return nil
+}
+
+// preflightHints say what to do about each kind of preflight failure.
+var preflightHints = map[string]string{
+	backend.PreflightDNS:      "check the host name in --url",
+	backend.PreflightRefused:  "start the server, or check the host and port in --url",
+	backend.PreflightScheme:   "change the scheme of --url as the message says",
+	backend.PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
+	backend.PreflightNoAnswer: "check --url; --no-preflight skips this check",
+	backend.PreflightNetwork:  "check --url; --no-preflight skips this check",
+	backend.PreflightAuth:     "put the API key in $" + defaultAPIKeyEnv + " (or name its variable with --api-key-env), or pass --header 'Authorization: Bearer KEY'",
+	backend.PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
 }
 
 // server parses the flags that say how to reach a server at url: --ca-cert,

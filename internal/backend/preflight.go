@@ -1,0 +1,194 @@
+package backend
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// PreflightTimeout bounds the preflight: a server that cannot list its
+// models within it is not ready to be measured.
+const PreflightTimeout = 10 * time.Second
+
+// maxModelList bounds the model list read (gateways list thousands).
+const maxModelList = 8 << 20
+
+// Kinds of PreflightError.
+const (
+	PreflightDNS      = "dns"     // the host name does not resolve
+	PreflightRefused  = "refused" // nothing listens at the address
+	PreflightScheme   = "scheme"  // https to a plain-HTTP port, or the reverse
+	PreflightTLS      = "tls"     // the certificate is not trusted
+	PreflightNoAnswer = "timeout" // no answer within PreflightTimeout
+	PreflightNetwork  = "network" // any other failure to reach the server
+	PreflightAuth     = "auth"    // 401 or 403
+	PreflightModel    = "model"   // the model is not among those served
+)
+
+// PreflightError is a reason not to measure a server at all.
+type PreflightError struct {
+	Kind string // one of the Preflight* kinds
+	Msg  string // what was wrong, with the server's own words (redacted)
+	// Models are the served names, for PreflightModel.
+	Models []string
+}
+
+func (e *PreflightError) Error() string { return e.Msg }
+
+// Preflight is what the preflight learned about a server that can be
+// measured.
+type Preflight struct {
+	// Models are the served names; nil when the list was not read.
+	Models []string
+	// Model is the model to ask for: the one given, or the only one the
+	// server serves when none was given (then Picked is true).
+	Model  string
+	Picked bool
+	// Note says why the model was not checked ("" when it was).
+	Note string
+}
+
+// Preflight checks, before any load, that the server answers at the
+// target's URL with the right scheme, accepts its credentials and serves
+// model: it asks for the model list of api (OpenAI /v1/models, Ollama
+// /api/tags). A server without a model list (404, 405, or an answer that
+// is not one) is not an error: the model is then not checked, and Note
+// says so.
+func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, error) {
+	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
+	defer cancel()
+	path := "/v1/models"
+	if a := apis[api]; a != nil && a.ndjson {
+		path = "/api/tags"
+	}
+	req, err := t.NewRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, t.unreachable(ctx, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxModelList))
+	if err := t.refused(resp, body); err != nil {
+		return nil, err
+	}
+	p := &Preflight{Model: model}
+	if resp.StatusCode != http.StatusOK {
+		p.Note = fmt.Sprintf("model not checked: GET %s answered HTTP %d", path, resp.StatusCode)
+		return p, nil
+	}
+	if p.Models = modelList(body); p.Models == nil {
+		p.Note = fmt.Sprintf("model not checked: GET %s answered without a model list", path)
+		return p, nil
+	}
+	return p, p.check(t, apis[api])
+}
+
+// check finds the model among those served, or picks the only one.
+func (p *Preflight) check(t *Target, a *api) error {
+	served := strings.Join(p.Models, ", ")
+	switch {
+	case p.Model == "" && len(p.Models) == 1:
+		p.Model, p.Picked = p.Models[0], true
+	case p.Model == "" && a != nil && a.needsModel:
+		return &PreflightError{Kind: PreflightModel, Models: p.Models,
+			Msg: fmt.Sprintf("no model given, and the server at %s serves several: %s", t.base, served)}
+	case p.Model != "" && !slices.ContainsFunc(p.Models, func(m string) bool { return sameModel(m, p.Model) }):
+		if served == "" {
+			served = "none"
+		}
+		return &PreflightError{Kind: PreflightModel, Models: p.Models,
+			Msg: fmt.Sprintf("the server at %s does not serve model %q; it serves: %s", t.base, p.Model, t.Redact(served))}
+	}
+	return nil
+}
+
+// sameModel compares names as Ollama does: "llama3" is "llama3:latest".
+func sameModel(served, asked string) bool {
+	return served == asked || served == asked+":latest" || served+":latest" == asked
+}
+
+// modelList reads the names of an OpenAI list ({"data": [{"id"}]}) or an
+// Ollama one ({"models": [{"name"}]}); nil when body is neither.
+func modelList(body []byte) []string {
+	var v struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		} `json:"models"`
+	}
+	if json.Unmarshal(body, &v) != nil || (v.Data == nil && v.Models == nil) {
+		return nil
+	}
+	names := []string{}
+	for _, d := range v.Data {
+		names = append(names, d.ID)
+	}
+	for _, m := range v.Models {
+		names = append(names, cmp.Or(m.Name, m.Model))
+	}
+	return names
+}
+
+// refused turns an answer that stops the run into its error: credentials
+// refused, or plain HTTP sent to an https port.
+func (t *Target) refused(resp *http.Response, body []byte) error {
+	words := clip(t.red.Bytes([]byte(errorMessage(body))), 200)
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		what := "refused the credentials"
+		if t.header.Get("Authorization") == "" {
+			what = "wants credentials, and none were given"
+		}
+		return &PreflightError{Kind: PreflightAuth,
+			Msg: fmt.Sprintf("the server at %s %s (HTTP %d): %s", t.base, what, resp.StatusCode, cmp.Or(words, http.StatusText(resp.StatusCode)))}
+	case resp.StatusCode == http.StatusBadRequest && strings.Contains(string(body), "HTTP request to an HTTPS server"):
+		return &PreflightError{Kind: PreflightScheme,
+			Msg: fmt.Sprintf("the server at %s speaks https, not plain HTTP: use https:// in the URL (it said: %s)", t.base, words)}
+	}
+	return nil
+}
+
+// unreachable says why a request got no answer, in the user's terms.
+func (t *Target) unreachable(ctx context.Context, err error) error {
+	var dns *net.DNSError
+	var rh tls.RecordHeaderError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	msg := t.red.String(err.Error())
+	switch {
+	case errors.As(err, &dns):
+		return &PreflightError{Kind: PreflightDNS, Msg: fmt.Sprintf("cannot resolve host %q: %s", dns.Name, dns.Err)}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &PreflightError{Kind: PreflightRefused, Msg: fmt.Sprintf("no server answers at %s (connection refused)", t.base)}
+	case errors.As(err, &rh), strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return &PreflightError{Kind: PreflightScheme,
+			Msg: fmt.Sprintf("the server at %s speaks plain HTTP, not https: use http:// in the URL", t.base)}
+	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verify):
+		return &PreflightError{Kind: PreflightTLS, Msg: fmt.Sprintf("the TLS certificate of %s is not trusted: %s", t.base, msg)}
+	case errors.Is(ctx.Err(), context.Canceled):
+		return ctx.Err()
+	case ctx.Err() != nil:
+		return &PreflightError{Kind: PreflightNoAnswer,
+			Msg: fmt.Sprintf("no answer from %s within %v", t.base, PreflightTimeout)}
+	}
+	return &PreflightError{Kind: PreflightNetwork, Msg: fmt.Sprintf("cannot reach %s: %s", t.base, msg)}
+}
