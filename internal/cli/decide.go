@@ -148,7 +148,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 			continue
 		}
 		cf := *f
-		cf.url, cf.model, cf.api = c.URL, cmpOr(c.Model, f.model), cmpOr(c.API, f.api)
+		cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 		t, err := startTarget(ctx, env, &cf)
 		var e *Error
 		switch {
