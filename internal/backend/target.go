@@ -59,6 +59,15 @@ func NewTarget(o TargetOptions) (*Target, error) {
 	t := &Target{host: h.Get("Host"), tls: o.TLS}
 	h.Del("Host")
 	var secrets []string
+	// Every credential given, even one a later one overrides and that is
+	// never sent: it must not be printed either.
+	for name, vs := range o.Header {
+		if isCredentialHeader(name) {
+			for _, v := range vs {
+				secrets = append(secrets, headerSecrets(v)...)
+			}
+		}
+	}
 	if u.User != nil {
 		pass, _ := u.User.Password()
 		userpass := u.User.Username() + ":" + pass
@@ -72,13 +81,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 		h.Set("Authorization", "Bearer "+o.APIKey)
 		secrets = append(secrets, o.APIKey)
 	}
-	for name, vs := range h {
-		if isCredentialHeader(name) {
-			for _, v := range vs {
-				secrets = append(secrets, headerSecrets(v)...)
-			}
-		}
-	}
+	secrets = append(secrets, headerSecrets(h.Get("Authorization"))...)
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1"), "/")
 	u.RawPath = ""
 	t.base, t.header, t.red = u.String(), h, NewRedactor(secrets...)

@@ -185,7 +185,7 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 	}
 	t, err := startTarget(ctx, env, &cf)
 	if err != nil {
-		x.Error = errorText(err)
+		x.Error = env.redact(errorText(err))
 		return x
 	}
 	defer t.close()
@@ -197,7 +197,7 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 		x.Binding = rep.Verdict.Capacity.FailedSLOs
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		x.Error = errorText(err)
+		x.Error = env.redact(errorText(err))
 	}
 	return x
 }
