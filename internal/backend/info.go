@@ -31,10 +31,18 @@ const (
 	InfoQuantization   = "quantization"    // quantization or dtype, where the server says
 	InfoMaxModelLen    = "max_model_len"   // context length in tokens
 	InfoEndpoints      = "endpoints"       // which of the probed endpoints answered
+	// InfoTimeScale is how many times faster than model time the server
+	// runs, from its TimeScaleHeader (servebench sim).
+	InfoTimeScale = "time_scale"
 	// InfoSamplingPrefix prefixes the server's default sampling settings
 	// ("sampling.temperature").
 	InfoSamplingPrefix = "sampling."
 )
+
+// TimeScaleHeader is the response header with which a simulated server
+// (servebench sim) announces that it runs that many times faster than the
+// time it models; measurements against it are converted to model time.
+const TimeScaleHeader = "Servebench-Time-Scale"
 
 // Describe asks a server what it is with a handful of short GETs —
 // /v1/models, /version (vLLM), /info (TGI), /props (llama.cpp),
@@ -62,6 +70,8 @@ type prober struct {
 	t       *Target
 	mu      sync.Mutex
 	answers map[string]map[string]any
+	// timeScale is the TimeScaleHeader any answer carried.
+	timeScale string
 }
 
 // get fetches one endpoint (POST with body when body is not nil) and keeps
@@ -86,6 +96,11 @@ func (p *prober) get(ctx context.Context, path string, body any) {
 		return
 	}
 	defer resp.Body.Close()
+	if ts := resp.Header.Get(TimeScaleHeader); ts != "" {
+		p.mu.Lock()
+		p.timeScale = ts
+		p.mu.Unlock()
+	}
 	var obj map[string]any
 	dec := json.NewDecoder(io.LimitReader(resp.Body, describeMaxBody))
 	if resp.StatusCode != http.StatusOK || dec.Decode(&obj) != nil {
@@ -122,6 +137,9 @@ func (p *prober) describe(model string) map[string]string {
 	}
 	sort.Strings(eps)
 	set(InfoEndpoints, strings.Join(eps, ","))
+	if v, err := strconv.ParseFloat(p.timeScale, 64); err == nil && v > 0 && v < 1e9 {
+		set(InfoTimeScale, strconv.FormatFloat(v, 'g', -1, 64))
+	}
 	return out
 }
 

@@ -96,3 +96,23 @@ func TestDescribeBounded(t *testing.T) {
 		t.Errorf("took %v, got %v", time.Since(start), got)
 	}
 }
+
+// TestDescribeTimeScale: a simulator announcing its speed-up in a response
+// header is recorded as such, so its figures can be put in model time.
+func TestDescribeTimeScale(t *testing.T) {
+	for _, tt := range []struct{ header, want string }{
+		{"10", "10"}, {"2.5", "2.5"}, {"", ""}, {"fast", ""}, {"-1", ""}, {"0", ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tt.header != "" {
+				w.Header().Set(TimeScaleHeader, tt.header)
+			}
+			json.NewEncoder(w).Encode(map[string]any{"version": "x"})
+		}))
+		got := Describe(context.Background(), http.DefaultClient, srv.URL, "m", nil)[InfoTimeScale]
+		srv.Close()
+		if got != tt.want {
+			t.Errorf("header %q: time_scale %q, want %q", tt.header, got, tt.want)
+		}
+	}
+}

@@ -107,6 +107,7 @@ func Open(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	sink.observe = cfg.Observe
+	sink.scale = cfg.Run.Scale()
 	epoch := time.Now()
 	run := cfg.Run
 	run.Schema = record.RunSchema
@@ -190,11 +191,25 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	runner.Send = func(ctx context.Context, rec *record.Record) {
 		send(ctx, cfg, runner.Epoch, feed, rec)
 	}
-	c, err := runner.Run(ctx, p)
+	sink.nominal(p)
+	c, err := runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))
 	if err == nil {
 		err = feed.err()
 	}
 	return c, err
+}
+
+// wallPoint is p as the client must run it against a target running scale
+// times faster than model time: rates multiplied, durations divided, so
+// that in model time the point is the one asked for.
+func wallPoint(p load.Point, scale float64) load.Point {
+	if scale == 1 {
+		return p
+	}
+	p.Load = p.Load.WallLoad(scale)
+	p.Duration = time.Duration(float64(p.Duration) / scale)
+	p.WarmupDuration = time.Duration(float64(p.WarmupDuration) / scale)
+	return p
 }
 
 // total is how many requests a point will send at most, or 0 when only a
@@ -249,6 +264,12 @@ type sink struct {
 	n      int
 	werr   error
 	notify func(*record.Record)
+	// scale converts records to model time before they are aggregated,
+	// observed or shown; the file keeps the measured times.
+	scale float64
+	// loads names each point's load as asked (model time), which records
+	// carry even when the runner paces a sped-up target's wall-time load.
+	loads map[int]record.Load
 	// observe sees every record, under mu (Config.Observe).
 	observe func(*record.Record)
 }
@@ -279,8 +300,23 @@ func (s *sink) onEmit(f func(*record.Record)) {
 	s.mu.Unlock()
 }
 
+// nominal records the load point p as asked, for the records of p.
+func (s *sink) nominal(p load.Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loads == nil {
+		s.loads = map[int]record.Load{}
+	}
+	s.loads[p.Index] = p.Load
+}
+
 func (s *sink) emit(r *record.Record) {
 	r.Schema = record.Schema
+	s.mu.Lock()
+	if l, ok := s.loads[r.Point]; ok {
+		r.Load = l
+	}
+	s.mu.Unlock()
 	if s.w != nil {
 		// The writer has its own lock; a failed write is kept and reported
 		// at the end, and the record still counts in the summary.
@@ -290,6 +326,7 @@ func (s *sink) emit(r *record.Record) {
 			s.mu.Unlock()
 		}
 	}
+	r = r.ModelTime(s.scale)
 	s.mu.Lock()
 	s.agg.Add(r)
 	if s.observe != nil {

@@ -188,9 +188,10 @@ func loadSummary(env *Env, arg string, strict bool, observe func(*record.Record)
 	}
 	n := 0
 	for rd.Next() {
-		agg.Add(rd.Record())
+		rec := rd.Record().ModelTime(run.Scale()) // a sped-up simulator's records, in model time
+		agg.Add(rec)
 		if observe != nil {
-			observe(rd.Record())
+			observe(rec)
 		}
 		n++
 	}

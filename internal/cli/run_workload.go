@@ -32,10 +32,12 @@ func (f *runFlags) defineWorkload(fs *flag.FlagSet) {
 
 // newSource returns the workload source of each load point. Each point
 // gets its own seeded source so its lengths are reproducible. counter is
-// the one synth sizes prompts with.
-func (f *runFlags) newSource(synth *tokenize.Synth, counter tokenize.Counter, chat bool) (func(point int) workload.Source, error) {
+// the one synth sizes prompts with; scale is the target's time scale, which
+// the think time (model time) is divided by.
+func (f *runFlags) newSource(synth *tokenize.Synth, counter tokenize.Counter, chat bool, scale float64) (func(point int) workload.Source, error) {
 	spec := f.workload
 	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
+	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
 	w, err := workload.New(spec, workload.Env{Synth: synth, Counter: counter, Chat: chat, Seed: f.seed})
 	if se := (*workload.SpecError)(nil); errors.As(err, &se) {
 		return nil, usagef("servebench run -h (workloads: docs/WORKLOADS.md)", "%v", err)

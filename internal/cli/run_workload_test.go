@@ -122,14 +122,16 @@ func TestRunMultiTurnContextCap(t *testing.T) {
 // Open loop: arrivals at the rate take a session's next turn once its
 // answer is in and the think time has passed, else start a session.
 func TestRunMultiTurnOpenLoopThinkTime(t *testing.T) {
-	const think = 30 * time.Millisecond
-	recs := runRecords(t, "--multi-turn", "3", "--rate", "200", "--arrival", "constant", "--requests", "24",
+	// Rate and think time are model time; records hold the built-in
+	// simulator's wall time, 10× faster.
+	const think, scale = 300 * time.Millisecond, 10
+	recs := runRecords(t, "--multi-turn", "3", "--rate", "20", "--arrival", "constant", "--requests", "24",
 		"--think-time", think.String(), "--prompt-tokens", "40", "--output-tokens", "5")
 	later := 0
 	for id, turns := range bySession(t, recs) {
 		for i, r := range turns[1:] {
 			later++
-			if gap := time.Duration(r.ScheduledNS - turns[i].EndNS); gap < think {
+			if gap := time.Duration(r.ScheduledNS-turns[i].EndNS) * scale; gap < think {
 				t.Errorf("session %d turn %d scheduled %v after the answer, think time %v", id, r.Turn, gap, think)
 			}
 		}

@@ -22,8 +22,10 @@ Serves a simulated continuous-batching LLM server: OpenAI /v1/chat/completions
 and /v1/completions, vLLM /tokenize and /metrics, Ollama /api/chat and
 /api/generate. Its timing comes from a vLLM-style scheduler and a roofline
 model of the configured model and GPU (default: an 8B model in BF16 on an
-H100-class GPU). Everything runs time_scale times faster than the model:
-a client measures model time / time_scale, and so do the server's metrics.
+H100-class GPU). It runs in real time unless --time-scale speeds it up:
+then a client measures model time / time_scale, and so do the server's
+metrics; every response says so in a Servebench-Time-Scale header, which
+servebench run --url reads to report model time.
 
 Settings come from the defaults, then --config FILE, then flags.
 
@@ -31,7 +33,8 @@ Examples:
   servebench sim                                # listen on 127.0.0.1:8000
   servebench sim --print-config > sim.yaml      # effective config and derived figures
   servebench sim --config sim.yaml --addr 127.0.0.1:9000
-  servebench sim --time-scale 1 --max-num-seqs 256   # real time, vLLM's slot count
+  servebench sim --time-scale 10                # 10x faster; servebench still reports model time
+  servebench sim --max-num-seqs 256             # vLLM's slot count
   servebench sim --kv-tokens 8192 --max-model-len 4096 --preemption reject
 `
 
@@ -75,7 +78,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	file := fs.String("config", "", "YAML configuration `file` (see --print-config)")
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
-	scratch := sim.DefaultConfig() // shows defaults in -h; values are re-read in simConfig
+	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
 	}
@@ -98,13 +101,13 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 // simConfig layers defaults, the config file and the flags that were set,
 // and validates the result.
 func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
-	cfg := sim.DefaultConfig()
+	cfg := serveDefaults()
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return cfg, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
 		}
-		if cfg, err = sim.ParseConfig(data); err != nil {
+		if cfg, err = sim.ParseConfigOver(cfg, data); err != nil {
 			return cfg, simConfigError(fmt.Errorf("%s: %w", file, err), err)
 		}
 	}
@@ -130,6 +133,14 @@ func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
 		return cfg, simConfigError(err, err)
 	}
 	return cfg, nil
+}
+
+// serveDefaults is the simulator's default configuration in real time:
+// tools other than servebench cannot know it runs faster.
+func serveDefaults() sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.TimeScale = sim.ServeTimeScale
+	return cfg
 }
 
 // bindInto defines flag name over the field at ptr.
@@ -175,8 +186,13 @@ func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error 
 	fmt.Fprintf(env.Stderr, "servebench sim: serving %q at %s\n", cfg.Model.Name, url)
 	fmt.Fprintf(env.Stderr, "  APIs: %s\n", strings.Join([]string{"/v1/chat/completions", "/v1/completions", "/v1/models",
 		"/tokenize", "/metrics", "/api/chat", "/api/generate"}, " "))
-	fmt.Fprintf(env.Stderr, "  time scale %g: a client measures model time / %g (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms as seen)\n",
-		cfg.TimeScale, cfg.TimeScale, d.Batch1DecodeTPS*cfg.TimeScale, cfg.Wall(d.TTFT512).Seconds()*1e3)
+	if cfg.TimeScale == 1 {
+		fmt.Fprintf(env.Stderr, "  real time (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms)\n",
+			d.Batch1DecodeTPS, d.TTFT512.Seconds()*1e3)
+	} else {
+		fmt.Fprintf(env.Stderr, "  time scale %g: a client measures model time / %g (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms as seen);\n  responses carry %s: %g, and servebench reports model time\n",
+			cfg.TimeScale, cfg.TimeScale, d.Batch1DecodeTPS*cfg.TimeScale, cfg.Wall(d.TTFT512).Seconds()*1e3, sim.TimeScaleHeader, cfg.TimeScale)
+	}
 	fmt.Fprintf(env.Stderr, "  %d slots, KV cache %d tokens, preemption %s; Ctrl-C stops\n",
 		cfg.Engine.MaxNumSeqs, d.KVCapacityTokens, cfg.Engine.Preemption)
 	<-ctx.Done()

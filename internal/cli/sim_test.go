@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/sim"
 )
 
 // -update-sim rewrites the sim golden files (its own name, so that it
@@ -145,5 +148,12 @@ func TestSimServesUntilCancelled(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "time scale 100") {
 		t.Errorf("startup text lacks the time scale: %s", errOut.String())
+	}
+}
+
+// The simulator's announcement and the client's reading are one header.
+func TestTimeScaleHeaderAgrees(t *testing.T) {
+	if sim.TimeScaleHeader != backend.TimeScaleHeader {
+		t.Errorf("sim announces %q, the client reads %q", sim.TimeScaleHeader, backend.TimeScaleHeader)
 	}
 }

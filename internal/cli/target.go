@@ -87,8 +87,8 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	}
 	info := map[string]string{
 		"engine": "servebench-sim", "device": cfg.Device.Name,
-		"time_scale":   strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
-		"max_num_seqs": strconv.Itoa(cfg.Engine.MaxNumSeqs),
+		backend.InfoTimeScale: strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
+		"max_num_seqs":        strconv.Itoa(cfg.Engine.MaxNumSeqs),
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
@@ -151,6 +151,26 @@ func (f *runFlags) server(env *Env, url string) (*backend.Target, error) {
 	return t, nil
 }
 
+// timeScale is how many times faster than model time the target runs (the
+// built-in simulator, or a server announcing backend.TimeScaleHeader); 0
+// for a real-time one, so run.json leaves it out.
+func (t *target) timeScale() float64 {
+	v, err := strconv.ParseFloat(t.info[backend.InfoTimeScale], 64)
+	if err != nil || !(v > 0) || v == 1 {
+		return 0
+	}
+	return v
+}
+
+// wallTime is a model-time limit (--timeout) in the wall time of a target
+// running scale times faster.
+func wallTime(d time.Duration, scale float64) time.Duration {
+	if scale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) / scale)
+}
+
 // localCounter adapts a tokenize.Counter that never fails (a local one) to
 // the backend's fallback counter.
 type localCounter struct{ c tokenize.Counter }
@@ -204,9 +224,10 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	if err != nil {
 		return bench.Config{}, err
 	}
+	scale := t.timeScale()
 	client, err := backend.New(backend.Options{
 		Target: t.server, API: f.api, Model: t.model,
-		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout,
+		Timeout: wallTime(f.timeout, scale), FirstTokenTimeout: wallTime(f.firstTokenTimeout, scale),
 		IgnoreEOS: f.ignoreEOS, Counter: localCounter{local},
 	})
 	if err != nil {
@@ -214,7 +235,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	}
 	chat := f.api == backend.OpenAIChat || f.api == backend.OllamaChat
 	synth := tokenize.NewSynth(promptCounter, f.seed)
-	newSource, err := f.newSource(synth, promptCounter, chat)
+	newSource, err := f.newSource(synth, promptCounter, chat, scale)
 	if err != nil {
 		return bench.Config{}, err
 	}
@@ -222,7 +243,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Client:    client,
 		NewSource: newSource,
 		Run: record.Run{
-			Schema: record.RunSchema, Version: Version,
+			Schema: record.RunSchema, Version: Version, TimeScale: scale,
 			Target:       record.Target{URL: t.server.Base(), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
 			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
 			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(), Workload: f.workloadRecord(),

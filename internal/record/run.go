@@ -15,6 +15,11 @@ type Run struct {
 	// killed before its end says so.
 	Ended  string `json:"ended,omitempty"`
 	Target Target `json:"target"`
+	// TimeScale is how many times faster than the time it models the target
+	// ran (a sped-up simulator); absent or 1 for real servers. Records hold
+	// the times the client measured; summaries, verdicts and reports are in
+	// model time, the records' times multiplied by it (Record.ModelTime).
+	TimeScale float64 `json:"time_scale,omitempty"`
 	// Workload as asked for: length distributions and seed.
 	PromptTokens string `json:"prompt_tokens"`
 	OutputTokens string `json:"output_tokens"`
@@ -63,4 +68,12 @@ type ClientStats struct {
 	InFlightPeak int     `json:"in_flight_peak"`
 	Sent         int     `json:"sent"`
 	Interrupted  bool    `json:"interrupted"`
+}
+
+// Scale is the run's time scale, 1 when none was recorded.
+func (r *Run) Scale() float64 {
+	if r == nil || r.TimeScale <= 0 {
+		return 1
+	}
+	return r.TimeScale
 }

@@ -70,13 +70,17 @@ func errorsCell(p *metrics.Point) string {
 // aggregate throughput rises and saturates is visible at a glance.
 var columns = []column{
 	{"load", "", LoadLabel},
-	{"decode tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p50", 1) }},
-	{"", "p5", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p5", 1) }},
+	// Per-request speed is named as SLOs name it: "speed p95" is the speed
+	// 95% of requests reached, the distribution's 5th percentile.
+	{"speed tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p50", 1) }},
+	{"", "p95", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p5", 1) }},
 	{"output tok/s", "aggregate", func(p *metrics.Point) string { return num(p.OutputTPS, 1) }},
+	{"prefill tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.PrefillTPS, "p50", 0) }},
 	{"TTFT ms", "p50", func(p *metrics.Point) string { return dist(p.TTFT, "p50", 0) }},
 	{"", "p95", func(p *metrics.Point) string { return dist(p.TTFT, "p95", 0) }},
 	{"", "p99", func(p *metrics.Point) string { return dist(p.TTFT, "p99", 0) }},
 	{"ITL ms", "p95", func(p *metrics.Point) string { return dist(p.ITL, "p95", 1) }},
+	{"", "p99", func(p *metrics.Point) string { return dist(p.ITL, "p99", 1) }},
 	{"E2E ms", "p95", func(p *metrics.Point) string { return dist(p.E2E, "p95", 0) }},
 	{"", "p99", func(p *metrics.Point) string { return dist(p.E2E, "p99", 0) }},
 	{"req/min", "", func(p *metrics.Point) string { return num(p.RequestsPerMinute, 1) }},
@@ -88,19 +92,8 @@ var columns = []column{
 // warnings. Columns are aligned by display width, not bytes.
 func Text(w io.Writer, s *metrics.Summary) error {
 	var b strings.Builder
-	if s.Run != nil {
-		t := s.Run.Target
-		name := t.URL
-		if t.Simulated {
-			name = "simulated server"
-			if ts := t.Server["time_scale"]; ts != "" && ts != "1" {
-				// The simulator runs faster than the GPU it models; say so
-				// next to numbers that would otherwise look implausible.
-				name += fmt.Sprintf(" (running %s× faster than the modelled %s: multiply times and divide rates by %s)", ts, orDash(t.Server["device"]), ts)
-			}
-		}
-		fmt.Fprintf(&b, "servebench · %s · %s · model %s · prompt %s tok · output %s tok · seed %d\n\n",
-			name, t.API, orDash(t.Model), s.Run.PromptTokens, s.Run.OutputTokens, s.Run.Seed)
+	if h := Header(s); h != "" {
+		b.WriteString(h + "\n\n")
 	}
 	rows := [][]string{make([]string, len(columns)), make([]string, len(columns))}
 	for i, c := range columns {

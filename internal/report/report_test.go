@@ -93,12 +93,12 @@ func TestTextShowsTheNumbers(t *testing.T) {
 		}
 	}
 	// window 0..610 ms: 22 tokens → 36.1 tok/s, 2 requests → 196.7/min.
-	// load, decode p50, p5, aggregate, ttft p50 p95 p99, itl p95, e2e p95 p99, req/min, ok, errors
-	want1 := []string{"c=1", "50.0", "50.0", "36.1", "105", "110", "110", "20.0", "310", "310", "196.7", "2", "0"}
+	// load, speed p50 p95, aggregate, prefill p50, ttft p50 p95 p99, itl p95 p99, e2e p95 p99, req/min, ok, errors
+	want1 := []string{"c=1", "50.0", "50.0", "36.1", "4887", "105", "110", "110", "20.0", "20.0", "310", "310", "196.7", "2", "0"}
 	if strings.Join(c1, " ") != strings.Join(want1, " ") {
 		t.Errorf("c=1 row:\n got %q\nwant %q", c1, want1)
 	}
-	if len(c2) < 13 || c2[1] != "25.0" || c2[11] != "2" || c2[12] != "1" || c2[13] != "(33.3%)" {
+	if len(c2) < 16 || c2[1] != "25.0" || c2[13] != "2" || c2[14] != "1" || c2[15] != "(33.3%)" {
 		t.Errorf("c=2 row: %q", c2)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,7 @@ func Verdict(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
 		rows = append(rows, verdictRow(pv))
 	}
 	writeAligned(&b, rows)
+	b.WriteString(ratioLegend + "\n")
 	if ci := intervalRows(checks, v.Points); ci != nil {
 		b.WriteString("\nConfidence intervals (bootstrap over repeats and requests):\n")
 		writeAligned(&b, ci)
@@ -86,8 +88,8 @@ func verdictRow(pv slo.PointVerdict) []string {
 	return append(row, num(pv.Goodput, 2), att, state)
 }
 
-// checkCell is "ok 312ms +69%": the verdict, the measured value in the
-// SLO's unit, and the margin as a share of the target.
+// checkCell is "ok 312ms 0.31×": the verdict, the measured value in the
+// SLO's unit, and the measured value as a multiple of the target.
 func checkCell(c slo.Check) string {
 	s := c.SLOValue()
 	if c.Measured == nil {
@@ -98,22 +100,30 @@ func checkCell(c slo.Check) string {
 		mark = "FAIL"
 	}
 	cell := mark + " " + s.Format(*c.Measured)
-	if c.MarginFraction != nil {
-		cell += " " + margin(*c.MarginFraction, s.HigherIsBetter())
+	if r := ratio(*c.Measured, c.Target); r != "" {
+		cell += " " + r
 	}
 	return cell
 }
 
-// margin shows the headroom as a share of the target ("+12%", "-40%"), or
-// as a multiple when a floor is passed by far ("×9.6").
-func margin(f float64, floor bool) string {
-	switch {
-	case floor && f >= 1:
-		return "×" + num(1+f, 1)
-	case f >= 0:
-		return "+" + num(100*f, 0) + "%"
+// ratioLegend explains the one margin convention of the verdict table.
+const ratioLegend = "N× is the measured value ÷ the SLO's target: a limit (<=) holds up to 1×, a floor (>=) from 1× up."
+
+// ratio shows a measured value as a multiple of its target ("0.31×",
+// "150×"), the same way for every SLO; "" for a zero target.
+func ratio(measured, target float64) string {
+	if target == 0 {
+		return ""
 	}
-	return num(100*f, 0) + "%"
+	r := measured / target
+	prec := 2
+	switch a := math.Abs(r); {
+	case a >= 100:
+		prec = 0
+	case a >= 10:
+		prec = 1
+	}
+	return num(r, prec) + "×"
 }
 
 // intervalRows is the table of intervals, or nil when there are none.

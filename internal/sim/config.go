@@ -89,8 +89,12 @@ const (
 const (
 	// DefaultTimeScale makes the default demo sweep (concurrency 1–16, a few
 	// dozen 512→128-token requests each) take seconds, while a batch-1 decode
-	// step still lasts ~0.65 ms of wall time, above timer noise.
+	// step still lasts ~0.65 ms of wall time, above timer noise. servebench
+	// converts what it measures back to model time (run.json time_scale).
 	DefaultTimeScale = 10
+	// ServeTimeScale is servebench sim's default: real time, because other
+	// tools measuring it take wall time for the GPU's time.
+	ServeTimeScale = 1
 	// DefaultMaxNumSeqs is far below vLLM's 256/1024 on purpose: with 8
 	// slots a concurrency sweep shows throughput saturating and queueing
 	// starting at 8–16, the knee a newcomer should see.

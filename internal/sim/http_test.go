@@ -160,3 +160,21 @@ func chatBody(words, maxTokens int, extra string) string {
 	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"max_tokens":%d,"stream":true%s}`,
 		DefaultModelName, strings.TrimSpace(strings.Repeat("word ", words)), maxTokens, extra)
 }
+
+// TestTimeScaleHeader: every response announces the time scale, so that a
+// client can convert what it measures to model time.
+func TestTimeScaleHeader(t *testing.T) {
+	for _, scale := range []float64{1, 50} {
+		_, url := startServer(t, func(c *Config) { c.TimeScale = scale })
+		for _, path := range []string{"/v1/models", "/health", "/nope"} {
+			resp, err := http.Get(url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get(TimeScaleHeader); got != strconv.FormatFloat(scale, 'g', -1, 64) {
+				t.Errorf("scale %v, %s: %s = %q", scale, path, TimeScaleHeader, got)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,7 @@ type Server struct {
 	cfg     Config
 	loop    *loop
 	met     *metrics
-	mux     *http.ServeMux
+	mux     http.Handler
 	created int64 // Unix seconds, for response "created" fields
 	nextID  atomic.Uint64
 
@@ -119,8 +120,17 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/tags", s.ollamaTags)
 	m.HandleFunc("GET /api/ps", s.ollamaPS)
 	m.Handle("GET /metrics", s.met.handler())
-	s.mux = m
+	scale := strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64)
+	s.mux = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(TimeScaleHeader, scale)
+		m.ServeHTTP(w, r)
+	})
 }
+
+// TimeScaleHeader is set on every response to the configured time_scale,
+// so that a client measuring a sped-up simulator can report model time
+// (servebench does); 1 means real time.
+const TimeScaleHeader = "Servebench-Time-Scale"
 
 // job is one generation request in flight, seen from its HTTP handler.
 type job struct {

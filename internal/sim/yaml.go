@@ -15,8 +15,12 @@ import (
 // ParseConfig reads a YAML configuration over DefaultConfig: fields the file
 // leaves out keep their defaults. Unknown fields, values of the wrong type
 // and invalid values are errors that name the field.
-func ParseConfig(data []byte) (Config, error) {
-	cfg := DefaultConfig()
+func ParseConfig(data []byte) (Config, error) { return ParseConfigOver(DefaultConfig(), data) }
+
+// ParseConfigOver reads a YAML configuration over base, as ParseConfig does
+// over DefaultConfig.
+func ParseConfigOver(base Config, data []byte) (Config, error) {
+	cfg := base
 	if err := cfg.decodeYAML(data); err != nil {
 		return Config{}, err
 	}
@@ -196,6 +200,8 @@ func (c Config) WriteYAML(w io.Writer) error {
 # model time / time_scale of wall time. Every duration a client measures,
 # and every duration the server reports (/metrics histograms, Ollama
 # *_duration fields), is model time / time_scale: ratios are unchanged.
+# Every response carries a Servebench-Time-Scale header with time_scale;
+# servebench reads it and reports model time.
 #
 # Derived figures, in model time:
 #   weights               %.2f GB

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The default simulator models Llama-3.1-8B in BF16 on an H100-class GPU:
+// a batch-1 decode step of ~6.5 ms, about 150 tok/s per request. Whatever
+// speed-up runs it, servebench must report the modelled GPU's figures.
+const (
+	clockDecodeMin = 115
+	clockDecodeMax = 190
+)
+
+// clockSummary is the part of summary.json these tests read.
+type clockSummary struct {
+	Run struct {
+		TimeScale float64 `json:"time_scale"`
+	} `json:"run"`
+	Points []struct {
+		Requests     struct{ Completed int } `json:"requests"`
+		DecodeTPSReq struct {
+			P50 float64 `json:"p50"`
+		} `json:"decode_tps_per_request"`
+		TTFT struct {
+			P50 float64 `json:"p50"`
+		} `json:"ttft_ms"`
+		E2E struct {
+			P50 float64 `json:"p50"`
+		} `json:"e2e_ms"`
+	} `json:"points"`
+}
+
+func clockDecode(t *testing.T, js string) clockSummary {
+	t.Helper()
+	var s clockSummary
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		t.Fatalf("not a summary: %v\n%s", err, js)
+	}
+	if len(s.Points) == 0 || s.Points[0].Requests.Completed == 0 {
+		t.Fatalf("no completed requests:\n%s", js)
+	}
+	return s
+}
+
+func clockCheckDecode(t *testing.T, what string, s clockSummary) {
+	t.Helper()
+	if d := s.Points[0].DecodeTPSReq.P50; d < clockDecodeMin || d > clockDecodeMax {
+		t.Errorf("%s: decode p50 %.1f tok/s/req, want the modelled GPU's %d–%d", what, d, clockDecodeMin, clockDecodeMax)
+	}
+}
+
+// The built-in simulator runs 10× faster than its model, and the default
+// run used to print 1,532 tok/s per request for an 8B model on an H100.
+func TestClockDefaultRunReportsModelTime(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := run(t, "run", "--concurrency", "1", "--requests", "12", "--json", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s := clockDecode(t, stdout)
+	clockCheckDecode(t, "run --json", s)
+	if s.Run.TimeScale != 10 {
+		t.Errorf("summary run.time_scale = %v, want 10", s.Run.TimeScale)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj struct {
+		TimeScale float64 `json:"time_scale"`
+	}
+	if err := json.Unmarshal(b, &rj); err != nil || rj.TimeScale != 10 {
+		t.Errorf("run.json time_scale = %v (%v), want 10", rj.TimeScale, err)
+	}
+	// report recomputes from the raw records and the recorded scale.
+	code, rep, stderr := run(t, "report", "--json", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	r := clockDecode(t, rep)
+	if a, b := r.Points[0].DecodeTPSReq.P50, s.Points[0].DecodeTPSReq.P50; a != b {
+		t.Errorf("report decode p50 %v, run printed %v", a, b)
+	}
+	code, text, _ := run(t, "report", dir)
+	if code != 0 || !strings.Contains(text, "figures in model time") {
+		t.Errorf("report header does not say the figures are in model time (exit %d):\n%s", code, text)
+	}
+}
+
+// clockFreePort returns a loopback address with a free port.
+func clockFreePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// clockStartSim runs `servebench sim` with args and waits until it serves.
+func clockStartSim(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := clockFreePort(t)
+	cmd := exec.Command(binary, append([]string{"sim", "--addr", addr}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var all strings.Builder
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "Ctrl-C stops") {
+				ready <- all.String()
+			}
+		}
+	}()
+	select {
+	case banner := <-ready:
+		t.Logf("sim: %s", banner)
+	case <-time.After(20 * time.Second):
+		t.Fatal("servebench sim did not start")
+	}
+	return "http://" + addr
+}
+
+// A sped-up `servebench sim` announces its scale in a response header, and
+// run --url reports the same model-time figures as the built-in run.
+func TestClockSpedUpSimOverURLReportsModelTime(t *testing.T) {
+	url := clockStartSim(t, "--time-scale", "10")
+	args := []string{"run", "--url", url, "--model", "sim-llama-3.1-8b", "--concurrency", "1", "--requests", "12"}
+	code, stdout, stderr := run(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s := clockDecode(t, stdout)
+	clockCheckDecode(t, "run --url (sim --time-scale 10)", s)
+	if s.Run.TimeScale != 10 {
+		t.Errorf("run.time_scale = %v, want 10 from the server's header", s.Run.TimeScale)
+	}
+	// The built-in run's model-time TTFT (~20 ms for 512 tokens) within
+	// tolerance; in sped-up time it would read ~2 ms.
+	if ttft := s.Points[0].TTFT.P50; ttft < 12 || ttft > 60 {
+		t.Errorf("TTFT p50 %.1f ms, want the model's ~20 ms", ttft)
+	}
+	code, text, _ := run(t, args...)
+	if code != 0 || !strings.Contains(strings.SplitN(text, "\n", 2)[0], "ran 10× faster than it models; figures in model time") {
+		t.Errorf("header line does not say the figures are in model time:\n%s", text)
+	}
+}
+
+// `servebench sim` serves other tools in real time by default.
+func TestClockSimServesRealTimeByDefault(t *testing.T) {
+	url := clockStartSim(t)
+	code, stdout, stderr := run(t, "run", "--url", url, "--model", "sim-llama-3.1-8b", "--concurrency", "1",
+		"--requests", "3", "--output-tokens", "64", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	s := clockDecode(t, stdout)
+	clockCheckDecode(t, "run --url (sim real time)", s)
+	if s.Run.TimeScale != 0 {
+		t.Errorf("run.time_scale = %v, want absent for a real-time server", s.Run.TimeScale)
+	}
+}
+
+// plan --compare on a simulator run compares model time with the roofline:
+// it used to say decode was 12× faster than predicted.
+func TestClockPlanCompareOnSimRunIsNearOne(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if code, _, stderr := run(t, "run", "--concurrency", "1", "--requests", "8", "--out", dir); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "plan", "--config", "../../internal/plan/testdata/models/Llama-3.1-8B",
+		"--gpu", "H100-SXM", "--compare", dir, "--json")
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	var c struct {
+		Points []struct {
+			DecodeTPS struct{ Ratio float64 } `json:"decode_tps_per_request"`
+			TPOT      struct{ Ratio float64 } `json:"tpot_s"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil || len(c.Points) != 1 {
+		t.Fatalf("plan --compare --json: %v\n%s", err, stdout)
+	}
+	for name, r := range map[string]float64{"decode": c.Points[0].DecodeTPS.Ratio, "tpot": c.Points[0].TPOT.Ratio} {
+		if r < 0.6 || r > 1.7 {
+			t.Errorf("%s measured/predicted = %v, want near 1", name, r)
+		}
+	}
+}
