@@ -208,3 +208,31 @@ func TestClockPlanCompareOnSimRunIsNearOne(t *testing.T) {
 		}
 	}
 }
+
+// An open-loop rate against the sped-up built-in simulator is a rate in
+// model time: the client sends 10× as fast, and reports the rate asked.
+func TestClockOpenLoopRateIsModelTime(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "--rate", "4", "--arrival", "constant", "--requests", "16",
+		"--output-tokens", "16", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var s struct {
+		Points []struct {
+			Load        struct{ Rate float64 } `json:"load"`
+			OfferedRate float64                `json:"offered_rate"`
+			DurationS   float64                `json:"duration_s"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || len(s.Points) != 1 {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	p := s.Points[0]
+	if p.Load.Rate != 4 || p.OfferedRate < 3.8 || p.OfferedRate > 4.2 {
+		t.Errorf("load rate %v, offered %v /s: want 4/s in model time", p.Load.Rate, p.OfferedRate)
+	}
+	// 16 arrivals 0.25 s apart span 3.75 s of model time (0.375 s of wall).
+	if p.DurationS < 3.75 {
+		t.Errorf("window %v s, want at least the 3.75 s of model time the arrivals span", p.DurationS)
+	}
+}
