@@ -109,7 +109,7 @@ func TestDescribeTimeScale(t *testing.T) {
 			}
 			json.NewEncoder(w).Encode(map[string]any{"version": "x"})
 		}))
-		got := Describe(context.Background(), http.DefaultClient, srv.URL, "m", nil)[InfoTimeScale]
+		got := Describe(context.Background(), mustTarget(t, TargetOptions{URL: srv.URL}), "m")[InfoTimeScale]
 		srv.Close()
 		if got != tt.want {
 			t.Errorf("header %q: time_scale %q, want %q", tt.header, got, tt.want)
