@@ -101,3 +101,23 @@ func TestTargetRedacts(t *testing.T) {
 		t.Errorf("nil redactor changed text: %q", got)
 	}
 }
+
+// FuzzRedactor: a credential of 4 bytes or more never survives redaction,
+// wherever it sits among other text and other credentials.
+func FuzzRedactor(f *testing.F) {
+	f.Add("sk-abcdef", "other-secret", "error: ", " echoed")
+	f.Add("aaaa", "aaaaaa", "aaa", "a")
+	f.Add("p@ss/w0rd", "Bearer x", `{"m":"`, `"}`)
+	f.Fuzz(func(t *testing.T, secret, other, before, after string) {
+		if len(secret) < minSecret || strings.Contains(secret, "\x00") {
+			t.Skip()
+		}
+		r := NewRedactor(other, secret)
+		out := r.String(before + secret + after + other + secret)
+		// Redaction markers split the text: the secret must not appear in
+		// what is left between them.
+		if rest := strings.ReplaceAll(out, redacted, "\x00"); strings.Contains(rest, secret) {
+			t.Errorf("secret %q survives in %q", secret, out)
+		}
+	})
+}
