@@ -74,7 +74,7 @@ func TestSimConfigErrors(t *testing.T) {
 	}{
 		{"bad value by flag", []string{"--max-num-seqs", "0"}, []string{"engine.max_num_seqs", "--max-num-seqs"}},
 		{"bad policy", []string{"--preemption", "swap"}, []string{"engine.preemption", "--preemption"}},
-		{"bad type in file", []string{"--config", write("a.yaml", "engine:\n  max_num_seqs: lots\n")}, []string{"a.yaml", "engine.max_num_seqs", "want an integer"}},
+		{"bad type in file", []string{"--config", write("a.yaml", "engine:\n  max_num_seqs: lots\n")}, []string{"a.yaml", "engine.max_num_seqs", "want a whole number"}},
 		{"unknown field in file", []string{"--config", write("b.yaml", "engine:\n  slots: 4\n")}, []string{"engine.slots", "unknown field"}},
 		{"broken YAML", []string{"--config", write("c.yaml", "engine: [\n")}, []string{"invalid YAML"}},
 		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, []string{"reading --config", "--print-config"}},

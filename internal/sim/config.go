@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/internal/yamlfield"
 )
 
 // Config is everything that shapes the simulator. The zero value is not
@@ -142,13 +144,8 @@ const (
 )
 
 // FieldError is a configuration error naming the YAML field (and so the
-// flag) at fault.
-type FieldError struct {
-	Field string // dotted YAML path, e.g. "engine.max_num_seqs"
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+// flag) at fault, e.g. "engine.max_num_seqs".
+type FieldError = yamlfield.Error
 
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}

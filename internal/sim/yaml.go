@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/servebench/servebench/internal/yamlfield"
 )
 
 // ParseConfig reads a YAML configuration over DefaultConfig: fields the file
@@ -32,102 +32,19 @@ func ParseConfigOver(base Config, data []byte) (Config, error) {
 
 // decodeYAML overlays data on c without validating the result.
 func (c *Config) decodeYAML(data []byte) error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("invalid YAML: %w", err)
+	d := yamlfield.NewDecoder("(top level)")
+	root, err := d.Root(data)
+	if err != nil || root == nil {
+		return err // nil for an empty file: all defaults
 	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil // empty file: all defaults
-	}
-	return decodeNode(doc.Content[0], reflect.ValueOf(c).Elem(), "")
+	return d.Struct(c, nil)(root, "")
 }
-
-// decodeNode decodes n into v field by field, so that an error can name
-// the dotted path of the field at fault.
-func decodeNode(n *yaml.Node, v reflect.Value, path string) error {
-	if v.Kind() != reflect.Struct {
-		if n.Kind != yaml.ScalarNode {
-			return fieldErr(path, "want a single value, got a %s", kindName(n.Kind))
-		}
-		isInt := v.Kind() == reflect.Int || v.Kind() == reflect.Int64
-		if err := n.Decode(v.Addr().Interface()); err != nil || (isInt && n.ShortTag() != "!!int") {
-			return fieldErr(path, "want %s, got %q", typeName(v.Kind()), n.Value)
-		}
-		return nil
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return fieldErr(orTop(path), "want a mapping of fields, got a %s", kindName(n.Kind))
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := n.Content[i].Value, n.Content[i+1]
-		f, ok := fieldByTag(v, key)
-		if !ok {
-			return fieldErr(join(path, key), "unknown field (known: %s)", strings.Join(tags(v.Type()), ", "))
-		}
-		if err := decodeNode(val, f, join(path, key)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func fieldByTag(v reflect.Value, key string) (reflect.Value, bool) {
-	t := v.Type()
-	for i := range t.NumField() {
-		if tagName(t.Field(i)) == key {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
-func tags(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		out = append(out, tagName(t.Field(i)))
-	}
-	return out
-}
-
-func tagName(f reflect.StructField) string { return strings.Split(f.Tag.Get("yaml"), ",")[0] }
 
 func join(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
-}
-
-func orTop(path string) string {
-	if path == "" {
-		return "(top level)"
-	}
-	return path
-}
-
-func kindName(k yaml.Kind) string {
-	switch k {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "value"
-}
-
-func typeName(k reflect.Kind) string {
-	switch k {
-	case reflect.Int, reflect.Int64:
-		return "an integer"
-	case reflect.Float64:
-		return "a number"
-	}
-	return "a string"
 }
 
 // fieldDocs are the comments printed beside each field by YAML.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/servebench/servebench/internal/yamlfield"
 )
 
 // Candidate is one server `servebench decide` measures: where it is and
@@ -53,33 +55,34 @@ var candidateName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 //
 // Errors are *FieldError with the line.
 func ParseCandidates(data []byte) (*CandidateFile, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(err)
+	d := yamlfield.NewDecoder("candidates")
+	root, err := d.Root(data)
+	if err != nil {
+		return nil, err
 	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
+	if root == nil {
 		return nil, &FieldError{Field: "candidates", Line: 1, Msg: "the file is empty"}
 	}
 	cf := &CandidateFile{}
-	d := &decoder{lines: map[string]int{}}
-	err := d.mapping(doc.Content[0], "", map[string]fieldFunc{
-		"objective":  str(&cf.Objective),
-		"candidates": d.list(func(n *yaml.Node, p string) error { return d.candidate(n, p, cf) }),
+	err = d.Mapping(root, "", map[string]yamlfield.Field{
+		"objective":  yamlfield.String(&cf.Objective),
+		"candidates": d.List(func(n *yaml.Node, p string) error { return candidate(d, n, p, cf) }),
 	})
 	if err != nil {
 		return nil, err
 	}
 	if len(cf.Candidates) == 0 {
-		return nil, &FieldError{Field: "candidates", Line: d.line("candidates"), Msg: "list at least one candidate"}
+		return nil, &FieldError{Field: "candidates", Line: d.Line("candidates"), Msg: "list at least one candidate"}
 	}
 	return cf, nil
 }
 
-func (d *decoder) candidate(n *yaml.Node, p string, cf *CandidateFile) error {
+func candidate(d *yamlfield.Decoder, n *yaml.Node, p string, cf *CandidateFile) error {
 	c := Candidate{Labels: map[string]string{}}
-	err := d.mapping(n, p, map[string]fieldFunc{
-		"name": str(&c.Name), "url": str(&c.URL), "api": str(&c.API), "model": str(&c.Model),
-		"labels": func(n *yaml.Node, lp string) error { return d.labels(n, lp, c.Labels) },
+	err := d.Mapping(n, p, map[string]yamlfield.Field{
+		"name": yamlfield.String(&c.Name), "url": yamlfield.String(&c.URL),
+		"api": yamlfield.String(&c.API), "model": yamlfield.String(&c.Model),
+		"labels": func(n *yaml.Node, lp string) error { return labels(n, lp, c.Labels) },
 		"sim": func(n *yaml.Node, sp string) error {
 			if n.Kind != yaml.MappingNode {
 				return &FieldError{Field: sp, Line: n.Line, Msg: "want the simulator's settings as a mapping (servebench sim --print-config)"}
@@ -93,20 +96,20 @@ func (d *decoder) candidate(n *yaml.Node, p string, cf *CandidateFile) error {
 		return err
 	}
 	if err := cf.add(c); err != nil {
-		err.Field, err.Line = p+"."+err.Field, d.line(p+"."+err.Field)
+		err.Field, err.Line = p+"."+err.Field, d.Line(p+"."+err.Field)
 		return err
 	}
 	return nil
 }
 
-func (d *decoder) labels(n *yaml.Node, p string, into map[string]string) error {
+func labels(n *yaml.Node, p string, into map[string]string) error {
 	if n.Kind != yaml.MappingNode {
 		return &FieldError{Field: p, Line: n.Line, Msg: "want a mapping of label: value"}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		var s string
-		if err := str(&s)(v, p+"."+k.Value); err != nil {
+		if err := yamlfield.String(&s)(v, p+"."+k.Value); err != nil {
 			return err
 		}
 		into[k.Value] = s

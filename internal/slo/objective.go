@@ -15,31 +15,32 @@ import (
 
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/workload"
+	"github.com/servebench/servebench/internal/yamlfield"
 )
 
 // Objective is a serving objective: what is served, the workload, the
 // load, and the SLOs that must hold. The YAML form is documented in
 // docs/METRICS.md (Objectives); see also the presets.
 type Objective struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	Name        string `json:"name" yaml:"name"`
+	Description string `json:"description,omitempty" yaml:"description"`
 	// Model and Quantization are labels recorded with the run; the model
 	// name sent to the server is run's --model.
-	Model        string `json:"model,omitempty"`
-	Quantization string `json:"quantization,omitempty"`
+	Model        string `json:"model,omitempty" yaml:"model"`
+	Quantization string `json:"quantization,omitempty" yaml:"quantization"`
 	// Workload is what is sent, as run's workload flags would set it; its
 	// YAML keys are those of workload.Spec (docs/WORKLOADS.md).
-	Workload workload.Spec `json:"-"`
-	Load     Load          `json:"load"`
+	Workload workload.Spec `json:"-" yaml:"workload"`
+	Load     Load          `json:"load" yaml:"load"`
 	// ContextLength is the context (prompt + output tokens) the server
 	// must accept; checked against what the server reports (max_model_len).
-	ContextLength int `json:"context_length,omitempty"`
+	ContextLength int `json:"context_length,omitempty" yaml:"context_length"`
 	// NoOOM adds the SLO "out_of_memory <= 0".
-	NoOOM bool  `json:"no_oom"`
-	SLOs  []SLO `json:"slos"`
+	NoOOM bool  `json:"no_oom" yaml:"no_oom"`
+	SLOs  []SLO `json:"slos" yaml:"slos"`
 	// Priority says what matters more when candidates tie: throughput or
 	// responsiveness.
-	Priority string `json:"priority"`
+	Priority string `json:"priority" yaml:"priority"`
 }
 
 // Priorities.
@@ -52,15 +53,15 @@ const (
 // levels or open-loop request rates, and the target load at which the
 // objective must hold.
 type Load struct {
-	Concurrency    []int     `json:"concurrency,omitempty"`
-	Rate           []float64 `json:"rate,omitempty"`
-	MaxConcurrency int       `json:"max_concurrency,omitempty"`
+	Concurrency    []int     `json:"concurrency,omitempty" yaml:"concurrency"`
+	Rate           []float64 `json:"rate,omitempty" yaml:"rate"`
+	MaxConcurrency int       `json:"max_concurrency,omitempty" yaml:"max_concurrency"`
 	// Target is the load at which the objective must hold; 0 means the
 	// highest load listed.
-	Target   float64 `json:"target,omitempty"`
-	Requests int     `json:"requests,omitempty"`
-	Duration string  `json:"duration,omitempty"`
-	Warmup   string  `json:"warmup,omitempty"`
+	Target   float64 `json:"target,omitempty" yaml:"target"`
+	Requests int     `json:"requests,omitempty" yaml:"requests"`
+	Duration string  `json:"duration,omitempty" yaml:"duration"`
+	Warmup   string  `json:"warmup,omitempty" yaml:"warmup"`
 }
 
 // Open reports whether the load is open-loop (request rates).
@@ -154,6 +155,9 @@ func (o *Objective) Validate() error {
 	return nil
 }
 
+// maxRequests bounds a load's request count far above any real run.
+const maxRequests = 1 << 30
+
 func (l Load) validate() error {
 	switch {
 	case len(l.Concurrency) > 0 && len(l.Rate) > 0:
@@ -162,8 +166,8 @@ func (l Load) validate() error {
 		return fieldErr("load", "set concurrency (a list of virtual-user counts) or rate (a list of requests per second)")
 	case l.MaxConcurrency < 0 || (l.MaxConcurrency > 0 && !l.Open()):
 		return fieldErr("load.max_concurrency", "caps an open loop: use it with rate, and make it positive")
-	case l.Requests < 0:
-		return fieldErr("load.requests", "must not be negative")
+	case l.Requests < 0 || l.Requests > maxRequests:
+		return fieldErr("load.requests", "must be a whole number in [0, %d]", maxRequests)
 	}
 	for i, c := range l.Concurrency {
 		if c < 1 || c > 1<<20 {
@@ -215,20 +219,9 @@ func ParseWarmup(s string) (requests int, d time.Duration, err error) {
 	return 0, d, nil
 }
 
-// FieldError is an invalid objective field: its dotted path and, when the
-// objective came from YAML, its line.
-type FieldError struct {
-	Field string
-	Line  int
-	Msg   string
-}
-
-func (e *FieldError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Msg)
-	}
-	return e.Field + ": " + e.Msg
-}
+// FieldError is an invalid objective or candidates field: its dotted
+// path and, when it came from YAML, its line.
+type FieldError = yamlfield.Error
 
 func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
