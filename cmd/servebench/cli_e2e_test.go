@@ -284,3 +284,65 @@ func TestCLIKilledRunReport(t *testing.T) {
 		t.Errorf("report --strict: exit %d, stderr %q; want 1 naming line %s", code, stderr, bad)
 	}
 }
+
+// TestCLIFlagsAfterArguments: flags may follow the run directory.
+func TestCLIFlagsAfterArguments(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if code, _, stderr := run(t, "run", "--concurrency", "1", "--requests", "2", "--output-tokens", "4", "--out", dir); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "report", dir, "--json")
+	if code != 0 || !strings.HasPrefix(stdout, "{") || !strings.Contains(stdout, `"schema": "servebench.summary/v1"`) {
+		t.Errorf("report DIR --json: exit %d, stdout %.80q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "report", dir, "--format", "csv")
+	if code != 0 || !strings.HasPrefix(stdout, "index,") {
+		t.Errorf("report DIR --format csv: exit %d, stdout %.80q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestCLIBadFlagValueIsOneLine: a bad value is one line naming the flag
+// and the form it wants, not 100 lines of usage.
+func TestCLIBadFlagValueIsOneLine(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--duration", "60"}, "Error: --duration wants a duration such as 60s, got \"60\"\n"},
+		{[]string{"report", "runs/a", "--strict=perhaps"}, "Error: --strict wants true or false (or no value), got \"perhaps\"\n"},
+		{[]string{"run", "--nope"}, "Error: unknown flag --nope (servebench run -h lists its flags)\n"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := run(t, tt.args...)
+		if code != 2 || stdout != "" || stderr != tt.want {
+			t.Errorf("%q: exit %d, stderr %q; want 2, %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestCLIVersion: version prints the module version the build recorded,
+// and -ldflags -X still overrides it.
+func TestCLIVersion(t *testing.T) {
+	out, err := exec.Command("go", "version", "-m", binary).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "mod" {
+			want = f[2]
+		}
+	}
+	code, stdout, _ := run(t, "version")
+	if code != 0 || want == "" || !strings.HasPrefix(stdout, "servebench "+want) {
+		t.Errorf("version: %d %q, want the build's module version %q", code, stdout, want)
+	}
+	bin := filepath.Join(t.TempDir(), "servebench")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X github.com/servebench/servebench/internal/cli.Version=v9.8.7", ".")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	if b, err := exec.Command(bin, "version").Output(); err != nil || string(b) != "servebench v9.8.7\n" {
+		t.Errorf("-ldflags version: %q, %v", b, err)
+	}
+}

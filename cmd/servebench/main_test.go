@@ -81,7 +81,7 @@ func TestExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"run", "--bogus"}, 2, "Error: unknown flag --bogus"},
 		{[]string{"run", "--concurrency", "1", "--rate", "1"}, 2, "Error: --concurrency and --rate are exclusive"},
 		{[]string{"report", "does-not-exist"}, 1, "Error:"},
 		{[]string{"nope"}, 2, "unknown command"},

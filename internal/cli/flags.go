@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,7 +50,7 @@ func (f *headerFlag) String() string { return "" }
 func (f *headerFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")
 	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf("want \"Name: value\", got %q", s)
+		return errors.New(`want "Name: value"`)
 	}
 	if f.h == nil {
 		f.h = http.Header{}
@@ -80,7 +80,7 @@ func (f *warmupFlag) Set(s string) error {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return fmt.Errorf("want a request count (5) or a duration (10s), got %q", s)
+		return errors.New("want a request count (5) or a duration (10s)")
 	}
 	f.requests, f.duration = 0, d
 	return nil

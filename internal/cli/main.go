@@ -4,14 +4,18 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 )
@@ -34,6 +38,8 @@ type Env struct {
 	Getenv func(string) string
 	// StderrIsTerminal turns on live progress output.
 	StderrIsTerminal bool
+	// StdinIsTerminal: nobody is piping records in.
+	StdinIsTerminal bool
 	// redactors know the credentials of the servers a command reaches;
 	// every error printed passes through them.
 	redactors []*backend.Redactor
@@ -77,7 +83,7 @@ func usagef(hint, format string, args ...any) error {
 // process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv,
-		StderrIsTerminal: isTerminal(stderr)}
+		StderrIsTerminal: isTerminal(stderr), StdinIsTerminal: isTerminal(stdin)}
 	return env.Main(ctx, args)
 }
 
@@ -91,7 +97,7 @@ func (env *Env) Main(ctx context.Context, args []string) int {
 		return ExitOK
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(env.Stdout, "servebench", Version)
+		fmt.Fprintln(env.Stdout, "servebench", version())
 		return ExitOK
 	}
 	c, ok := commands[args[0]]
@@ -102,8 +108,31 @@ func (env *Env) Main(ctx context.Context, args []string) int {
 	return env.report(c.run(ctx, env, args[1:]))
 }
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
+// Version, when set at build time with -ldflags "-X ...cli.Version=...",
+// overrides the module version the build recorded.
+var Version = ""
+
+// version is servebench's version: the -ldflags value, else the module
+// version from the build information ("v1.2.0" from go install …@v1.2.0,
+// a pseudo-version from a VCS checkout), else "(devel)".
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	v := cmp.Or(bi.Main.Version, "(devel)")
+	if v == "(devel)" {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v += " revision " + s.Value
+			}
+		}
+	}
+	return v
+}
 
 func (env *Env) report(err error) int {
 	if err == nil {
@@ -151,13 +180,96 @@ func newFlagSet(env *Env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, turning flag errors into usage errors (exit 2).
+// parseFlags parses args, flags and positional arguments in any order
+// ("report runs/a --json"; after "--" everything is positional); fs.Args
+// then holds the positional ones. A flag error is one usage line (exit 2)
+// naming the flag and what it wants, not the whole usage, which only -h
+// prints.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var pos []string
+	err := fs.Parse(args)
+	for err == nil && fs.NArg() > 0 {
+		rest := fs.Args()
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...) // the flag package consumed a "--"
+			break
 		}
-		return &Error{Err: errors.New(""), Hint: "servebench " + fs.Name() + " -h", Code: ExitUsage}
+		pos = append(pos, rest[0])
+		err = fs.Parse(rest[1:])
 	}
-	return nil
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+		return err
+	}
+	if err != nil {
+		return &Error{Err: flagError(fs, err), Code: ExitUsage}
+	}
+	// Parsing "--" alone sets the positional arguments and no flag.
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// Messages of the flag package, parsed to name the flag at fault.
+var (
+	flagInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): (.*)$`)
+	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+)
+
+// flagError rewrites a flag package error as one line naming the flag,
+// the value given and the form it wants.
+func flagError(fs *flag.FlagSet, err error) error {
+	help := fmt.Sprintf("servebench %s -h lists its flags", fs.Name())
+	msg := err.Error()
+	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("unknown flag --%s (%s)", m[1], help)
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s wants %s", m[1], flagForm(fs.Lookup(m[1]), ""))
+	}
+	if m := flagInvalid.FindStringSubmatch(msg); m != nil {
+		form := flagForm(fs.Lookup(m[2]), m[3])
+		if form == "" { // a flag of its own type: its reason says it all
+			return fmt.Errorf("--%s %q: %s", m[2], m[1], m[3])
+		}
+		return fmt.Errorf("--%s wants %s, got %q", m[2], form, m[1])
+	}
+	return fmt.Errorf("%v (%s)", err, help)
+}
+
+// flagForm says what kind of value a flag takes. For flags of their own
+// type the reason their Set gave says it best: a reason "want X" gives X,
+// any other gives "".
+func flagForm(f *flag.Flag, reason string) string {
+	var v any
+	if f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			v = g.Get()
+		}
+	}
+	switch v.(type) {
+	case time.Duration:
+		return "a duration such as 60s"
+	case int, int64:
+		return "a whole number such as 8"
+	case uint, uint64:
+		return "a whole number, 0 or more, such as 8"
+	case float64:
+		return "a number such as 1.5"
+	case bool:
+		return "true or false (or no value)"
+	case string:
+		return "a value"
+	}
+	if form, ok := strings.CutPrefix(reason, "want "); ok {
+		return form
+	}
+	if reason == "" {
+		return "a value (see -h)"
+	}
+	return ""
 }

@@ -1,44 +1,250 @@
 package cli
 
 import (
+	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/gguf"
 )
 
-// TestREADMEExamplesParse runs every `servebench run|plan|decide|sim`
-// example in README.md with -h appended: each flag the README shows must
-// exist, so the README cannot drift from the commands.
-func TestREADMEExamplesParse(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// TestREADMEExamples runs README.md's shell examples in order, in a
+// scratch directory that sees the repository's files, and compares what
+// they print with testdata/readme.golden (go test -run README -update
+// rewrites it). Examples that need no server run as written: the
+// simulator, the planner, the objective presets, files made by an earlier
+// line. Examples against a server of the reader's own parse their flags
+// (-h) and may only name files that exist or that an earlier line makes.
+// Measured figures differ from run to run, so the output of a measuring
+// command is compared with its numbers masked.
+func TestREADMEExamples(t *testing.T) {
+	md, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, line := range readmeCommands(string(b)) {
-		args := shellWords(line)
+	readmeScratch(t)
+	// Files and directories earlier lines make: true when the line ran,
+	// false when it needs the reader's server (an example reading it then
+	// cannot run here either).
+	made := map[string]bool{}
+	var golden bytes.Buffer
+	ran, parsed := 0, 0
+	for _, line := range readmeCommands(string(md)) {
+		args, redirect := readmeArgs(line)
+		switch {
+		case len(args) >= 2 && args[0] == "go" && args[1] == "test":
+			continue
+		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/mkgguf":
+			readmeMkgguf(t, line, args[3:])
+			made[args[len(args)-1]] = true
+			continue
+		case len(args) >= 3 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/servebench":
+			args = append([]string{"servebench"}, args[3:]...)
+		}
 		if len(args) < 2 || args[0] != "servebench" {
+			t.Errorf("README line %q: this test does not know how to run it", line)
 			continue
 		}
-		switch args[1] {
-		case "run", "plan", "decide", "sim":
-		default:
+		server := readmeNeedsServer(args[1:])
+		for _, in := range readmeInputs(args[1:]) {
+			ran, ok := made[in]
+			if _, err := os.Stat(in); err != nil && !ok {
+				t.Errorf("README line %q names %s, which neither exists nor is made by an earlier line", line, in)
+			}
+			server = server || (ok && !ran)
+		}
+		for _, out := range append(readmeOutputs(args[1:]), redirect) {
+			if out != "" {
+				made[out] = !server
+			}
+		}
+		if server {
+			parsed++
+			if code, _, stderr := runMain(t, append(args[1:], "-h")...); code != ExitOK {
+				t.Errorf("README example %q: exit %d\n%s", line, code, lastLines(stderr, 3))
+			}
 			continue
 		}
-		n++
-		code, _, stderr := runMain(t, append(args[1:], "-h")...)
+		ran++
+		code, stdout, stderr := runMain(t, args[1:]...)
 		if code != ExitOK {
-			t.Errorf("README example %q: exit %d\n%s", line, code, lastLines(stderr, 3))
+			t.Errorf("README example %q: exit %d\n%s", line, code, lastLines(stderr, 5))
+		}
+		if redirect != "" {
+			if err := os.WriteFile(redirect, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if readmeMeasures(args[1:]) {
+			stdout, stderr = readmeShape(stdout), readmeShape(stderr)
+		}
+		golden.WriteString("$ " + strings.Join(strings.Fields(line), " ") + "\n" + stdout)
+		if stderr != "" {
+			golden.WriteString("[stderr]\n" + stderr)
+		}
+		golden.WriteString("\n")
+	}
+	if ran < 6 || parsed < 8 {
+		t.Errorf("ran %d README examples and parsed %d; did the README's code blocks change shape?", ran, parsed)
+	}
+	readmeGolden(t, golden.String())
+}
+
+// readmeScratch moves the test into a scratch directory holding links to
+// the repository's top-level files, so that README paths resolve and
+// what the examples write stays out of the repository.
+func readmeScratch(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := filepath.Abs(filepath.Join("testdata", "readme.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readmeGoldenPath = golden
+	dir := t.TempDir()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if n < 8 {
-		t.Errorf("found only %d README examples; did the README's code blocks change shape?", n)
+	t.Chdir(dir)
+}
+
+var readmeGoldenPath string
+
+func readmeGolden(t *testing.T, got string) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.WriteFile(readmeGoldenPath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(readmeGoldenPath)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/cli -run README -update writes it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("README output differs from testdata/readme.golden at line %d:\n got: %s\nwant: %s\n(go test ./internal/cli -run README -update rewrites it; read the diff)", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("README output has %d lines, testdata/readme.golden %d", len(gl), len(wl))
 	}
 }
 
+// readmeMkgguf writes the GGUF file `go run ./cmd/mkgguf -o FILE` writes.
+func readmeMkgguf(t *testing.T, line string, args []string) {
+	t.Helper()
+	if len(args) != 2 || args[0] != "-o" {
+		t.Fatalf("README line %q: this test knows mkgguf with -o FILE only", line)
+	}
+	m, err := gguf.NewLlama(gguf.DefaultLlama)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(args[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := m.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readmeArgs splits a README command line into words and its stdout
+// redirection, if any.
+func readmeArgs(line string) (args []string, redirect string) {
+	words := shellWords(line)
+	for i, w := range words {
+		if w == ">" && i+1 < len(words) {
+			return words[:i], words[i+1]
+		}
+	}
+	return words, ""
+}
+
+// Flags whose value is a file or directory an example reads, or writes.
+var (
+	readmeInputFlags  = map[string]bool{"--config": true, "--gguf": true, "--compare": true, "--sim-config": true, "--devices": true, "--dataset": true, "--ca-cert": true}
+	readmeOutputFlags = map[string]bool{"--out": true}
+)
+
+// readmeInputs lists the files an example reads: the values of the input
+// flags, an --objective that is a file, and report's run directory.
+func readmeInputs(args []string) []string {
+	var in []string
+	for i := 0; i+1 < len(args); i++ {
+		if readmeInputFlags[args[i]] || (args[i] == "--objective" && strings.ContainsAny(args[i+1], "./")) {
+			in = append(in, args[i+1])
+		}
+	}
+	if args[0] == "report" && len(args) > 1 && !strings.HasPrefix(args[len(args)-1], "-") {
+		in = append(in, args[len(args)-1])
+	}
+	return in
+}
+
+func readmeOutputs(args []string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if readmeOutputFlags[args[i]] {
+			out = append(out, args[i+1])
+		}
+	}
+	return out
+}
+
+// readmeNeedsServer: the example measures a server of the reader's own.
+func readmeNeedsServer(args []string) bool {
+	for _, a := range args {
+		if a == "--url" || a == "--target" {
+			return true
+		}
+	}
+	return false
+}
+
+// readmeMeasures: the example's output holds measured figures.
+func readmeMeasures(args []string) bool {
+	return args[0] == "run" || args[0] == "report" || slices.Contains(args, "--compare")
+}
+
+// readmeNumber matches a figure with its unit, so that "900 µs" and
+// "1.2 ms" mask alike.
+var readmeNumber = regexp.MustCompile(`\d[\d.,]*(\s?(µs|ms|ns|s|x|×|%)\b|[x×%])?`)
+
+// readmeShape masks a measuring command's figures and spacing, and drops
+// its closing notes (warnings, explanations), whose choice depends on the
+// figures: what remains is the shape of the output, which must not drift.
+func readmeShape(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "Warnings:") || strings.HasPrefix(l, "Why") {
+			break
+		}
+		out = append(out, strings.Join(strings.Fields(readmeNumber.ReplaceAllString(l, "#")), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
 // readmeCommands returns the shell lines of ```sh blocks, continuation
-// lines joined, comments, environment prefixes and redirections dropped.
+// lines joined, comments and environment prefixes dropped.
 func readmeCommands(md string) []string {
 	var out []string
 	in := false
@@ -62,10 +268,8 @@ func readmeCommands(md string) []string {
 		if i := strings.Index(cmd, " #"); i >= 0 {
 			cmd = cmd[:i]
 		}
-		for _, sep := range []string{" > ", " | "} {
-			if i := strings.Index(cmd, sep); i >= 0 {
-				cmd = cmd[:i]
-			}
+		if strings.HasPrefix(cmd, "#") {
+			continue
 		}
 		cmd = envPrefix.ReplaceAllString(cmd, "")
 		if cmd = strings.TrimSpace(cmd); cmd != "" {

@@ -22,7 +22,7 @@ Usage: servebench report [flags] [DIR | FILE | -]
 
 Recomputes every summary from records alone: a run directory (its
 records.jsonl, with run.json for context when present), a records file, or
-standard input ("-").
+standard input ("-", or no argument when records are piped in).
 
 A damaged records file (a crash leaves a truncated last line) is read
 line by line: every good record counts and the bad lines are named in a
@@ -63,6 +63,9 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	if fs.NArg() > 1 {
 		return usagef("servebench report runs/a", "report takes one run directory or records file, got %d", fs.NArg())
+	}
+	if fs.NArg() == 0 && env.StdinIsTerminal {
+		return usagef("servebench report runs/a  or  servebench report - < records.jsonl", "report needs a run directory or records file (or records piped in)")
 	}
 	if *jsonOut {
 		*format = "json"

@@ -115,7 +115,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad rate", []string{"--rate", "x"}, "not a positive number"},
 		{"bad dist", []string{"--prompt-tokens", "zipf:1"}, "--prompt-tokens"},
 		{"cap without rate", []string{"--max-concurrency", "4"}, "use it with --rate"},
-		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
+		{"unknown flag", []string{"--nope"}, "unknown flag --nope"},
 		{"bad format", []string{"--format", "xml"}, "--format"},
 		{"bad arrival", []string{"--rate", "1", "--arrival", "weibull"}, "--arrival"},
 		{"bad api", []string{"--url", "http://127.0.0.1:1", "--api", "grpc", "--tokenizer", "cl100k_base"}, "unknown API"},

@@ -243,7 +243,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Client:    client,
 		NewSource: newSource,
 		Run: record.Run{
-			Schema: record.RunSchema, Version: Version, TimeScale: scale,
+			Schema: record.RunSchema, Version: version(), TimeScale: scale,
 			Target:       record.Target{URL: t.server.Base(), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
 			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
 			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(), Workload: f.workloadRecord(),

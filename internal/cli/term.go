@@ -1,15 +1,15 @@
 package cli
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a terminal; progress output is only
-// written to terminals so that logs and pipes stay clean.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether a stream (stdin, stdout, stderr) is a
+// terminal; progress output is only written to terminals so that logs and
+// pipes stay clean, and report reads stdin only when it is not one.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseFlagsAnyOrder: flags may follow positional arguments, and "--"
+// makes everything after it positional.
+func TestParseFlagsAnyOrder(t *testing.T) {
+	tests := []struct {
+		args []string
+		json bool
+		n    int
+		pos  []string
+	}{
+		{[]string{"runs/a", "--json"}, true, 0, []string{"runs/a"}},
+		{[]string{"--json", "runs/a"}, true, 0, []string{"runs/a"}},
+		{[]string{"a", "--n", "3", "b", "--json"}, true, 3, []string{"a", "b"}},
+		{[]string{"a", "--", "--json", "-"}, false, 0, []string{"a", "--json", "-"}},
+		{[]string{"-"}, false, 0, []string{"-"}},
+		{nil, false, 0, []string{}},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("report", flag.ContinueOnError)
+		jsonOut := fs.Bool("json", false, "")
+		n := fs.Int("n", 0, "")
+		if err := parseFlags(fs, tt.args); err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		if got := fs.Args(); *jsonOut != tt.json || *n != tt.n || !reflect.DeepEqual(got, tt.pos) {
+			t.Errorf("%q: json %v, n %d, args %q; want %v, %d, %q", tt.args, *jsonOut, *n, got, tt.json, tt.n, tt.pos)
+		}
+	}
+}
+
+// TestFlagErrorsAreOneLine: a bad flag gives one line naming the flag and
+// the form it wants, never the usage text.
+func TestFlagErrorsAreOneLine(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--duration", "1x"}, `Error: --duration wants a duration such as 60s, got "1x"`},
+		{[]string{"run", "--duration"}, `Error: --duration wants a duration such as 60s`},
+		{[]string{"run", "--requests", "many"}, `Error: --requests wants a whole number such as 8, got "many"`},
+		{[]string{"run", "--seed", "-1"}, `Error: --seed wants a whole number, 0 or more, such as 8, got "-1"`},
+		{[]string{"run", "--burstiness", "x"}, `Error: --burstiness wants a number such as 1.5, got "x"`},
+		{[]string{"run", "--json=maybe"}, `Error: --json wants true or false (or no value), got "maybe"`},
+		{[]string{"run", "--warmup", "soon"}, `Error: --warmup wants a request count (5) or a duration (10s), got "soon"`},
+		{[]string{"run", "--header", "x"}, `Error: --header wants "Name: value", got "x"`},
+		{[]string{"report", "--slo", "fast"}, `Error: --slo "fast": SLO "fast": no comparison`},
+		{[]string{"run", "--bogus"}, `Error: unknown flag --bogus (servebench run -h lists its flags)`},
+		{[]string{"plan", "--ttft", "soon"}, `Error: --ttft wants a duration such as 60s, got "soon"`},
+		{[]string{"report", "runs/a", "--format"}, `Error: --format wants a value`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runMain(t, tt.args...)
+		if code != ExitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line starting %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	// -h still prints the usage, and is no error.
+	code, _, stderr := runMain(t, "run", "-h")
+	if code != ExitOK || !strings.Contains(stderr, "Examples:") || !strings.Contains(stderr, "-duration") {
+		t.Errorf("run -h: exit %d, %d bytes of usage", code, len(stderr))
+	}
+}
+
+// TestFlagForm: the expected form follows the flag's type.
+func TestFlagForm(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Duration("d", time.Second, "")
+	fs.Func("f", "", func(string) error { return nil })
+	tests := []struct {
+		name, reason, want string
+	}{
+		{"d", "parse error", "a duration such as 60s"},
+		{"f", "want a thing", "a thing"},
+		{"f", "bad thing", ""},
+		{"f", "", "a value (see -h)"},
+	}
+	for _, tt := range tests {
+		if got := flagForm(fs.Lookup(tt.name), tt.reason); got != tt.want {
+			t.Errorf("flagForm(%s, %q) = %q, want %q", tt.name, tt.reason, got, tt.want)
+		}
+	}
+}
+
+// TestReportWithoutArgumentOnATerminal: with nothing piped in, report
+// without an argument is a usage error instead of a silent wait.
+func TestReportWithoutArgumentOnATerminal(t *testing.T) {
+	var out, errb strings.Builder
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(string) string { return "" }, StdinIsTerminal: true}
+	code := env.Main(t.Context(), []string{"report"})
+	if code != ExitUsage || !strings.Contains(errb.String(), "report needs a run directory") {
+		t.Errorf("report on a terminal: exit %d, %q", code, errb.String())
+	}
+	// Piped in, an empty input is read and found empty.
+	code, _, stderr := runMain(t, "report")
+	if code != ExitFailure || !strings.Contains(stderr, "standard input holds no records") {
+		t.Errorf("report from a pipe: exit %d, %q", code, stderr)
+	}
+}
+
+// TestVersion: the -ldflags value wins; without one the build's module
+// version is printed.
+func TestVersion(t *testing.T) {
+	defer func(v string) { Version = v }(Version)
+	for _, v := range []string{"v1.2.3", ""} {
+		Version = v
+		code, stdout, _ := runMain(t, "version")
+		want := "servebench " + version() + "\n"
+		if v != "" {
+			want = "servebench v1.2.3\n"
+		}
+		if code != ExitOK || stdout != want || strings.Contains(stdout, "dev\n") {
+			t.Errorf("Version %q: %d %q, want %q", v, code, stdout, want)
+		}
+	}
+}
