@@ -229,19 +229,27 @@ func readmeMeasures(args []string) bool {
 // "1.2 ms" mask alike.
 var readmeNumber = regexp.MustCompile(`\d[\d.,]*(\s?(µs|ms|ns|s|x|×|%)\b|[x×%])?`)
 
-// readmeShape masks a measuring command's figures and spacing, and drops
-// its closing notes (warnings, explanations), whose choice depends on the
-// figures: what remains is the shape of the output, which must not drift.
+// readmeShape masks a measuring command's figures and spacing, keeps only
+// the load label of each table row, and drops its closing notes (warnings,
+// explanations): their choice, like a row's verdict words, depends on the
+// figures. What remains is the shape of the output, which must not drift.
 func readmeShape(s string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, "Warnings:") || strings.HasPrefix(l, "Why") {
 			break
 		}
+		if f := strings.Fields(l); len(f) > 0 && readmeLoad.MatchString(f[0]) {
+			out = append(out, f[0]+" …")
+			continue
+		}
 		out = append(out, strings.Join(strings.Fields(readmeNumber.ReplaceAllString(l, "#")), " "))
 	}
 	return strings.Join(out, "\n")
 }
+
+// readmeLoad matches a table row's load label (c=#, r=#/s).
+var readmeLoad = regexp.MustCompile(`^[cr]=`)
 
 // readmeCommands returns the shell lines of ```sh blocks, continuation
 // lines joined, comments and environment prefixes dropped.
