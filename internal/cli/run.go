@@ -161,7 +161,7 @@ const ExitInterrupted = 130
 // loadPlan is the parsed load and workload of a run.
 type loadPlan struct {
 	points         []load.Point
-	prompt, output workload.Dist
+	prompt, output workload.LengthDist
 }
 
 // plan checks the load and workload flags and builds the load points.
@@ -174,10 +174,10 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	}
 	p := &loadPlan{}
 	var err error
-	if p.prompt, err = workload.ParseDist(f.promptTokens); err != nil {
+	if p.prompt, err = workload.ParseLengthDist(f.promptTokens); err != nil {
 		return nil, usagef("servebench run --prompt-tokens 512", "--prompt-tokens: %v", err)
 	}
-	if p.output, err = workload.ParseDist(f.outputTokens); err != nil {
+	if p.output, err = workload.ParseLengthDist(f.outputTokens); err != nil {
 		return nil, usagef("servebench run --output-tokens 128", "--output-tokens: %v", err)
 	}
 	requests := f.requests

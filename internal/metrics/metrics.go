@@ -42,20 +42,20 @@ type Point struct {
 	Model    string      `json:"model,omitempty"`
 	Requests Requests    `json:"requests"`
 
-	TTFT         stats.Dist `json:"ttft_ms"`
-	TTFTSched    stats.Dist `json:"ttft_sched_ms"`
-	TTFO         stats.Dist `json:"ttfo_ms"`
-	ITL          stats.Dist `json:"itl_ms"`
-	TPOT         stats.Dist `json:"tpot_ms"`
-	E2E          stats.Dist `json:"e2e_ms"`
-	E2ESched     stats.Dist `json:"e2e_sched_ms"`
-	Queue        stats.Dist `json:"queue_ms"`
-	DecodeTPSReq stats.Dist `json:"decode_tps_per_request"`
-	PrefillTPS   stats.Dist `json:"prefill_tps_per_request"`
-	ServerPrefll stats.Dist `json:"server_prefill_tps"`
-	ServerDecode stats.Dist `json:"server_decode_tps"`
-	PromptTokens stats.Dist `json:"prompt_tokens"`
-	OutputTokens stats.Dist `json:"output_tokens"`
+	TTFT          stats.Dist `json:"ttft_ms"`
+	TTFTSched     stats.Dist `json:"ttft_sched_ms"`
+	TTFO          stats.Dist `json:"ttfo_ms"`
+	ITL           stats.Dist `json:"itl_ms"`
+	TPOT          stats.Dist `json:"tpot_ms"`
+	E2E           stats.Dist `json:"e2e_ms"`
+	E2ESched      stats.Dist `json:"e2e_sched_ms"`
+	Queue         stats.Dist `json:"queue_ms"`
+	DecodeTPSReq  stats.Dist `json:"decode_tps_per_request"`
+	PrefillTPS    stats.Dist `json:"prefill_tps_per_request"`
+	ServerPrefill stats.Dist `json:"server_prefill_tps"`
+	ServerDecode  stats.Dist `json:"server_decode_tps"`
+	PromptTokens  stats.Dist `json:"prompt_tokens"`
+	OutputTokens  stats.Dist `json:"output_tokens"`
 
 	OutputTPS           float64 `json:"output_tps"`
 	InputTPS            float64 `json:"input_tps"`
@@ -275,7 +275,7 @@ func (p *pointAgg) summary() Point {
 		ITL: p.itl.Summary(), TPOT: p.tpot.Summary(), E2E: p.e2e.Summary(),
 		E2ESched: p.e2eSched.Summary(), Queue: p.queue.Summary(),
 		DecodeTPSReq: p.decode.Summary(), PrefillTPS: p.prefill.Summary(),
-		ServerPrefll: p.srvPrefill.Summary(), ServerDecode: p.srvDecode.Summary(),
+		ServerPrefill: p.srvPrefill.Summary(), ServerDecode: p.srvDecode.Summary(),
 		PromptTokens: p.promptToks.Summary(), OutputTokens: p.outToks.Summary(),
 		OutputShortfall: p.shortfall, PromptMismatch: p.mismatch,
 		ConcurrencyMax: maxInFlight(p.intervals),

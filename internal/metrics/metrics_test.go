@@ -110,8 +110,8 @@ func TestPointFromScriptedRecords(t *testing.T) {
 	near(t, "prompt tokens p50", get(t, p.PromptTokens, "p50"), 100)
 	near(t, "output tokens max", get(t, p.OutputTokens, "max"), 4)
 	near(t, "prompt tokens mean", p.PromptTokensMean, 100)
-	if p.ServerPrefll.Count != 0 || p.ServerDecode.Count != 0 {
-		t.Errorf("server speeds without server timings: %d %d", p.ServerPrefll.Count, p.ServerDecode.Count)
+	if p.ServerPrefill.Count != 0 || p.ServerDecode.Count != 0 {
+		t.Errorf("server speeds without server timings: %d %d", p.ServerPrefill.Count, p.ServerDecode.Count)
 	}
 	if p.OfferedRate != 0 {
 		t.Errorf("closed loop has an offered rate %v", p.OfferedRate)
@@ -129,7 +129,7 @@ func TestReasoningAndServerTimings(t *testing.T) {
 	p := a.Points()[0]
 	near(t, "ttft", get(t, p.TTFT, "p50"), 100)
 	near(t, "ttfo", get(t, p.TTFO, "p50"), 120)
-	near(t, "server prefill", get(t, p.ServerPrefll, "p50"), 2000)
+	near(t, "server prefill", get(t, p.ServerPrefill, "p50"), 2000)
 	near(t, "server decode", get(t, p.ServerDecode, "p50"), 100)
 }
 

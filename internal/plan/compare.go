@@ -46,22 +46,23 @@ type SummaryPoint struct {
 		Completed int `json:"completed"`
 		Failed    int `json:"failed"`
 	} `json:"requests"`
-	TTFT             Dist    `json:"ttft_ms"`
-	TPOT             Dist    `json:"tpot_ms"`
-	E2E              Dist    `json:"e2e_ms"`
-	Queue            Dist    `json:"queue_ms"`
-	DecodeTPS        Dist    `json:"decode_tps_per_request"`
-	OutputTPS        float64 `json:"output_tps"`
-	RequestRate      float64 `json:"request_rate"`
-	PromptTokensMean float64 `json:"prompt_tokens_mean"`
-	OutputTokensMean float64 `json:"output_tokens_mean"`
+	TTFT             SummaryDist `json:"ttft_ms"`
+	TPOT             SummaryDist `json:"tpot_ms"`
+	E2E              SummaryDist `json:"e2e_ms"`
+	Queue            SummaryDist `json:"queue_ms"`
+	DecodeTPS        SummaryDist `json:"decode_tps_per_request"`
+	OutputTPS        float64     `json:"output_tps"`
+	RequestRate      float64     `json:"request_rate"`
+	PromptTokensMean float64     `json:"prompt_tokens_mean"`
+	OutputTokensMean float64     `json:"output_tokens_mean"`
 	// PeakMemoryBytes is the device's peak memory use from telemetry, when
 	// the run sampled it (optional; not part of summary/v1 yet).
 	PeakMemoryBytes float64 `json:"peak_memory_bytes,omitempty"`
 }
 
-// Dist is a summarized distribution; only the fields used are read.
-type Dist struct {
+// SummaryDist is the part of a summary.json distribution (stats.Dist) the
+// comparison reads.
+type SummaryDist struct {
 	Mean  float64 `json:"mean"`
 	P50   float64 `json:"p50"`
 	P95   float64 `json:"p95"`

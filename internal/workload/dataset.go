@@ -176,7 +176,7 @@ type datasetSource struct {
 	turns     []*Turn
 	order     *order
 	counts    *counts
-	output    Dist
+	output    LengthDist
 	rng       *rand.Rand
 	maxPrompt int // skip prompts longer than this (0: no limit)
 	context   int // skip requests whose prompt + output exceed this (0: no limit)
@@ -205,7 +205,7 @@ var errNoFit = errors.New("no prompt fits the limits (max prompt tokens, context
 
 // outputFor is a turn's max_tokens: its own expected length, else its
 // recorded reply's, else a draw.
-func outputFor(t *Turn, reply int, d Dist, rng *rand.Rand) int {
+func outputFor(t *Turn, reply int, d LengthDist, rng *rand.Rand) int {
 	switch {
 	case t.Output > 0:
 		return t.Output

@@ -10,21 +10,21 @@ import (
 	"strings"
 )
 
-// Dist is a seeded distribution of token lengths. Draws are at least 1.
-type Dist struct {
+// LengthDist is a seeded distribution of token lengths. Draws are at least 1.
+type LengthDist struct {
 	Kind   string  // fixed, uniform, normal, lognormal
 	A, B   float64 // fixed: A; uniform: [A,B]; normal/lognormal: mean A, std dev B
 	Lo, Hi float64 // optional clamp (0 = none) for normal and lognormal
 }
 
-// ParseDist parses a length distribution:
+// ParseLengthDist parses a length distribution:
 //
 //	512                    fixed
 //	fixed:512
 //	uniform:256,1024       integers in [256, 1024]
 //	normal:512,128         mean, standard deviation (optional ,MIN,MAX clamp)
 //	lognormal:512,256      mean, standard deviation of the lognormal itself (optional ,MIN,MAX)
-func ParseDist(s string) (Dist, error) {
+func ParseLengthDist(s string) (LengthDist, error) {
 	s = strings.TrimSpace(s)
 	kind, args, ok := strings.Cut(s, ":")
 	if !ok {
@@ -34,41 +34,41 @@ func ParseDist(s string) (Dist, error) {
 	for _, f := range strings.Split(args, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return Dist{}, fmt.Errorf("length distribution %q: %q is not a non-negative number", s, f)
+			return LengthDist{}, fmt.Errorf("length distribution %q: %q is not a non-negative number", s, f)
 		}
 		nums = append(nums, v)
 	}
-	d := Dist{Kind: kind}
+	d := LengthDist{Kind: kind}
 	switch kind {
 	case "fixed":
 		if len(nums) != 1 || nums[0] < 1 {
-			return Dist{}, fmt.Errorf("length distribution %q: fixed takes one length of at least 1", s)
+			return LengthDist{}, fmt.Errorf("length distribution %q: fixed takes one length of at least 1", s)
 		}
 		d.A = nums[0]
 	case "uniform":
 		if len(nums) != 2 || nums[0] < 1 || nums[1] < nums[0] {
-			return Dist{}, fmt.Errorf("length distribution %q: uniform takes MIN,MAX with 1 <= MIN <= MAX", s)
+			return LengthDist{}, fmt.Errorf("length distribution %q: uniform takes MIN,MAX with 1 <= MIN <= MAX", s)
 		}
 		d.A, d.B = nums[0], nums[1]
 	case "normal", "lognormal":
 		if (len(nums) != 2 && len(nums) != 4) || nums[0] < 1 {
-			return Dist{}, fmt.Errorf("length distribution %q: %s takes MEAN,SD or MEAN,SD,MIN,MAX with MEAN >= 1", s, kind)
+			return LengthDist{}, fmt.Errorf("length distribution %q: %s takes MEAN,SD or MEAN,SD,MIN,MAX with MEAN >= 1", s, kind)
 		}
 		d.A, d.B = nums[0], nums[1]
 		if len(nums) == 4 {
 			if nums[3] < nums[2] {
-				return Dist{}, fmt.Errorf("length distribution %q: MAX is below MIN", s)
+				return LengthDist{}, fmt.Errorf("length distribution %q: MAX is below MIN", s)
 			}
 			d.Lo, d.Hi = nums[2], nums[3]
 		}
 	default:
-		return Dist{}, fmt.Errorf("length distribution %q: unknown kind %q (fixed, uniform, normal, lognormal)", s, kind)
+		return LengthDist{}, fmt.Errorf("length distribution %q: unknown kind %q (fixed, uniform, normal, lognormal)", s, kind)
 	}
 	return d, nil
 }
 
-// String formats d so that ParseDist(d.String()) == d.
-func (d Dist) String() string {
+// String formats d so that ParseLengthDist(d.String()) == d.
+func (d LengthDist) String() string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	switch d.Kind {
 	case "fixed", "":
@@ -84,7 +84,7 @@ func (d Dist) String() string {
 }
 
 // Mean returns the distribution's mean before clamping and rounding.
-func (d Dist) Mean() float64 {
+func (d LengthDist) Mean() float64 {
 	if d.Kind == "uniform" {
 		return (d.A + d.B) / 2
 	}
@@ -93,7 +93,7 @@ func (d Dist) Mean() float64 {
 
 // Max returns the largest length the distribution can draw, or 0 when it is
 // unbounded.
-func (d Dist) Max() int {
+func (d LengthDist) Max() int {
 	switch d.Kind {
 	case "fixed", "":
 		return int(d.A)
@@ -105,7 +105,7 @@ func (d Dist) Max() int {
 
 // Min returns the smallest length the distribution can draw: 1 for an
 // unclamped normal or lognormal.
-func (d Dist) Min() int {
+func (d LengthDist) Min() int {
 	switch d.Kind {
 	case "fixed", "":
 		return max(1, int(d.A))
@@ -119,7 +119,7 @@ func (d Dist) Min() int {
 }
 
 // Draw returns one length.
-func (d Dist) Draw(r *rand.Rand) int {
+func (d LengthDist) Draw(r *rand.Rand) int {
 	var v float64
 	switch d.Kind {
 	case "fixed", "":

@@ -9,14 +9,14 @@ import (
 func TestParseDist(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    Dist
+		want    LengthDist
 		wantErr bool
 	}{
-		{in: "512", want: Dist{Kind: "fixed", A: 512}},
-		{in: "fixed:7", want: Dist{Kind: "fixed", A: 7}},
-		{in: "uniform:10,20", want: Dist{Kind: "uniform", A: 10, B: 20}},
-		{in: "normal:512,64", want: Dist{Kind: "normal", A: 512, B: 64}},
-		{in: "lognormal:300,100,10,2000", want: Dist{Kind: "lognormal", A: 300, B: 100, Lo: 10, Hi: 2000}},
+		{in: "512", want: LengthDist{Kind: "fixed", A: 512}},
+		{in: "fixed:7", want: LengthDist{Kind: "fixed", A: 7}},
+		{in: "uniform:10,20", want: LengthDist{Kind: "uniform", A: 10, B: 20}},
+		{in: "normal:512,64", want: LengthDist{Kind: "normal", A: 512, B: 64}},
+		{in: "lognormal:300,100,10,2000", want: LengthDist{Kind: "lognormal", A: 300, B: 100, Lo: 10, Hi: 2000}},
 		{in: "0", wantErr: true},             // a zero-length prompt cannot be sent
 		{in: "uniform:20,10", wantErr: true}, // max below min
 		{in: "normal:5", wantErr: true},      // missing sd
@@ -25,16 +25,16 @@ func TestParseDist(t *testing.T) {
 		{in: "-5", wantErr: true},            // negative
 	}
 	for _, tt := range tests {
-		got, err := ParseDist(tt.in)
+		got, err := ParseLengthDist(tt.in)
 		if (err != nil) != tt.wantErr {
-			t.Errorf("ParseDist(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
+			t.Errorf("ParseLengthDist(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
 			continue
 		}
 		if err == nil {
 			if got != tt.want {
-				t.Errorf("ParseDist(%q) = %+v, want %+v", tt.in, got, tt.want)
+				t.Errorf("ParseLengthDist(%q) = %+v, want %+v", tt.in, got, tt.want)
 			}
-			if back, _ := ParseDist(got.String()); back != got {
+			if back, _ := ParseLengthDist(got.String()); back != got {
 				t.Errorf("round trip of %q: %+v", tt.in, back)
 			}
 		}
@@ -52,7 +52,7 @@ func TestDrawMoments(t *testing.T) {
 		{"lognormal:300,150", 300, 150},
 	}
 	for _, tt := range tests {
-		d, err := ParseDist(tt.spec)
+		d, err := ParseLengthDist(tt.spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestDrawMoments(t *testing.T) {
 }
 
 func TestDrawIsSeeded(t *testing.T) {
-	d, _ := ParseDist("normal:100,30")
+	d, _ := ParseLengthDist("normal:100,30")
 	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
 	for range 100 {
 		if x, y := d.Draw(a), d.Draw(b); x != y {
@@ -86,14 +86,14 @@ func TestDrawIsSeeded(t *testing.T) {
 }
 
 func TestDrawClampAndMinimum(t *testing.T) {
-	d, _ := ParseDist("normal:5,100,2,8")
+	d, _ := ParseLengthDist("normal:5,100,2,8")
 	r := rand.New(rand.NewPCG(1, 1))
 	for range 1000 {
 		if v := d.Draw(r); v < 2 || v > 8 {
 			t.Fatalf("draw %d outside clamp [2,8]", v)
 		}
 	}
-	d, _ = ParseDist("normal:1,100")
+	d, _ = ParseLengthDist("normal:1,100")
 	for range 1000 {
 		if v := d.Draw(r); v < 1 {
 			t.Fatalf("draw %d below 1", v)

@@ -197,7 +197,7 @@ func (q *waitQueue) Pop() any {
 // as a single-message chat of that length would be.
 type synthScript struct {
 	synth          *tokenize.Synth
-	prompt, output Dist
+	prompt, output LengthDist
 	mu             *sync.Mutex
 	rng            *rand.Rand
 }
@@ -220,7 +220,7 @@ func (s synthScript) say(ctx context.Context, _ int) (string, int, bool, error) 
 type convScript struct {
 	c      *Conversation
 	counts *counts
-	output Dist
+	output LengthDist
 	mu     *sync.Mutex
 	rng    *rand.Rand
 }

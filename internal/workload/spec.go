@@ -16,7 +16,7 @@ import (
 // (synthetic prompts of DefaultPromptTokens, answers of DefaultOutputTokens).
 // docs/WORKLOADS.md describes every field.
 type Spec struct {
-	// PromptTokens and OutputTokens are length distributions (ParseDist).
+	// PromptTokens and OutputTokens are length distributions (ParseLengthDist).
 	// With a dataset they apply where the file gives no length.
 	PromptTokens string `yaml:"prompt_tokens,omitempty" json:"prompt_tokens,omitempty"`
 	OutputTokens string `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty"`
@@ -74,11 +74,11 @@ func specErr(flag, key, format string, args ...any) error {
 }
 
 // dists parses the length distributions, defaults applied.
-func (s Spec) dists() (prompt, output Dist, err error) {
-	if prompt, err = ParseDist(cmp.Or(s.PromptTokens, DefaultPromptTokens)); err != nil {
+func (s Spec) dists() (prompt, output LengthDist, err error) {
+	if prompt, err = ParseLengthDist(cmp.Or(s.PromptTokens, DefaultPromptTokens)); err != nil {
 		return prompt, output, &SpecError{Flag: "prompt-tokens", Key: "prompt_tokens", Err: err}
 	}
-	if output, err = ParseDist(cmp.Or(s.OutputTokens, DefaultOutputTokens)); err != nil {
+	if output, err = ParseLengthDist(cmp.Or(s.OutputTokens, DefaultOutputTokens)); err != nil {
 		return prompt, output, &SpecError{Flag: "output-tokens", Key: "output_tokens", Err: err}
 	}
 	return prompt, output, nil
@@ -155,7 +155,7 @@ func (s Spec) validateExclusive() error {
 }
 
 // validateLengths checks what can be checked before the tokenizer is known.
-func (s Spec) validateLengths(prompt, output Dist) error {
+func (s Spec) validateLengths(prompt, output LengthDist) error {
 	if s.LongContext > 0 {
 		if output.Max() == 0 {
 			return specErr("long-context", "long_context", "needs a bounded --output-tokens (N, uniform:MIN,MAX or a clamped normal) so that every prompt has room")
@@ -166,7 +166,7 @@ func (s Spec) validateLengths(prompt, output Dist) error {
 		if s.ContextTokens > 0 && s.LongContext > s.ContextTokens {
 			return specErr("long-context", "long_context", "%d exceeds --context-tokens %d", s.LongContext, s.ContextTokens)
 		}
-		prompt = Dist{Kind: "fixed", A: float64(s.LongContext - output.Max())}
+		prompt = LengthDist{Kind: "fixed", A: float64(s.LongContext - output.Max())}
 	}
 	if k := s.SharedPrefix; k > 0 && prompt.Min() <= k {
 		return specErr("shared-prefix", "shared_prefix", "%d: every prompt must be longer than the shared prefix, but prompts can be %d tokens (use a --prompt-tokens whose minimum is above %d)", k, prompt.Min(), k)
@@ -194,7 +194,7 @@ type Env struct {
 type Workload struct {
 	spec           Spec
 	env            Env
-	prompt, output Dist
+	prompt, output LengthDist
 	data           *Dataset
 	size           *sizer
 	counts         *counts

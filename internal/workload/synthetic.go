@@ -41,7 +41,7 @@ type Source interface {
 // Synthetic draws prompt and output lengths from seeded distributions and
 // synthesises prompts of exactly the drawn length.
 type Synthetic struct {
-	Prompt, Output Dist
+	Prompt, Output LengthDist
 	Synth          *tokenize.Synth
 	// Chat sizes prompts as chat requests (template included where the
 	// server can count it).
@@ -58,7 +58,7 @@ type Synthetic struct {
 }
 
 // NewSynthetic returns a Synthetic source seeded with seed.
-func NewSynthetic(prompt, output Dist, synth *tokenize.Synth, chat bool, seed uint64) *Synthetic {
+func NewSynthetic(prompt, output LengthDist, synth *tokenize.Synth, chat bool, seed uint64) *Synthetic {
 	return &Synthetic{Prompt: prompt, Output: output, Synth: synth, Chat: chat,
 		rng: rand.New(rand.NewPCG(seed, 0x776f726b))}
 }
