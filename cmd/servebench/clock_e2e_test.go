@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +237,110 @@ func TestClockOpenLoopRateIsModelTime(t *testing.T) {
 	// 16 arrivals 0.25 s apart span 3.75 s of model time (0.375 s of wall).
 	if p.DurationS < 3.75 {
 		t.Errorf("window %v s, want at least the 3.75 s of model time the arrivals span", p.DurationS)
+	}
+}
+
+// clockRefusingServer lists model "m" (so the preflight passes) and
+// answers every completion with status and a body echoing the request's
+// Authorization header, as some gateways do in their errors.
+func clockRefusingServer(t *testing.T, status int) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		case "/v1/chat/completions":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error":{"message":"no such route for %s"}}`, r.Header.Get("Authorization"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func clockRunEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// A run where every request failed used to print a table of zeros and exit
+// 0, with the reason only in records.jsonl. It exits 1 after writing its
+// files, marks the points in every format, and lists the errors by class
+// with a sample message whose credentials are redacted.
+func TestClockAllFailedRun(t *testing.T) {
+	const key = "sk-clock-secret-123456"
+	url := clockRefusingServer(t, http.StatusBadRequest)
+	dir := filepath.Join(t.TempDir(), "r")
+	base := []string{"run", "--url", url, "--model", "m", "--concurrency", "1,2", "--requests", "3", "--tokenizer", "cl100k_base"}
+	env := []string{"SERVEBENCH_API_KEY=" + key}
+	code, stdout, stderr := clockRunEnv(t, env, append(base, "--out", dir)...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"3 (ALL FAILED)", "Errors by class", "http_4xx 6 (c=1: 3, c=2: 3), e.g. ", "no such route for [redacted]"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "every request failed (http_4xx 6)") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	if strings.Contains(stdout+stderr, key) {
+		t.Errorf("the API key leaked:\n%s\n%s", stdout, stderr)
+	}
+	// The files are written before the exit.
+	for _, f := range []string{"records.jsonl", "run.json", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	sum, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if strings.Count(string(sum), `"all_failed": true`) != 2 {
+		t.Errorf("summary.json does not mark both points all_failed:\n%s", sum)
+	}
+	for format, want := range map[string]string{"csv": ",true,http_4xx:3,", "markdown": "| 3 (ALL FAILED) |", "json": `"all_failed": true`} {
+		code, out, _ := clockRunEnv(t, env, append(base, "--format", format)...)
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("--format %s: exit %d, want 1 and %q in:\n%s", format, code, want, out)
+		}
+	}
+}
+
+// A wrong route is "failing", not "overloaded", in an objective run: the
+// verdict says so and the exit is 1, not the objective's 3. A server
+// answering 429 is overloaded.
+func TestClockFailingIsNotOverload(t *testing.T) {
+	args := func(url string) []string {
+		return []string{"run", "--url", url, "--model", "m", "--concurrency", "2", "--requests", "12",
+			"--tokenizer", "cl100k_base", "--slo", "ttft p95 <= 1s"}
+	}
+	code, stdout, stderr := run(t, args(clockRefusingServer(t, http.StatusNotFound))...)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout, "FAIL (failing, all failed)") || !strings.Contains(stdout, "SERVER FAILING at concurrency 2") ||
+		!strings.Contains(stderr, "not overloaded") {
+		t.Errorf("a 404 route is not reported as failing:\n%s\n%s", stdout, stderr)
+	}
+	if strings.Contains(strings.ReplaceAll(stdout+stderr, "not overloaded", ""), "overload") {
+		t.Errorf("a 404 route is called overload:\n%s\n%s", stdout, stderr)
+	}
+	_, stdout, _ = run(t, args(clockRefusingServer(t, http.StatusTooManyRequests))...)
+	if !strings.Contains(stdout, "FAIL (overloaded, all failed)") {
+		t.Errorf("429 everywhere is not reported as overloaded:\n%s", stdout)
 	}
 }

@@ -99,10 +99,11 @@ func TestRefusedConnectionIsARecordedFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := run(t, "run", "--url", "http://127.0.0.1:1", "--model", "m", "--requests", "2",
 		"--concurrency", "1", "--tokenizer", "cl100k_base", "--no-preflight", "--out", dir)
-	if code != 0 {
+	// Every request failed: the files are written, then exit 1.
+	if code != 1 || !strings.Contains(stderr, "every request failed (connect 2)") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "2 (100.0%)") {
+	if !strings.Contains(stdout, "2 (ALL FAILED)") {
 		t.Errorf("table does not show the failures:\n%s", stdout)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))

@@ -12,6 +12,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/workload"
@@ -151,7 +152,34 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if res.Interrupted {
 		return &Error{Err: errors.New("interrupted: the summary covers the requests that completed"), Code: ExitInterrupted}
 	}
-	return nil
+	return allFailed(res.Summary)
+}
+
+// allFailed is the exit-1 error of a run in which every measured request
+// failed, or nil: its files are written, but it measured nothing about the
+// server, and a script must not take it for a benchmark.
+func allFailed(s *metrics.Summary) error {
+	if !s.AllFailed() {
+		return nil
+	}
+	all := map[string]int{}
+	sample := ""
+	for _, p := range s.Points {
+		for c, n := range p.Requests.Errors {
+			all[c] += n
+		}
+	}
+	classes := metrics.ErrorClasses(all)
+	for _, p := range s.Points {
+		if m := p.Requests.ErrorSamples[classes[0]]; m != "" && sample == "" {
+			sample = m
+		}
+	}
+	msg := fmt.Sprintf("every request failed (%s)", metrics.ErrorCounts(all))
+	if sample != "" {
+		msg += "; first " + classes[0] + " error: " + sample
+	}
+	return &Error{Err: errors.New(msg), Hint: "check --url, --model and --api; the errors by class are listed under the table", Code: ExitFailure}
 }
 
 // ExitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM

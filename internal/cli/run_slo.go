@@ -86,6 +86,10 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 		return err
 	case res.Interrupted || ctx.Err() != nil:
 		return &Error{Err: errors.New("interrupted: the summary and verdict cover the requests that completed"), Code: ExitInterrupted}
+	case rep.Verdict.Failing:
+		return unmet(o, rep.Verdict)
+	case rep.Summary.AllFailed():
+		return allFailed(rep.Summary)
 	case !rep.Verdict.Holds:
 		return unmet(o, rep.Verdict)
 	}
@@ -117,8 +121,14 @@ func renderReport(w io.Writer, rep *slo.Report, format string) error {
 	return report.Verdict(w, rep.Objective, rep.Verdict)
 }
 
-// unmet is the exit-3 error of an objective that does not hold.
+// unmet is the exit-3 error of an objective that does not hold, or the
+// exit-1 error of a server failing at the target load for reasons no load
+// explains (a wrong URL, model or API is not an objective missed).
 func unmet(o *slo.Objective, v *slo.Verdict) error {
+	if v.Failing {
+		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", slo.LoadText(v.TargetLoad),
+			strings.Join(v.Reasons, "; ")), Hint: "check --url, --model and --api; the errors by class are listed under the table", Code: ExitFailure}
+	}
 	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
 		strings.Join(v.Reasons, "; ")), Code: ExitObjective}
 }

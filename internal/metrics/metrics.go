@@ -20,6 +20,9 @@ type Requests struct {
 	Failed    int            `json:"failed"`
 	Cancelled int            `json:"cancelled"`
 	Errors    map[string]int `json:"errors"`
+	// ErrorSamples holds one message per error class: that of the
+	// class's first request (lowest id), as recorded (credentials redacted).
+	ErrorSamples map[string]string `json:"error_samples"`
 }
 
 // Warmup summarises the requests excluded from the steady state: the
@@ -65,9 +68,12 @@ type Point struct {
 	ConcurrencyAchieved float64 `json:"concurrency_achieved"`
 	ConcurrencyMax      int     `json:"concurrency_max"`
 	ErrorRate           float64 `json:"error_rate"`
-	DurationS           float64 `json:"duration_s"`
-	PromptTokensMean    float64 `json:"prompt_tokens_mean"`
-	OutputTokensMean    float64 `json:"output_tokens_mean"`
+	// AllFailed is true when every measured request failed: nothing
+	// about the server's speed was measured at this point.
+	AllFailed        bool    `json:"all_failed"`
+	DurationS        float64 `json:"duration_s"`
+	PromptTokensMean float64 `json:"prompt_tokens_mean"`
+	OutputTokensMean float64 `json:"output_tokens_mean"`
 
 	OutputShortfall int     `json:"output_shortfall_requests"`
 	PromptMismatch  int     `json:"prompt_mismatch_requests"`
@@ -128,6 +134,7 @@ type pointAgg struct {
 
 	completed, failed, cancelled int
 	errors                       map[string]int
+	samples                      map[string]sample
 
 	ttft, ttftSched, ttfo, itl, tpot, e2e, e2eSched, queue      stats.Sample
 	decode, prefill, srvPrefill, srvDecode, promptToks, outToks stats.Sample
@@ -161,6 +168,7 @@ func (p *pointAgg) add(r *record.Record) {
 	if r.Error != nil {
 		p.failed++
 		p.errors[r.Error.Class]++
+		p.sample(r)
 		return
 	}
 	p.completed++
@@ -263,15 +271,37 @@ func (p *pointAgg) addWarmup(r *record.Record) {
 	}
 }
 
+// sample is one failed request's message, kept per class.
+type sample struct {
+	id  int64
+	msg string
+}
+
+// sample keeps the message of the class's first request (lowest id), so
+// that report picks the same one as run whatever order records arrive in.
+func (p *pointAgg) sample(r *record.Record) {
+	if p.samples == nil {
+		p.samples = map[string]sample{}
+	}
+	if old, ok := p.samples[r.Error.Class]; !ok || r.ID < old.id {
+		p.samples[r.Error.Class] = sample{r.ID, r.Error.Message}
+	}
+}
+
 func (p *pointAgg) summary() Point {
 	errs := make(map[string]int, len(p.errors))
 	for k, v := range p.errors {
 		errs[k] = v
 	}
+	msgs := make(map[string]string, len(p.samples))
+	for k, v := range p.samples {
+		msgs[k] = v.msg
+	}
 	s := Point{
 		Index: p.index, Load: p.load, API: p.api, Model: p.model,
-		Requests: Requests{Completed: p.completed, Failed: p.failed, Cancelled: p.cancelled, Errors: errs},
-		TTFT:     p.ttft.Summary(), TTFTSched: p.ttftSched.Summary(), TTFO: p.ttfo.Summary(),
+		Requests:  Requests{Completed: p.completed, Failed: p.failed, Cancelled: p.cancelled, Errors: errs, ErrorSamples: msgs},
+		AllFailed: p.failed > 0 && p.completed == 0,
+		TTFT:      p.ttft.Summary(), TTFTSched: p.ttftSched.Summary(), TTFO: p.ttfo.Summary(),
 		ITL: p.itl.Summary(), TPOT: p.tpot.Summary(), E2E: p.e2e.Summary(),
 		E2ESched: p.e2eSched.Summary(), Queue: p.queue.Summary(),
 		DecodeTPSReq: p.decode.Summary(), PrefillTPS: p.prefill.Summary(),
@@ -311,6 +341,9 @@ func (p *pointAgg) summary() Point {
 
 func (p *pointAgg) warnings(s Point) []string {
 	w := []string{}
+	if s.AllFailed {
+		w = append(w, fmt.Sprintf("every request failed (%s): nothing about the server's speed was measured (see the errors by class)", ErrorCounts(s.Requests.Errors)))
+	}
 	if p.shortfall > 0 {
 		w = append(w, fmt.Sprintf("%d of %d requests returned fewer output tokens than requested (mean shortfall %.1f tokens): the server may ignore ignore_eos/min_tokens, so per-request speeds cover shorter outputs than asked",
 			p.shortfall, p.completed, float64(p.shortfallToks)/float64(p.shortfall)))
@@ -329,6 +362,31 @@ func (p *pointAgg) warnings(s Point) []string {
 		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 or p5 needs at least 20, a p99 100", thin))
 	}
 	return w
+}
+
+// ErrorCounts lists error classes with their counts, most frequent first
+// (ties by name): "connect 60, http_4xx 4".
+func ErrorCounts(errs map[string]int) string {
+	parts := make([]string, 0, len(errs))
+	for _, c := range ErrorClasses(errs) {
+		parts = append(parts, fmt.Sprintf("%s %d", c, errs[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrorClasses orders error classes most frequent first, ties by name.
+func ErrorClasses(errs map[string]int) []string {
+	out := make([]string, 0, len(errs))
+	for c := range errs {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if errs[out[i]] != errs[out[j]] {
+			return errs[out[i]] > errs[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 // maxInFlight returns the largest number of intervals open at one instant;

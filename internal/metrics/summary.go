@@ -60,3 +60,17 @@ func clientWarnings(c record.ClientStats) []string {
 	}
 	return w
 }
+
+// AllFailed reports whether the run measured requests and every one of
+// them failed (at every point): the run measured nothing about the server.
+func (s *Summary) AllFailed() bool {
+	if len(s.Points) == 0 {
+		return false
+	}
+	for i := range s.Points {
+		if !s.Points[i].AllFailed {
+			return false
+		}
+	}
+	return true
+}

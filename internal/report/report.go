@@ -60,8 +60,11 @@ func num(v float64, prec int) string {
 func LoadLabel(p *metrics.Point) string { return p.Load.Label() }
 
 func errorsCell(p *metrics.Point) string {
-	if p.Requests.Failed == 0 {
+	switch {
+	case p.Requests.Failed == 0:
 		return "0"
+	case p.AllFailed:
+		return fmt.Sprintf("%d (ALL FAILED)", p.Requests.Failed)
 	}
 	return fmt.Sprintf("%d (%.1f%%)", p.Requests.Failed, 100*p.ErrorRate)
 }
@@ -107,6 +110,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 		rows = append(rows, row)
 	}
 	writeAligned(&b, rows)
+	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s)
 	warn := warnings(s)
 	if len(warn) > 0 {

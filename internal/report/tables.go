@@ -39,6 +39,8 @@ var csvScalars = []struct {
 	{"completed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Completed) }},
 	{"failed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Failed) }},
 	{"error_rate", func(p *metrics.Point) string { return num(p.ErrorRate, 4) }},
+	{"all_failed", func(p *metrics.Point) string { return strconv.FormatBool(p.AllFailed) }},
+	{"errors", func(p *metrics.Point) string { return errorList(p.Requests.Errors) }},
 	{"output_tps", func(p *metrics.Point) string { return num(p.OutputTPS, 3) }},
 	{"input_tps", func(p *metrics.Point) string { return num(p.InputTPS, 3) }},
 	{"request_rate", func(p *metrics.Point) string { return num(p.RequestRate, 4) }},
@@ -110,6 +112,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
+	writeErrors(&b, s, "- ")
 	if warn := warnings(s); len(warn) > 0 {
 		b.WriteString("\n")
 		for _, x := range warn {

@@ -52,9 +52,12 @@ func Verdict(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "%-*s  %s\n", width, l[0], l[1])
 	}
-	if v.Holds {
+	switch {
+	case v.Holds:
 		fmt.Fprintf(&b, "\nOBJECTIVE HOLDS at %s\n", slo.LoadText(v.TargetLoad))
-	} else {
+	case v.Failing:
+		fmt.Fprintf(&b, "\nSERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)\n", slo.LoadText(v.TargetLoad))
+	default:
 		fmt.Fprintf(&b, "\nOBJECTIVE NOT MET at %s (exit 3)\n", slo.LoadText(v.TargetLoad))
 	}
 	_, err := io.WriteString(w, b.String())
@@ -79,9 +82,19 @@ func verdictRow(pv slo.PointVerdict) []string {
 		att = num(100**pv.Attainment, 1) + "%"
 	}
 	state := "pass"
+	var why []string
 	switch {
+	case pv.Failing != "":
+		why = append(why, "failing")
 	case pv.Overloaded != "":
-		state = "FAIL (overloaded)"
+		why = append(why, "overloaded")
+	}
+	if pv.AllFailed {
+		why = append(why, "all failed")
+	}
+	switch {
+	case len(why) > 0:
+		state = "FAIL (" + strings.Join(why, ", ") + ")"
 	case !pv.Pass:
 		state = "FAIL"
 	}
@@ -173,6 +186,9 @@ func capacityLine(c slo.Capacity) string {
 
 func failedList(c slo.Capacity) string {
 	f := strings.Join(c.Shortfalls, ", ")
+	if c.Failing != "" {
+		f = strings.TrimPrefix(f+", failing, not overloaded: "+c.Failing, ", ")
+	}
 	if c.Overloaded != "" {
 		f = strings.TrimPrefix(f+", overloaded: "+c.Overloaded, ", ")
 	}

@@ -53,6 +53,8 @@ type Capacity struct {
 	FailedSLOs []string     `json:"failed_slos"`
 	Shortfalls []string     `json:"shortfalls"`
 	Overloaded string       `json:"overloaded,omitempty"`
+	// Failing says why FailsAt failed for reasons no load explains.
+	Failing string `json:"failing,omitempty"`
 	// Probes is the number of loads measured by the search.
 	Probes int `json:"probes"`
 }
@@ -146,6 +148,7 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 	b.fail = v
 	l := b.s.load(v)
 	b.capy.FailsAt, b.capy.FailedSLOs, b.capy.Shortfalls, b.capy.Overloaded = &l, pv.Failed, pv.Shortfalls, pv.Overloaded
+	b.capy.Failing = pv.Failing
 	return false, nil
 }
 
@@ -204,6 +207,7 @@ func FromSweep(pts []PointVerdict) Capacity {
 		l := pv.Load
 		if !pv.Pass {
 			c.FailsAt, c.FailedSLOs, c.Shortfalls, c.Overloaded = &l, pv.Failed, pv.Shortfalls, pv.Overloaded
+			c.Failing = pv.Failing
 			break
 		}
 		c.Found, c.Load = true, &l

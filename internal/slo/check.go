@@ -28,6 +28,12 @@ type PointVerdict struct {
 	Shortfalls []string `json:"shortfalls"`
 	// Overloaded says why the load was stopped early, when it was.
 	Overloaded string `json:"overloaded,omitempty"`
+	// Failing says why the server failed at this load for reasons no load
+	// explains (connect, 4xx, unreadable answers; record.KindFailing):
+	// such a load is never called overloaded.
+	Failing string `json:"failing,omitempty"`
+	// AllFailed is true when every measured request at this load failed.
+	AllFailed bool `json:"all_failed"`
 	// What saturation is judged on: aggregate output tokens/s, the mean
 	// E2E, and the speed 95% of requests reached (decode p5).
 	OutputTPS float64  `json:"output_tps"`

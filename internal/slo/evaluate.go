@@ -175,10 +175,13 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 	slices.Sort(idx)
 	pv.Points = idx
 	pv.goodput(lv, idx, checks)
-	if pv.Overloaded == "" && lv.load.Rate > 0 {
+	pv.AllFailed, pv.Failing = pt.AllFailed, failing(&pt)
+	if pv.Failing != "" {
+		pv.Overloaded = "" // a server failing at any load is not overloaded
+	} else if pv.Overloaded == "" && lv.load.Rate > 0 {
 		pv.Overloaded = lv.queueGrowth(idx, checks)
 	}
-	pv.Pass = pv.Overloaded == ""
+	pv.Pass = pv.Overloaded == "" && pv.Failing == "" && !pv.AllFailed
 	for _, s := range checks {
 		c := check(s, &pt)
 		if opt.Intervals {

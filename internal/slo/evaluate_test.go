@@ -202,6 +202,18 @@ func TestOverloadDetector(t *testing.T) {
 	if !strings.Contains(why, "failed") {
 		t.Errorf("errors not detected: %q", why)
 	}
+	// A wrong URL or model fails at any load: never evidence of overload.
+	for _, class := range []string{record.ClassConnect, record.ClassHTTP4xx, record.ClassMalformed, record.ClassNotStream} {
+		wrong := NewOverload(checks)
+		for i := range 40 {
+			r := failed(0, record.Load{Rate: 50}, int64(i), 0, 1)
+			r.Error.Class = class
+			if w := wrong.Add(r); w != "" {
+				t.Errorf("%s failures called overload: %s", class, w)
+				break
+			}
+		}
+	}
 	steady := NewOverload(checks)
 	for i := range 50 {
 		if w := steady.Add(req(0, record.Load{Rate: 5}, int64(i), int64(i)*200, 50, 10, 3)); w != "" {

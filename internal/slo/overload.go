@@ -68,7 +68,11 @@ func (o *Overload) Add(r *record.Record) string {
 	}
 	o.done++
 	if r.Error != nil {
-		o.failed++
+		// A wrong URL, model or protocol fails at any load: such failures
+		// are no evidence of overload (the verdict calls them failing).
+		if record.Kind(r.Error.Class) != record.KindFailing {
+			o.failed++
+		}
 	} else if t, ok := metrics.TTFTSched(r); ok {
 		if len(o.first) < overloadWindow {
 			o.first = append(o.first, t)
@@ -85,7 +89,7 @@ func (o *Overload) Add(r *record.Record) string {
 
 func (o *Overload) reason() string {
 	if o.done >= overloadMinRequests && float64(o.failed) > overloadErrorShare*float64(o.done) {
-		return fmt.Sprintf("%d of %d requests failed", o.failed, o.done)
+		return fmt.Sprintf("%d of %d requests failed with errors a load can cause (timeouts, 429, 5xx, out of memory)", o.failed, o.done)
 	}
 	if o.limitMS <= 0 || len(o.recent) < overloadWindow || len(o.first) < overloadWindow {
 		return ""
@@ -138,4 +142,26 @@ func (lv *level) queueGrowth(idx []int, checks []SLO) string {
 		}
 	}
 	return ""
+}
+
+// failingShare: a load where at least this share of the measured requests
+// failed for reasons no load explains is failing, not overloaded.
+const failingShare = 0.5
+
+// failing says why a load's errors show a server failing at any load
+// (record.KindFailing: connect, 4xx, unreadable answers), or "".
+func failing(pt *metrics.Point) string {
+	n := pt.Requests.Completed + pt.Requests.Failed
+	bad := map[string]int{}
+	total := 0
+	for c, k := range pt.Requests.Errors {
+		if record.Kind(c) == record.KindFailing {
+			bad[c] = k
+			total += k
+		}
+	}
+	if n == 0 || total == 0 || float64(total) < failingShare*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d requests failed (%s), which no load explains", total, n, metrics.ErrorCounts(bad))
 }

@@ -19,8 +19,12 @@ type Verdict struct {
 	TargetLoad record.Load `json:"target_load"`
 	// Holds is true when every SLO passes at the target load and every
 	// requirement the server reported on is met; Reasons say why not.
-	Holds        bool           `json:"holds"`
-	Reasons      []string       `json:"reasons"`
+	Holds   bool     `json:"holds"`
+	Reasons []string `json:"reasons"`
+	// Failing is true when the target load failed for reasons no load
+	// explains (PointVerdict.Failing): the server is misconfigured or
+	// broken, and the objective was not really judged (exit 1, not 3).
+	Failing      bool           `json:"failing"`
 	Points       []PointVerdict `json:"points"`
 	Capacity     Capacity       `json:"capacity"`
 	Saturation   Saturation     `json:"saturation"`
@@ -78,6 +82,7 @@ func Judge(o *Objective, pts []PointVerdict, capy *Capacity, server map[string]s
 		v.Reasons = append(v.Reasons, "the target load "+LoadText(v.TargetLoad)+" was not measured")
 	case !at.Pass:
 		v.Holds = false
+		v.Failing = at.Failing != ""
 		v.Reasons = append(v.Reasons, failures(at)...)
 	}
 	for _, r := range v.Requirements {
@@ -147,6 +152,11 @@ func requirements(o *Objective, server map[string]string) []Requirement {
 // failures describes each failed SLO at a load: "ttft p95 2.1s > 1s".
 func failures(pv PointVerdict) []string {
 	var out []string
+	if pv.Failing != "" {
+		out = append(out, "failing at "+LoadText(pv.Load)+", not overloaded: "+pv.Failing)
+	} else if pv.AllFailed {
+		out = append(out, "every request failed at "+LoadText(pv.Load))
+	}
 	if pv.Overloaded != "" {
 		out = append(out, "overloaded at "+LoadText(pv.Load)+": "+pv.Overloaded)
 	}
