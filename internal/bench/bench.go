@@ -193,6 +193,10 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	}
 	sink.nominal(p)
 	c, err := runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))
+	if ce, ok := errors.AsType[*load.ConnectError](err); ok {
+		return c, fmt.Errorf("load point %d: cannot reach %s: %w; %d requests sent, each recorded. Is the server running at that address?",
+			p.Index, cfg.Run.Target.URL, ce, c.Sent)
+	}
 	if err == nil {
 		err = feed.err()
 	}

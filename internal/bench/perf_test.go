@@ -205,7 +205,7 @@ func openLoop500(b *testing.B, arrival string) {
 	epoch := time.Now()
 	sink := &memSink{keep: true}
 	r := &load.Runner{Epoch: epoch, Emit: sink.emit, Send: sendIDs(newClient(b, hs.URL), epoch, 8)}
-	c, err := r.Run(context.Background(), load.Point{Load: record.Load{Rate: 500}, Duration: 10 * time.Second, Arrival: arrival, Seed: 1})
+	c, err := r.Run(context.Background(), load.Point{Load: record.Load{Rate: 500}, Duration: 10 * time.Second, Arrival: load.Arrival{Process: arrival}, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

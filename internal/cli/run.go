@@ -212,15 +212,16 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	if requests == 0 && f.dur == 0 {
 		requests = defaultRequests
 	}
+	arrival, err := load.ParseArrival(f.arrival, f.burstiness)
+	if err != nil {
+		return nil, usagef("servebench run --rate 2 --arrival gamma --burstiness 0.5", "--arrival/--burstiness: %v", err)
+	}
 	base := load.Point{Requests: requests, Duration: f.dur, WarmupRequests: f.warmup.requests,
-		WarmupDuration: f.warmup.duration, Arrival: f.arrival, Shape: f.burstiness}
+		WarmupDuration: f.warmup.duration, Arrival: arrival}
 	if f.rate != "" {
 		rates, err := floatList("rate", f.rate)
 		if err != nil {
 			return nil, err
-		}
-		if _, err := load.Schedule(f.arrival, 1, f.burstiness, 1, 0); err != nil {
-			return nil, usagef("servebench run --arrival poisson", "--arrival/--burstiness: %v", err)
 		}
 		for i, r := range rates {
 			pt := base

@@ -1,6 +1,6 @@
 // Package load owns when requests are sent: open-loop pacers that turn a
 // request rate into a precomputed, seeded schedule, and closed loops of
-// virtual users. It emits one record per request and never drops one.
+// virtual users. It emits one record per request sent and never drops one.
 package load
 
 import (
@@ -17,31 +17,75 @@ const (
 	ArrivalGamma    = "gamma"    // gamma gaps; shape < 1 is burstier than Poisson
 )
 
+// Arrival is an open-loop arrival process: how the gaps between requests
+// are drawn. The zero value is Poisson.
+type Arrival struct {
+	Process string  // ArrivalPoisson (or ""), ArrivalConstant, ArrivalGamma
+	Shape   float64 // gamma shape (burstiness): 1 = Poisson, < 1 burstier; ignored by the others
+}
+
+// ParseArrival checks an arrival process given by name and burstiness, as
+// the command line gives them, and returns it.
+func ParseArrival(process string, burstiness float64) (Arrival, error) {
+	a := Arrival{Process: process, Shape: burstiness}
+	return a, a.Validate()
+}
+
+// Validate reports an arrival process that cannot pace requests.
+func (a Arrival) Validate() error {
+	switch a.Process {
+	case ArrivalPoisson, ArrivalConstant, "":
+		return nil
+	case ArrivalGamma:
+		if !(a.Shape > 0) || math.IsInf(a.Shape, 0) {
+			return fmt.Errorf("gamma burstiness %v: must be a positive number (1 = Poisson, below 1 burstier)", a.Shape)
+		}
+		return nil
+	}
+	return fmt.Errorf("arrival process %q: use poisson, constant or gamma", a.Process)
+}
+
+// String names the process as the command line does.
+func (a Arrival) String() string {
+	if a.Process == ArrivalGamma {
+		return fmt.Sprintf("gamma(%g)", a.Shape)
+	}
+	if a.Process == "" {
+		return ArrivalPoisson
+	}
+	return a.Process
+}
+
+// gaps returns a generator of random inter-arrival gaps in seconds for
+// the rate: exponential (Poisson) or gamma.
+func (a Arrival) gaps(rate float64, r *rand.Rand) func() float64 {
+	mean := 1 / rate
+	if a.Process == ArrivalGamma {
+		return func() float64 { return gammaVariate(r, a.Shape) * mean / a.Shape }
+	}
+	return func() float64 { return r.ExpFloat64() * mean }
+}
+
 // Schedule returns n arrival offsets from the start of a load point for the
-// given rate (requests per second). The first arrival is at 0. shape is the
-// gamma shape parameter (1 = Poisson); it is ignored by the other processes.
-// The schedule depends only on its arguments, so a seed reproduces it.
-func Schedule(arrival string, rate, shape float64, n int, seed uint64) ([]time.Duration, error) {
+// given rate (requests per second). The first arrival is at 0. The schedule
+// depends only on its arguments, so a seed reproduces it.
+func (a Arrival) Schedule(rate float64, n int, seed uint64) ([]time.Duration, error) {
 	if rate <= 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
 		return nil, fmt.Errorf("request rate %v: must be a positive number", rate)
 	}
-	r := rand.New(rand.NewPCG(seed, 0x5e7eb3c4))
-	var gap func() float64 // in seconds
-	mean := 1 / rate
-	switch arrival {
-	case ArrivalConstant:
-		gap = func() float64 { return mean }
-	case ArrivalPoisson, "":
-		gap = func() float64 { return r.ExpFloat64() * mean }
-	case ArrivalGamma:
-		if shape <= 0 {
-			return nil, fmt.Errorf("gamma burstiness %v: must be positive (1 = Poisson, < 1 burstier)", shape)
-		}
-		gap = func() float64 { return gammaVariate(r, shape) * mean / shape }
-	default:
-		return nil, fmt.Errorf("arrival process %q: use poisson, constant or gamma", arrival)
+	if err := a.Validate(); err != nil {
+		return nil, err
 	}
 	out := make([]time.Duration, n)
+	if a.Process == ArrivalConstant {
+		// i/rate, not a running sum of gaps: no rounding drift however long
+		// the point.
+		for i := range out {
+			out[i] = time.Duration(math.Round(float64(i) * 1e9 / rate))
+		}
+		return out, nil
+	}
+	gap := a.gaps(rate, rand.New(rand.NewPCG(seed, 0x5e7eb3c4)))
 	var t float64
 	for i := range out {
 		out[i] = time.Duration(t * 1e9)

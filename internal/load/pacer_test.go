@@ -2,6 +2,7 @@ package load
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,7 +21,7 @@ func TestScheduleRates(t *testing.T) {
 	}
 	const rate, n = 50.0, 40001
 	for _, tt := range tests {
-		s, err := Schedule(tt.arrival, rate, tt.shape, n, 42)
+		s, err := Arrival{tt.arrival, tt.shape}.Schedule(rate, n, 42)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,9 +49,9 @@ func TestScheduleRates(t *testing.T) {
 }
 
 func TestScheduleSeeded(t *testing.T) {
-	a, _ := Schedule(ArrivalPoisson, 10, 0, 100, 1)
-	b, _ := Schedule(ArrivalPoisson, 10, 0, 100, 1)
-	c, _ := Schedule(ArrivalPoisson, 10, 0, 100, 2)
+	a, _ := Arrival{}.Schedule(10, 100, 1)
+	b, _ := Arrival{}.Schedule(10, 100, 1)
+	c, _ := Arrival{}.Schedule(10, 100, 2)
 	same := func(x, y []time.Duration) bool {
 		for i := range x {
 			if x[i] != y[i] {
@@ -79,8 +80,67 @@ func TestScheduleErrors(t *testing.T) {
 		{"weibull", 1, 0},       // unknown process
 		{ArrivalPoisson, math.Inf(1), 0},
 	} {
-		if _, err := Schedule(tt.arrival, tt.rate, tt.shape, 10, 1); err == nil {
+		if _, err := (Arrival{tt.arrival, tt.shape}).Schedule(tt.rate, 10, 1); err == nil {
 			t.Errorf("Schedule(%q, %v, %v): want error", tt.arrival, tt.rate, tt.shape)
+		}
+	}
+}
+
+// Constant arrivals land exactly on i/rate, however many there are: no
+// drift from summing rounded gaps (vegeta's pacer tests check hits the
+// same way).
+func TestConstantScheduleExactOffsets(t *testing.T) {
+	tests := []struct {
+		rate float64
+		n    int
+		want map[int]time.Duration // index → exact offset
+	}{
+		{1, 4, map[int]time.Duration{0: 0, 1: time.Second, 2: 2 * time.Second, 3: 3 * time.Second}},
+		{3, 4, map[int]time.Duration{1: 333333333, 2: 666666667, 3: time.Second}},
+		{10, 1001, map[int]time.Duration{10: time.Second, 500: 50 * time.Second, 1000: 100 * time.Second}},
+		{0.5, 3, map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second}},
+		{1e6, 3000001, map[int]time.Duration{1: time.Microsecond, 3000000: 3 * time.Second}},
+	}
+	for _, tt := range tests {
+		s, err := Arrival{Process: ArrivalConstant}.Schedule(tt.rate, tt.n, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s) != tt.n {
+			t.Fatalf("rate %v: %d offsets, want %d", tt.rate, len(s), tt.n)
+		}
+		for i, want := range tt.want {
+			if s[i] != want {
+				t.Errorf("rate %v: offset %d is %v, want %v", tt.rate, i, s[i], want)
+			}
+		}
+	}
+}
+
+func TestParseArrival(t *testing.T) {
+	tests := []struct {
+		process    string
+		burstiness float64
+		wantErr    string // "" for valid
+	}{
+		{"poisson", 1, ""},
+		{"constant", 0, ""}, // burstiness is ignored
+		{"gamma", 0.5, ""},
+		{"gamma", 0, "gamma burstiness 0"},
+		{"gamma", -1, "must be a positive number"},
+		{"gamma", math.NaN(), "gamma burstiness NaN"},
+		{"gamma", math.Inf(1), "gamma burstiness +Inf"},
+		{"weibull", 1, `arrival process "weibull": use poisson, constant or gamma`},
+	}
+	for _, tt := range tests {
+		a, err := ParseArrival(tt.process, tt.burstiness)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ParseArrival(%q, %v): %v", tt.process, tt.burstiness, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseArrival(%q, %v): error %v, want %q", tt.process, tt.burstiness, err, tt.wantErr)
+		case err == nil && a.Process != tt.process:
+			t.Errorf("ParseArrival(%q): process %q", tt.process, a.Process)
 		}
 	}
 }

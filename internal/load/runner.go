@@ -3,13 +3,11 @@ package load
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/stats"
 )
 
 // DefaultGrace is how long in-flight requests may run on after an interrupt
@@ -34,8 +32,7 @@ type Point struct {
 	// within WarmupDuration of the point's start, are recorded as warm-up.
 	WarmupRequests int
 	WarmupDuration time.Duration
-	Arrival        string  // open loop: poisson, constant, gamma
-	Shape          float64 // gamma shape
+	Arrival        Arrival // open loop: how arrivals are spaced
 	Seed           uint64
 }
 
@@ -48,6 +45,10 @@ func (p Point) Validate() error {
 		return fmt.Errorf("load point %d: set a concurrency or a request rate", p.Index)
 	case p.Load.Concurrency > 0 && p.Load.Rate > 0:
 		return fmt.Errorf("load point %d: concurrency and rate are exclusive", p.Index)
+	case p.Load.Rate > 0:
+		if err := p.Arrival.Validate(); err != nil {
+			return fmt.Errorf("load point %d: %w", p.Index, err)
+		}
 	}
 	return nil
 }
@@ -68,20 +69,30 @@ type Runner struct {
 
 // Run runs one load point until its stop condition or until ctx is
 // cancelled; then in-flight requests get Grace to finish before they are
-// cancelled. Every request that was sent is emitted.
+// cancelled. Every request that was sent is emitted. A point whose
+// requests cannot connect stops early with a *ConnectError: nothing more
+// is sent, and the requests already sent are emitted.
 func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if err := p.Validate(); err != nil {
 		return Client{}, err
 	}
 	reqCtx, cancel := withGrace(ctx, r.grace())
 	defer cancel()
+	// stop ends sending (an interrupt, or the breaker tripping); requests
+	// in flight still run under reqCtx.
+	stop, stopSending := context.WithCancel(ctx)
+	defer stopSending()
+	brk := &breaker{trip: stopSending}
 	cpu0, wall0 := cpuSeconds(), time.Now()
 	var c Client
 	var err error
 	if p.Load.Rate > 0 {
-		c, err = r.open(ctx, reqCtx, p)
+		c, err = r.open(ctx, stop, reqCtx, p, brk)
 	} else {
-		c = r.closed(ctx, reqCtx, p)
+		c = r.closed(stop, reqCtx, p, brk)
+	}
+	if err == nil {
+		err = brk.err()
 	}
 	c.CPUSeconds = cpuSeconds() - cpu0
 	if wall := time.Since(wall0).Seconds(); wall > 0 {
@@ -173,7 +184,7 @@ func (r *Runner) newRecord(p Point, phase string, scheduled time.Time) *record.R
 
 // closed runs Concurrency virtual users; each schedules its next request
 // the moment its previous one ends.
-func (r *Runner) closed(ctx, reqCtx context.Context, p Point) Client {
+func (r *Runner) closed(ctx, reqCtx context.Context, p Point, brk *breaker) Client {
 	g := newGate(p)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -189,84 +200,11 @@ func (r *Runner) closed(ctx, reqCtx context.Context, p Point) Client {
 				rec := r.newRecord(p, phase, now)
 				sent.Add(1)
 				r.Send(reqCtx, rec)
+				brk.observe(rec)
 				r.Emit(rec)
 			}
 		})
 	}
 	wg.Wait()
 	return Client{Sent: int(sent.Load()), InFlightPeak: p.Load.Concurrency}
-}
-
-// scheduleLength is how many arrivals to precompute for an open-loop point.
-func scheduleLength(p Point) int {
-	n := p.WarmupRequests + int(math.Ceil(p.Load.Rate*p.WarmupDuration.Seconds()))
-	if p.Requests > 0 {
-		return n + p.Requests
-	}
-	// +1: the arrival at offset 0 plus one per gap in the duration.
-	return n + int(math.Ceil(p.Load.Rate*p.Duration.Seconds())) + 1
-}
-
-// open sends requests at precomputed arrival times. A request that finds
-// the concurrency cap full waits in the client; its queue time shows it.
-func (r *Runner) open(ctx, reqCtx context.Context, p Point) (Client, error) {
-	sched, err := Schedule(p.Arrival, p.Load.Rate, p.Shape, scheduleLength(p), p.Seed)
-	if err != nil {
-		return Client{}, err
-	}
-	var sem chan struct{}
-	if p.Load.MaxConcurrency > 0 {
-		sem = make(chan struct{}, p.Load.MaxConcurrency)
-	}
-	g := newGate(p)
-	var wg sync.WaitGroup
-	var lag stats.Sample
-	var inflight, peak atomic.Int64
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	start := time.Now()
-	sent := 0
-loop:
-	for _, off := range sched {
-		target := start.Add(off)
-		if d := time.Until(target); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				break loop
-			}
-		}
-		phase, ok := g.next(off)
-		if !ok || ctx.Err() != nil {
-			break
-		}
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				break loop
-			}
-		}
-		lag.Add(float64(time.Since(target)) / 1e6)
-		rec := r.newRecord(p, phase, target)
-		sent++
-		n := inflight.Add(1)
-		for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
-		}
-		wg.Go(func() {
-			r.Send(reqCtx, rec)
-			inflight.Add(-1)
-			if sem != nil {
-				<-sem
-			}
-			r.Emit(rec)
-		})
-	}
-	wg.Wait()
-	c := Client{Sent: sent, InFlightPeak: int(peak.Load())}
-	if lag.Len() > 0 {
-		c.LagP99MS, c.LagMaxMS = lag.Quantile(0.99), lag.Quantile(1)
-	}
-	return c, nil
 }

@@ -2,6 +2,8 @@ package load
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,31 +125,158 @@ func TestOpenLoopScheduleAndCap(t *testing.T) {
 	f := &fakeServer{epoch: epoch, latency: 30 * time.Millisecond}
 	var s sink
 	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
-	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 3}, Requests: 40, Arrival: ArrivalConstant, Seed: 1}
+	// 40 arrivals over 195 ms; a cap of 3 at 30 ms per request serves
+	// 100 req/s, half the offered 200: about 20 arrivals are sent (some
+	// after waiting in the client), the rest find the cap full until the
+	// last arrival and are dropped, not sent late.
+	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 3}, Requests: 40, Arrival: Arrival{Process: ArrivalConstant}, Seed: 1}
+	start := time.Now()
 	c, err := r.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.recs) != 40 {
-		t.Fatalf("got %d records, want 40", len(s.recs))
+	if el := time.Since(start); el > 195*time.Millisecond+30*time.Millisecond+100*time.Millisecond {
+		t.Errorf("the point ran %v: arrivals were sent after the point's last arrival", el)
+	}
+	if len(s.recs)+c.Dropped != 40 || c.Sent != len(s.recs) {
+		t.Errorf("%d records, %d sent, %d dropped: want records = sent and sent + dropped = 40", len(s.recs), c.Sent, c.Dropped)
+	}
+	if c.Dropped < 10 || c.Dropped > 25 {
+		t.Errorf("%d dropped, want about 20", c.Dropped)
 	}
 	if got := f.peak.Load(); got > 3 {
 		t.Errorf("%d in flight, above the cap of 3", got)
 	}
-	// With a cap of 3 and 30 ms per request the server drains 100 req/s,
-	// half the offered 200: requests must wait in the client, and that
-	// wait must be visible as sent − scheduled.
+	// Requests that waited for a place under the cap show the wait as
+	// sent − scheduled.
 	var waited int
 	for _, rec := range s.recs {
-		if rec.SentNS-rec.ScheduledNS > int64(20*time.Millisecond) {
+		if rec.SentNS-rec.ScheduledNS > int64(10*time.Millisecond) {
 			waited++
 		}
+		if rec.SentNS-start.Sub(epoch).Nanoseconds() > int64(200*time.Millisecond) {
+			t.Errorf("request sent %v after the point started, past its last arrival", time.Duration(rec.SentNS))
+		}
 	}
-	if waited < 10 {
+	if waited < 5 {
 		t.Errorf("only %d requests show client queueing; coordinated omission?", waited)
 	}
 	if c.InFlightPeak > 3 {
 		t.Errorf("client peak %d above cap", c.InFlightPeak)
+	}
+}
+
+// A stalled server (it never answers) must not hold an open loop past its
+// last arrival plus the drain: the requests in flight are cut and recorded
+// as timeouts, one record per request sent.
+func TestOpenLoopStalledServerDrains(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: time.Hour}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: 100 * time.Millisecond}
+	p := Point{Load: record.Load{Rate: 100}, Requests: 10, Arrival: Arrival{Process: ArrivalConstant}}
+	start := time.Now()
+	c, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// last arrival at 90 ms + a drain of 100 ms (nothing completed)
+	if el := time.Since(start); el < 180*time.Millisecond || el > time.Second {
+		t.Errorf("ran %v, want about 190 ms", el)
+	}
+	if len(s.recs) != 10 || c.Sent != 10 {
+		t.Fatalf("%d records, %d sent: want 10", len(s.recs), c.Sent)
+	}
+	for _, rec := range s.recs {
+		if rec.Error == nil || rec.Error.Class != record.ClassTimeoutFirst || !strings.Contains(rec.Error.Message, "when the load point ended") {
+			t.Errorf("cut request recorded as %+v, want a first-token timeout", rec.Error)
+		}
+	}
+}
+
+// The drain is long enough for a server that still answers: twice the
+// longest completed request when that exceeds the grace.
+func TestOpenLoopDrainWaitsForAnsweringServer(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: 150 * time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: 10 * time.Millisecond}
+	p := Point{Load: record.Load{Rate: 50}, Requests: 10, Arrival: Arrival{Process: ArrivalConstant}}
+	if _, err := r.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range s.recs {
+		if rec.Error != nil {
+			t.Errorf("request cut by the drain although the server answers: %v", rec.Error)
+		}
+	}
+}
+
+// connRefused fails every request at once, as a server that is not there.
+func connRefused(ctx context.Context, rec *record.Record) {
+	rec.Error = &record.Error{Class: record.ClassConnect, Message: "dial tcp 127.0.0.1:1: connect: connection refused"}
+}
+
+func TestConnectionFailuresStopThePoint(t *testing.T) {
+	tests := []struct {
+		name  string
+		point Point
+	}{
+		// closed loop: 4 users race, so a few more than the limit may be in flight
+		{"closed", Point{Load: record.Load{Concurrency: 4}, Requests: 100000}},
+		{"open", Point{Load: record.Load{Rate: 2000}, Requests: 100000, Arrival: Arrival{Process: ArrivalConstant}}},
+	}
+	for _, tt := range tests {
+		var s sink
+		r := &Runner{Epoch: time.Now(), Send: connRefused, Emit: s.emit}
+		c, err := r.Run(context.Background(), tt.point)
+		var ce *ConnectError
+		if !errors.As(err, &ce) || ce.Failures < MaxConnectFailures || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("%s: error %v, want a ConnectError after %d failures", tt.name, err, MaxConnectFailures)
+		}
+		if len(s.recs) != c.Sent || c.Sent < MaxConnectFailures || c.Sent > MaxConnectFailures+4 {
+			t.Errorf("%s: %d sent, %d records: want one record per request and about %d", tt.name, c.Sent, len(s.recs), MaxConnectFailures)
+		}
+	}
+}
+
+// A slow trickle of failures stops after MaxConnectFailureTime without a
+// success, before the count is reached.
+func TestConnectionFailuresStopAfterTime(t *testing.T) {
+	var s sink
+	r := &Runner{Epoch: time.Now(), Send: connRefused, Emit: s.emit}
+	p := Point{Load: record.Load{Rate: 4}, Requests: 100, Arrival: Arrival{Process: ArrivalConstant}}
+	start := time.Now()
+	_, err := r.Run(context.Background(), p)
+	var ce *ConnectError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v, want a ConnectError", err)
+	}
+	if el := time.Since(start); el < MaxConnectFailureTime || el > MaxConnectFailureTime+time.Second {
+		t.Errorf("stopped after %v, want about %v", el, MaxConnectFailureTime)
+	}
+	if ce.Failures != 9 || len(s.recs) != 9 {
+		t.Errorf("%d failures, %d records: want 9 (at 0, 0.25 … 2 s)", ce.Failures, len(s.recs))
+	}
+}
+
+// Any answer from the server ends a run of connection failures.
+func TestConnectionFailureRunResetByAnAnswer(t *testing.T) {
+	var n atomic.Int64
+	send := func(ctx context.Context, rec *record.Record) {
+		if n.Add(1)%10 == 0 {
+			rec.Error = &record.Error{Class: record.ClassHTTP5xx, Message: "500"}
+			return
+		}
+		connRefused(ctx, rec)
+	}
+	var s sink
+	r := &Runner{Epoch: time.Now(), Send: send, Emit: s.emit}
+	if _, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: 1}, Requests: 100}); err != nil {
+		t.Errorf("runs of 9 failures stopped the point: %v", err)
+	}
+	if len(s.recs) != 100 {
+		t.Errorf("%d records, want 100", len(s.recs))
 	}
 }
 
@@ -156,7 +285,7 @@ func TestOpenLoopScheduledTimesFollowSchedule(t *testing.T) {
 	f := &fakeServer{epoch: epoch, latency: time.Millisecond}
 	var s sink
 	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
-	p := Point{Load: record.Load{Rate: 100}, Requests: 20, Arrival: ArrivalConstant, Seed: 3}
+	p := Point{Load: record.Load{Rate: 100}, Requests: 20, Arrival: Arrival{Process: ArrivalConstant}, Seed: 3}
 	if _, err := r.Run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}

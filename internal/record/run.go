@@ -67,7 +67,10 @@ type ClientStats struct {
 	CPUPercent   float64 `json:"cpu_percent_of_one_core"`
 	InFlightPeak int     `json:"in_flight_peak"`
 	Sent         int     `json:"sent"`
-	Interrupted  bool    `json:"interrupted"`
+	// Dropped counts open-loop arrivals never sent: the concurrency cap
+	// stayed full until the point's last arrival.
+	Dropped     int  `json:"dropped,omitempty"`
+	Interrupted bool `json:"interrupted"`
 }
 
 // Scale is the run's time scale, 1 when none was recorded.

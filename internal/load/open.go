@@ -1,0 +1,225 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// drainFactor: after an open-loop point's last arrival, requests still in
+// flight get the longer of Grace and drainFactor × the longest request
+// that completed in the point. A server that keeps answering drains in
+// full; one that stopped answering ends the point in bounded time.
+const drainFactor = 2
+
+// errDrained is the cause given to requests cut when the drain ends.
+var errDrained = errors.New("the load point ended")
+
+// scheduleLength is how many arrivals to precompute for an open-loop point.
+func scheduleLength(p Point) int {
+	n := p.WarmupRequests + int(math.Ceil(p.Load.Rate*p.WarmupDuration.Seconds()))
+	if p.Requests > 0 {
+		return n + p.Requests
+	}
+	// +1: the arrival at offset 0 plus one per gap in the duration.
+	return n + int(math.Ceil(p.Load.Rate*p.Duration.Seconds())) + 1
+}
+
+// dispatcher is an open-loop point in progress: it sends each arrival at
+// its scheduled time, within the concurrency cap, and tracks what is in
+// flight.
+type dispatcher struct {
+	r     *Runner
+	p     Point
+	g     *gate
+	brk   *breaker
+	sem   chan struct{} // nil: no cap
+	start time.Time
+	end   time.Time // the point's last arrival: after it nothing is sent
+
+	wg             sync.WaitGroup
+	inflight, peak atomic.Int64
+	longest        atomic.Int64 // ns, the longest request that completed
+	lag            stats.Sample
+	sent, dropped  int
+	reqCtx         context.Context
+	cut            context.CancelCauseFunc
+}
+
+// open sends requests at precomputed arrival times. An arrival that finds
+// the concurrency cap full waits in the client (its queue time shows it)
+// until the point's last arrival; after that it is dropped, not sent late.
+// Requests still in flight then drain (see drainFactor).
+// ctx is the run's (an interrupt), stop also ends when the breaker trips.
+func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) (Client, error) {
+	sched, err := p.Arrival.Schedule(p.Load.Rate, scheduleLength(p), p.Seed)
+	if err != nil {
+		return Client{}, err
+	}
+	d := &dispatcher{r: r, p: p, g: newGate(p), brk: brk, start: time.Now()}
+	d.end = d.start.Add(sched[len(sched)-1])
+	if p.Duration > 0 {
+		d.end = d.start.Add(max(sched[len(sched)-1], p.WarmupDuration+p.Duration))
+	}
+	if p.Load.MaxConcurrency > 0 {
+		d.sem = make(chan struct{}, p.Load.MaxConcurrency)
+	}
+	d.reqCtx, d.cut = context.WithCancelCause(reqCtx)
+	defer d.cut(nil)
+	d.dispatch(stop, sched)
+	d.drain(ctx)
+	return d.client(), nil
+}
+
+// dispatch walks the schedule until it ends, the gate closes or ctx is done.
+func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, off := range sched {
+		target := d.start.Add(off)
+		if !sleepUntil(ctx, timer, target) {
+			return
+		}
+		phase, ok := d.g.next(off)
+		if !ok {
+			return
+		}
+		if !d.acquire(ctx, timer) {
+			if ctx.Err() != nil {
+				return
+			}
+			d.dropped++
+			continue
+		}
+		d.lag.Add(float64(time.Since(target)) / 1e6)
+		d.send(d.r.newRecord(d.p, phase, target))
+	}
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	if d := time.Until(t); d > 0 {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// acquire takes a place under the concurrency cap, waiting no later than
+// the point's last arrival; false when none came in time.
+func (d *dispatcher) acquire(ctx context.Context, timer *time.Timer) bool {
+	if d.sem == nil {
+		return true
+	}
+	select {
+	case d.sem <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.Until(d.end)
+	if wait <= 0 {
+		return false
+	}
+	timer.Reset(wait)
+	defer func() {
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}()
+	select {
+	case d.sem <- struct{}{}:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// send performs one request in its own goroutine.
+func (d *dispatcher) send(rec *record.Record) {
+	d.sent++
+	n := d.inflight.Add(1)
+	for old := d.peak.Load(); n > old && !d.peak.CompareAndSwap(old, n); old = d.peak.Load() {
+	}
+	d.wg.Go(func() {
+		d.r.Send(d.reqCtx, rec)
+		d.inflight.Add(-1)
+		if d.sem != nil {
+			<-d.sem
+		}
+		d.settle(rec)
+		d.brk.observe(rec)
+		d.r.Emit(rec)
+	})
+}
+
+// settle notes a completed request's length, and turns the cancellation of
+// a request cut by the drain into the timeout it is for the user.
+func (d *dispatcher) settle(rec *record.Record) {
+	if rec.Error == nil {
+		for e, old := rec.EndNS-rec.SentNS, d.longest.Load(); e > old && !d.longest.CompareAndSwap(old, e); old = d.longest.Load() {
+		}
+		return
+	}
+	if rec.Error.Class != record.ClassCancelled || !errors.Is(context.Cause(d.reqCtx), errDrained) {
+		return
+	}
+	class := record.ClassTimeoutFirst
+	if rec.FirstTokenNS != 0 {
+		class = record.ClassTimeoutMid
+	}
+	waited := time.Duration(rec.EndNS - rec.ScheduledNS).Round(time.Millisecond)
+	rec.Error = &record.Error{Class: class, Message: fmt.Sprintf(
+		"unfinished %v after it was scheduled, when the load point ended (the drain after the last arrival allows the longer of --grace and %d× the longest completed request)",
+		waited, drainFactor)}
+}
+
+// drain waits for the requests in flight after the last arrival, and cuts
+// them once the drain limit passes. An interrupt leaves them to the grace
+// period instead.
+func (d *dispatcher) drain(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	last := time.Now()
+	limit := func() time.Duration { return max(d.r.grace(), drainFactor*time.Duration(d.longest.Load())) }
+	for {
+		t := time.NewTimer(time.Until(last.Add(limit())))
+		select {
+		case <-done:
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			<-done
+			return
+		case <-t.C:
+		}
+		if time.Since(last) >= limit() {
+			d.cut(errDrained)
+			<-done
+			return
+		}
+	}
+}
+
+func (d *dispatcher) client() Client {
+	c := Client{Sent: d.sent, Dropped: d.dropped, InFlightPeak: int(d.peak.Load())}
+	if d.lag.Len() > 0 {
+		c.LagP99MS, c.LagMaxMS = d.lag.Quantile(0.99), d.lag.Quantile(1)
+	}
+	return c
+}
