@@ -344,3 +344,96 @@ func TestClockFailingIsNotOverload(t *testing.T) {
 		t.Errorf("429 everywhere is not reported as overloaded:\n%s", stdout)
 	}
 }
+
+// The header shows the workload sent: with --dataset it used to say
+// "prompt 512 tok" (the flag's default) for prompts of a few tokens.
+func TestClockHeaderShowsWorkloadSent(t *testing.T) {
+	ds := filepath.Join(t.TempDir(), "short.jsonl")
+	if err := os.WriteFile(ds, []byte("{\"prompt\": \"hello there\", \"output_tokens\": 20}\n{\"prompt\": \"what is two and two\", \"output_tokens\": 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "run", "--dataset", ds, "--concurrency", "1", "--requests", "4")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	head := strings.SplitN(stdout, "\n", 2)[0]
+	if strings.Contains(head, "prompt 512 tok") || !strings.Contains(head, "dataset "+ds) || !strings.Contains(head, "output 20 tok (means sent)") {
+		t.Errorf("header does not show the dataset and its measured lengths:\n%s", head)
+	}
+	// Chat-templated prompts of a few words: far below the flag default.
+	var prompt int
+	if i := strings.Index(head, " · prompt "); i < 0 {
+		t.Fatalf("no prompt length in %q", head)
+	} else if _, err := fmt.Sscanf(head[i+len(" · prompt "):], "%d tok", &prompt); err != nil || prompt < 2 || prompt > 60 {
+		t.Errorf("prompt mean %d (%v) in %q, want the dataset's few tokens", prompt, err, head)
+	}
+}
+
+// The table names per-request speed as SLOs do ("speed p95"), shows ITL
+// p99 beside p95 and a prefill column.
+func TestClockTableLabels(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "--concurrency", "1", "--requests", "4", "--output-tokens", "16")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if len(lines) < 4 {
+		t.Fatalf("no table:\n%s", stdout)
+	}
+	groups, stats := strings.Fields(lines[2]), strings.Fields(lines[3])
+	wantGroups := "load speed tok/s/req output tok/s prefill tok/s/req TTFT ms ITL ms E2E ms req/min ok errors"
+	wantStats := "p50 p95 aggregate p50 p50 p95 p99 p95 p99 p95 p99"
+	if strings.Join(groups, " ") != wantGroups || strings.Join(stats, " ") != wantStats {
+		t.Errorf("table heading:\n%s\n%s\nwant groups %q, stats %q", lines[2], lines[3], wantGroups, wantStats)
+	}
+	if row := strings.Fields(lines[4]); len(row) != 15 || row[0] != "c=1" {
+		t.Errorf("row %q: want 15 cells", lines[4])
+	}
+}
+
+// report --objective warns when the recorded workload is not the
+// objective's, and stays quiet when it is.
+func TestClockReportObjectiveWorkloadWarning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if code, _, stderr := run(t, "run", "--concurrency", "1", "--requests", "4", "--output-tokens", "16", "--out", dir); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	_, stdout, _ := run(t, "report", "--objective", "chat", dir)
+	if !strings.Contains(stdout, "the recorded workload differs from objective chat's: prompt_tokens 512 (the objective's: lognormal:1024,768,32,8192), output_tokens 16") {
+		t.Errorf("no workload warning:\n%s", stdout)
+	}
+	same := filepath.Join(t.TempDir(), "s")
+	run(t, "run", "--objective", "chat", "--concurrency", "1", "--requests", "3", "--out", same)
+	_, stdout, _ = run(t, "report", "--objective", "chat", same)
+	if strings.Contains(stdout, "workload differs") {
+		t.Errorf("warning on the objective's own workload:\n%s", stdout)
+	}
+	_, stdout, _ = run(t, "report", "--objective", "coding", same)
+	if !strings.Contains(stdout, "differs from objective coding's") {
+		t.Errorf("no warning for another objective's workload:\n%s", stdout)
+	}
+}
+
+// Verdict margins read alike: measured ÷ target for every SLO, never a
+// percentage next to a multiple.
+func TestClockVerdictMargins(t *testing.T) {
+	_, stdout, _ := run(t, "run", "--concurrency", "1", "--requests", "4", "--output-tokens", "16",
+		"--slo", "ttft p95 <= 1s", "--slo", "speed p95 >= 10 tok/s", "--slo", "error_rate <= 0.1%")
+	i := strings.Index(stdout, "Objective ")
+	if i < 0 {
+		t.Fatalf("no verdict:\n%s", stdout)
+	}
+	v := stdout[i:]
+	row := ""
+	for _, l := range strings.Split(v, "\n") {
+		if strings.HasPrefix(l, "c=1") {
+			row = l
+		}
+	}
+	if strings.Count(row, "×") != 3 || strings.Contains(row, "%×") || strings.ContainsAny(strings.ReplaceAll(row, "0%", ""), "+") {
+		t.Errorf("margins do not read alike: %q", row)
+	}
+	if !strings.Contains(v, "N× is the measured value ÷ the SLO's target") {
+		t.Errorf("no legend:\n%s", v)
+	}
+}

@@ -89,6 +89,13 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if o == nil {
 		return render(env.Stdout, s)
 	}
+	if *objective != "" {
+		// A named objective comes with its workload; SLOs set for it say
+		// little about another one.
+		if w := slo.WorkloadDifference(o, s.Run); w != "" {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
 	return judgeRecorded(env, o, ev, s, *format)
 }
 
