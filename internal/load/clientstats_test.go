@@ -1,0 +1,107 @@
+package load
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// TestClosedLoopReachesConcurrency: every virtual user of a closed loop
+// has a request in flight at once; a loop that ran fewer users would
+// stay below the concurrency it claims.
+func TestClosedLoopReachesConcurrency(t *testing.T) {
+	for _, c := range []int{1, 3, 8} {
+		epoch := time.Now()
+		f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
+		var s sink
+		r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+		got, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: c}, Requests: 3 * c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.peak.Load() != int64(c) {
+			t.Errorf("concurrency %d: the server saw at most %d in flight", c, f.peak.Load())
+		}
+		if got.InFlightPeak != c {
+			t.Errorf("concurrency %d: client in-flight peak %d", c, got.InFlightPeak)
+		}
+	}
+}
+
+// TestOpenLoopClientStats: with a cap of one and a server four times
+// slower than the arrivals, each request waits for the previous one, so
+// the dispatch lag grows request by request (its p99 far above its p50)
+// and exactly one request is in flight at the peak; without a cap all of
+// them overlap.
+func TestOpenLoopClientStats(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
+	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 1}, Requests: 10, Arrival: ArrivalConstant}
+	c, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.InFlightPeak != 1 {
+		t.Errorf("capped at 1: in-flight peak %d", c.InFlightPeak)
+	}
+	// The records' own queue times (sent − scheduled) are the lag plus
+	// the start of a goroutine.
+	var lags []float64
+	for _, rec := range s.recs {
+		lags = append(lags, float64(rec.SentNS-rec.ScheduledNS)/1e6)
+	}
+	slices.Sort(lags)
+	p99, p50 := stats.Quantile(lags, 0.99), stats.Quantile(lags, 0.5)
+	if p99-p50 < 50 {
+		t.Fatalf("queue times p50 %.1f ms, p99 %.1f ms: the cap did not build a queue", p50, p99)
+	}
+	if math.Abs(c.LagP99MS-p99) > 5 {
+		t.Errorf("dispatch lag p99 %.1f ms, the records' queue times give %.1f ms (p50 %.1f)", c.LagP99MS, p99, p50)
+	}
+	if c.LagMaxMS < c.LagP99MS || math.Abs(c.LagMaxMS-lags[len(lags)-1]) > 5 {
+		t.Errorf("dispatch lag max %.1f ms, p99 %.1f ms, largest queue time %.1f ms", c.LagMaxMS, c.LagP99MS, lags[len(lags)-1])
+	}
+
+	f = &fakeServer{epoch: epoch, latency: 200 * time.Millisecond}
+	r = &Runner{Epoch: epoch, Send: f.send, Emit: (&sink{}).emit}
+	c, err = r.Run(context.Background(), Point{Load: record.Load{Rate: 200}, Requests: 5, Arrival: ArrivalConstant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.InFlightPeak != 5 || f.peak.Load() != 5 {
+		t.Errorf("uncapped: client in-flight peak %d, server saw %d, want 5", c.InFlightPeak, f.peak.Load())
+	}
+}
+
+// TestClientCPU: the client's CPU time over the point is measured, and
+// its share of one core is that time over the point's wall time.
+func TestClientCPU(t *testing.T) {
+	epoch := time.Now()
+	var s sink
+	burn := func(ctx context.Context, rec *record.Record) {
+		rec.SentNS = int64(time.Since(epoch))
+		for start := time.Now(); time.Since(start) < 30*time.Millisecond; {
+		}
+		rec.EndNS = int64(time.Since(epoch))
+	}
+	r := &Runner{Epoch: epoch, Send: burn, Emit: s.emit}
+	start := time.Now()
+	c, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: 1}, Requests: 4})
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CPUSeconds <= 0.01 || c.CPUSeconds > wall*float64(4) {
+		t.Errorf("client CPU %.3f s over %.3f s of busy sending", c.CPUSeconds, wall)
+	}
+	if low := 100 * c.CPUSeconds / wall; c.CPUPercent < low || c.CPUPercent > 1.5*low {
+		t.Errorf("client CPU %.1f%% of one core, want about %.1f%% (%.3f s over %.3f s)", c.CPUPercent, low, c.CPUSeconds, wall)
+	}
+}
