@@ -43,10 +43,15 @@ func TestOpenLoopClientStats(t *testing.T) {
 	f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
 	var s sink
 	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
-	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 1}, Requests: 10, Arrival: ArrivalConstant}
+	// The duration keeps every arrival within the point, so none is
+	// dropped for want of a place under the cap.
+	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 1}, Requests: 10, Duration: 2 * time.Second, Arrival: Arrival{Process: ArrivalConstant}}
 	c, err := r.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(s.recs) != 10 {
+		t.Fatalf("%d records, want 10", len(s.recs))
 	}
 	if c.InFlightPeak != 1 {
 		t.Errorf("capped at 1: in-flight peak %d", c.InFlightPeak)
@@ -71,7 +76,7 @@ func TestOpenLoopClientStats(t *testing.T) {
 
 	f = &fakeServer{epoch: epoch, latency: 200 * time.Millisecond}
 	r = &Runner{Epoch: epoch, Send: f.send, Emit: (&sink{}).emit}
-	c, err = r.Run(context.Background(), Point{Load: record.Load{Rate: 200}, Requests: 5, Arrival: ArrivalConstant})
+	c, err = r.Run(context.Background(), Point{Load: record.Load{Rate: 200}, Requests: 5, Arrival: Arrival{Process: ArrivalConstant}})
 	if err != nil {
 		t.Fatal(err)
 	}
