@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -111,6 +112,7 @@ func Open(cfg Config) (*Session, error) {
 	epoch := time.Now()
 	run := cfg.Run
 	run.Schema = record.RunSchema
+	run.ClientCPUs = runtime.GOMAXPROCS(0)
 	run.Started = epoch.UTC().Format(time.RFC3339Nano)
 	if err := sink.writeRun(&run); err != nil {
 		sink.close()
@@ -257,13 +259,22 @@ func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *rec
 	}
 }
 
+// recordsFile is the records file as the sink uses it: an *os.File, or a
+// test's file that fails.
+type recordsFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
 // sink receives every record: it writes it to records.jsonl at once and
 // folds it into the aggregator.
 type sink struct {
 	mu     sync.Mutex
 	agg    metrics.Aggregator
 	w      *record.Writer
-	f      *os.File
+	f      recordsFile
 	dir    string
 	n      int
 	werr   error

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -46,10 +47,6 @@ Examples:
 Exit codes: 0 a candidate meets the objective, 1 failure, 2 usage error,
 3 no candidate meets it, 130 interrupted.
 `
-
-func init() {
-	register(&command{name: "decide", summary: "run one objective against several servers and recommend one", run: decideCmd})
-}
 
 func decideCmd(ctx context.Context, env *Env, args []string) error {
 	var f runFlags
@@ -124,6 +121,11 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 			return nil, usagef(hint, "candidate name %q is used twice", c.Name)
 		}
 		seen[c.Name] = true
+		if c.Simulated {
+			if _, err := sim.ParseConfig(c.Sim); err != nil {
+				return nil, usagef("servebench sim --print-config shows every setting", "--candidates %s: candidate %s: sim: %v", file, c.Name, err)
+			}
+		}
 	}
 	out = append(out, targets...)
 	if len(out) == 0 {
@@ -171,17 +173,12 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 		cf.out = filepath.Join(f.out, c.Name)
 	}
 	if c.Simulated {
-		tmp, err := os.CreateTemp("", "servebench-sim-*.yaml")
+		cfg, err := sim.ParseConfig(c.Sim) // checked by candidates
 		if err != nil {
 			x.Error = err.Error()
 			return x
 		}
-		defer os.Remove(tmp.Name())
-		_, err = tmp.Write(c.Sim)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		cf.simConfig = tmp.Name()
+		cf.sim = &cfg // in memory: no temporary file to write and lose
 	}
 	t, err := startTarget(ctx, env, &cf)
 	if err != nil {

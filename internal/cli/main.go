@@ -13,7 +13,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,10 +59,18 @@ type command struct {
 	run     func(ctx context.Context, env *Env, args []string) error
 }
 
-var commands = map[string]*command{}
-
-// register adds a subcommand; each subcommand's file calls it from init.
-func register(c *command) { commands[c.name] = c }
+// commands are servebench's subcommands, dispatched from this table (each
+// one's flags and usage live in its own file), in the order help lists
+// them.
+var commands = []command{
+	{"decide", "run one objective against several servers and recommend one", decideCmd},
+	{"objective", "list the preset serving objectives, or print one as YAML", objectiveCmd},
+	{"plan", "memory budget, GPU fit and roofline estimates for a model (and predicted vs measured)", planCmd},
+	{"report", "recompute and print a summary from recorded requests", reportCmd},
+	{"run", "measure a server (or the built-in simulator) under load", runCmd},
+	{"sim", "run the simulated LLM server (OpenAI, vLLM and Ollama APIs)", runSim},
+	{"version", "print the version servebench was built as", versionCmd},
+}
 
 // Error is an error with a hint for the user and an exit code.
 type Error struct {
@@ -96,21 +104,29 @@ func (env *Env) Main(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(env.Stdout, "servebench", version())
-		return ExitOK
+	name := args[0]
+	if name == "--version" {
+		name = "version"
 	}
-	c, ok := commands[args[0]]
-	if !ok {
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
 		fmt.Fprintf(env.Stderr, "Error: unknown command %q\nTry: servebench help\n", args[0])
 		return ExitUsage
 	}
-	return env.report(c.run(ctx, env, args[1:]))
+	return env.report(commands[i].run(ctx, env, args[1:]))
 }
 
 // Version, when set at build time with -ldflags "-X ...cli.Version=...",
 // overrides the module version the build recorded.
 var Version = ""
+
+func versionCmd(_ context.Context, env *Env, args []string) error {
+	if len(args) > 0 {
+		return usagef("servebench version", "version takes no argument")
+	}
+	_, err := fmt.Fprintln(env.Stdout, "servebench", version())
+	return err
+}
 
 // version is servebench's version: the -ldflags value, else the module
 // version from the build information ("v1.2.0" from go install …@v1.2.0,
@@ -157,13 +173,8 @@ func (env *Env) report(err error) int {
 
 func (env *Env) usage(w io.Writer) {
 	fmt.Fprint(w, "servebench measures LLM inference servers against serving objectives.\n\nUsage: servebench <command> [flags]\n\nCommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'servebench <command> -h' for a command's flags and examples.\n")
 }

@@ -30,10 +30,6 @@ Examples:
   servebench run --objective chat --slo 'ttft p95 <= 500ms' --find-capacity
 `
 
-func init() {
-	register(&command{name: "objective", summary: "list the preset serving objectives, or print one as YAML", run: objectiveCmd})
-}
-
 func objectiveCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "objective", objectiveUsage)
 	if err := parseFlags(fs, args); err != nil {

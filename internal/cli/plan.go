@@ -15,10 +15,6 @@ import (
 	"github.com/servebench/servebench/internal/plan"
 )
 
-func init() {
-	register(&command{name: "plan", summary: "memory budget, GPU fit and roofline estimates for a model (and predicted vs measured)", run: planCmd})
-}
-
 const planUsage = `
 Usage: servebench plan (--config PATH | --gguf FILE) [flags]
 

@@ -41,10 +41,6 @@ Examples:
   cat runs/a/records.jsonl | servebench report --format markdown
 `
 
-func init() {
-	register(&command{name: "report", summary: "recompute and print a summary from recorded requests", run: reportCmd})
-}
-
 func reportCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report", reportUsage)
 	format := fs.String("format", "text", "output format: text, markdown, csv, json")

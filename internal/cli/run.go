@@ -15,6 +15,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -66,12 +67,9 @@ type runFlags struct {
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
 	seed                               uint64
 	out, format, simConfig             string
+	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
 	jsonOut                            bool
 	slo                                sloFlags // objective, verdicts, capacity (run_slo.go)
-}
-
-func init() {
-	register(&command{name: "run", summary: "measure a server (or the built-in simulator) under load", run: runCmd})
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {

@@ -252,3 +252,14 @@ func TestRepeatIntervals(t *testing.T) {
 		t.Errorf("interval %+v around %v (%s)", c.CI, *c.Measured, c.Certainty)
 	}
 }
+
+// TestDecideBadSimCandidate: a candidate's simulator settings are checked
+// before anything is measured, and the error names the candidate.
+func TestDecideBadSimCandidate(t *testing.T) {
+	cands := filepath.Join(t.TempDir(), "candidates.yaml")
+	os.WriteFile(cands, []byte("candidates:\n  - name: fast\n    sim: {engine: {max_num_seqs: -3}}\n"), 0o644)
+	code, _, stderr := runMain(t, "decide", "--candidates", cands, "--objective", "chat")
+	if code != ExitUsage || !strings.Contains(stderr, "candidate fast: sim:") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the candidate", code, stderr)
+	}
+}

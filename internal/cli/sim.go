@@ -11,10 +11,6 @@ import (
 	"github.com/servebench/servebench/internal/sim"
 )
 
-func init() {
-	register(&command{name: "sim", summary: "run the simulated LLM server (OpenAI, vLLM and Ollama APIs)", run: runSim})
-}
-
 const simUsage = `
 Usage: servebench sim [flags]
 

@@ -59,7 +59,9 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		return &target{server: server, model: f.model, close: server.CloseIdleConnections}, nil
 	}
 	cfg := sim.DefaultConfig()
-	if f.simConfig != "" {
+	if f.sim != nil {
+		cfg = *f.sim
+	} else if f.simConfig != "" {
 		b, err := os.ReadFile(f.simConfig)
 		if err != nil {
 			return nil, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)

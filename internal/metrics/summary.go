@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/servebench/servebench/internal/record"
 )
@@ -40,7 +39,7 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 			if pc.Index == p.Index {
 				c := pc.Client
 				p.Client = &c
-				p.Warnings = append(p.Warnings, clientWarnings(c)...)
+				p.Warnings = append(p.Warnings, clientWarnings(c, run.ClientCPUs)...)
 			}
 		}
 	}
@@ -50,10 +49,17 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	return s
 }
 
-func clientWarnings(c record.ClientStats) []string {
+// clientWarnings judges the load generator's figures of a point; cpus is
+// the CPU count the run recorded for the machine that ran it (0 when a
+// run.json predates it: judged against one core).
+func clientWarnings(c record.ClientStats, cpus int) []string {
 	var w []string
-	if c.CPUPercent > clientCPUWarnPercent*float64(runtime.NumCPU()) {
-		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) on %d cores: it may have limited the load", c.CPUPercent, runtime.NumCPU()))
+	if c.CPUPercent > clientCPUWarnPercent*float64(max(cpus, 1)) {
+		on := fmt.Sprintf("on %d cores", cpus)
+		if cpus == 0 {
+			on = "on a machine whose core count the run did not record"
+		}
+		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) %s: it may have limited the load", c.CPUPercent, on))
 	}
 	if c.LagP99MS > clientLagWarnMS {
 		w = append(w, fmt.Sprintf("the client sent requests up to %.1f ms (p99) behind schedule: the offered load is lower than asked", c.LagP99MS))

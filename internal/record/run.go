@@ -33,6 +33,10 @@ type Run struct {
 	// those of docs/WORKLOADS.md. Absent for plain synthetic runs.
 	Workload any           `json:"workload,omitempty"`
 	Points   []PointClient `json:"points"`
+	// ClientCPUs is how many CPUs the load generator could use
+	// (GOMAXPROCS), so that its CPU figures are judged against the machine
+	// that ran it, not the one reading them; 0 when not recorded.
+	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
 }

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// Output helpers every measuring command (run, report, decide) shares:
+// the --format check, an objective's report, and its exit-3 error.
+
+// renderReport prints an objective's report: the summary in the chosen
+// format followed by the verdict, or one JSON document. CSV carries the
+// summary alone.
+func renderReport(w io.Writer, rep *slo.Report, format string) error {
+	if format == "json" {
+		return report.ObjectiveJSON(w, rep)
+	}
+	if err := report.Formats[format](w, rep.Summary); err != nil {
+		return err
+	}
+	if format == "csv" {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return report.Verdict(w, rep.Objective, rep.Verdict)
+}
+
+// unmet is the exit-3 error of an objective that does not hold, or the
+// exit-1 error of a server failing at the target load for reasons no load
+// explains (a wrong URL, model or API is not an objective missed).
+func unmet(o *slo.Objective, v *slo.Verdict) error {
+	if v.Failing {
+		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", slo.LoadText(v.TargetLoad),
+			strings.Join(v.Reasons, "; ")), Hint: "check --url, --model and --api; the errors by class are listed under the table", Code: ExitFailure}
+	}
+	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
+		strings.Join(v.Reasons, "; ")), Code: ExitObjective}
+}
+
+// formatRenderer returns the renderer of a --format value, or a usage
+// error naming the command.
+func formatRenderer(cmd, format string) (report.Renderer, error) {
+	r, ok := report.Formats[format]
+	if !ok {
+		return nil, usagef("servebench "+cmd+" --format text", "--format %q: want text, markdown, csv or json", format)
+	}
+	return r, nil
+}
