@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Summary is the part of a run's summary.json (servebench.summary/v1) the
@@ -15,11 +16,34 @@ type Summary struct {
 	Schema string         `json:"schema"`
 	Points []SummaryPoint `json:"points"`
 	Run    struct {
-		Model  string `json:"model"`
-		Target struct {
-			Model string `json:"model"`
+		Model     string  `json:"model"`
+		TimeScale float64 `json:"time_scale"`
+		Target    struct {
+			Model  string            `json:"model"`
+			Server map[string]string `json:"server"`
 		} `json:"target"`
 	} `json:"run"`
+	// Warnings say how the summary was read (a conversion to model time).
+	Warnings []string `json:"-"`
+}
+
+// legacyScale converts a summary written before summaries were in model
+// time: a simulator run sped up by its time_scale (target.server) without
+// run.time_scale has every time divided and every rate multiplied by it.
+func (s *Summary) legacyScale() {
+	v, err := strconv.ParseFloat(s.Run.Target.Server["time_scale"], 64)
+	if s.Run.TimeScale != 0 || err != nil || !(v > 0) || v == 1 {
+		return
+	}
+	for i := range s.Points {
+		p := &s.Points[i]
+		for _, d := range []*SummaryDist{&p.TTFT, &p.TPOT, &p.E2E, &p.Queue} {
+			d.Mean, d.P50, d.P95 = d.Mean*v, d.P50*v, d.P95*v
+		}
+		p.DecodeTPS.Mean, p.DecodeTPS.P50, p.DecodeTPS.P95 = p.DecodeTPS.Mean/v, p.DecodeTPS.P50/v, p.DecodeTPS.P95/v
+		p.OutputTPS, p.RequestRate, p.Load.Rate = p.OutputTPS/v, p.RequestRate/v, p.Load.Rate/v
+	}
+	s.Warnings = append(s.Warnings, fmt.Sprintf("the summary is in the simulator's sped-up time (time_scale %g, from an older servebench): converted to model time", v))
 }
 
 // model is the served model's name, wherever the summary carries it.
@@ -101,6 +125,7 @@ func ParseSummary(data []byte) (*Summary, error) {
 			return nil, fmt.Errorf("summary.json: point %d has neither load.concurrency nor load.rate", i+1)
 		}
 	}
+	s.legacyScale()
 	return &s, nil
 }
 
@@ -172,6 +197,7 @@ func Compare(s *Shape, o Options, d *Device, sum *Summary) (*Comparison, error) 
 	if e, err := lookupEngine(o.Engine); err == nil {
 		c.Engine = e.title
 	}
+	c.Warnings = append(c.Warnings, sum.Warnings...)
 	c.Warnings = append(c.Warnings, s.Warnings...)
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,29 @@ func TestParseSummaryErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestLegacySimSummaryInModelTime: a simulator summary from before
+// summaries were in model time (time_scale only in target.server) is
+// converted; one that records run.time_scale is already in model time.
+func TestLegacySimSummaryInModelTime(t *testing.T) {
+	const body = `{"schema":"servebench.summary/v1","run":{%s"target":{"server":{"time_scale":"10"}}},
+	  "points":[{"load":{"concurrency":1},"ttft_ms":{"mean":2,"p50":2,"p95":3},"tpot_ms":{"mean":0.65},
+	  "decode_tps_per_request":{"p50":1540},"output_tps":1500,"prompt_tokens_mean":512,"output_tokens_mean":128}]}`
+	legacy, err := ParseSummary(fmt.Appendf(nil, body, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := legacy.Points[0]
+	if p.TTFT.P50 != 20 || p.TTFT.P95 != 30 || p.TPOT.Mean != 6.5 || p.DecodeTPS.P50 != 154 || p.OutputTPS != 150 || len(legacy.Warnings) != 1 {
+		t.Errorf("legacy summary not converted to model time: %+v %v", p, legacy.Warnings)
+	}
+	current, err := ParseSummary(fmt.Appendf(nil, body, `"time_scale":10,`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := current.Points[0]; q.TTFT.P50 != 2 || q.DecodeTPS.P50 != 1540 || len(current.Warnings) != 0 {
+		t.Errorf("a model-time summary was converted again: %+v", q)
 	}
 }
