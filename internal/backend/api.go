@@ -5,14 +5,14 @@ import (
 	"maps"
 )
 
-// api describes one streaming API: where it lives, what it answers with,
-// and how its request body is built. The stream itself is read by
-// readOpenAI (SSE) or readOllama (NDJSON).
+// api describes one streaming API: where it lives, what it asks to be
+// answered with, how its request body is built, and the wire its answer
+// streams in.
 type api struct {
 	name       string
 	path       string
 	accept     string
-	ndjson     bool
+	wire       *wire
 	needsModel bool
 	body       func(c *Client, r *Request) (map[string]any, error)
 }

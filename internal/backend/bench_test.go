@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/sse"
 )
 
 // benchChunks is the number of content chunks each benchmark stream
@@ -110,6 +111,31 @@ func BenchmarkDo(b *testing.B) {
 				total += n
 			}
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "chunks/s")
+		})
+	}
+}
+
+// BenchmarkChunk is the cost of decoding one ordinary chunk of each wire
+// into a stream (no network, no SSE framing): the scanner's share of Do.
+func BenchmarkChunk(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		api  *api
+		data string
+	}{
+		{"openai", &openAIChat, `{"id":"chatcmpl-8f2c","object":"chat.completion.chunk","created":1732880000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}]}`},
+		{"ollama", &ollamaChat, `{"model":"llama3.2","created_at":"2026-11-29T14:52:00.000Z","message":{"role":"assistant","content":" token"},"done":false}`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			s := testStreamFor(tt.api, nil)
+			ev := sse.Event{Data: []byte(tt.data), At: time.Now()}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.rec.Chunks = s.rec.Chunks[:0]
+				if s.chunks.event(s, ev, false) {
+					b.Fatal("the stream ended")
+				}
+			}
 		})
 	}
 }

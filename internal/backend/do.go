@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
@@ -48,11 +47,7 @@ func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *rec
 
 	resp := s.send(body)
 	if resp != nil && s.isStream(resp) {
-		if c.api.ndjson {
-			s.readOllama(resp.Body)
-		} else {
-			s.readOpenAI(resp.Body)
-		}
+		s.read(resp.Body)
 	}
 	if resp != nil && s.done {
 		// The record is complete: return now, and let the rest of the body
@@ -135,12 +130,7 @@ func (s *stream) isStream(resp *http.Response) bool {
 	}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
-	var ok bool
-	if s.c.api.ndjson {
-		ok = strings.Contains(mt, "ndjson") || strings.Contains(mt, "jsonl")
-	} else {
-		ok = mt == "text/event-stream"
-	}
+	ok := s.c.api.wire.accepts(mt)
 	if !ok {
 		s.notStream(resp, ct)
 	}

@@ -91,13 +91,13 @@ func (s *stream) cut(err error, stray []byte, marker string) {
 // ended records the end marker, read at at. A stream that ends before any
 // content-bearing chunk has no first token to time: it is a failure, not a
 // completed request of 0 tokens and a near-zero latency.
-func (s *stream) ended(at time.Time, marker string) {
+func (s *stream) ended(at time.Time) {
 	s.done = true
 	s.end(at)
 	if len(s.rec.Chunks) > 0 {
 		return
 	}
-	msg := "the stream ended (" + marker + ") before any token"
+	msg := "the stream ended (" + s.wire.marker + ") before any token"
 	if s.rec.FinishReason != "" {
 		msg += fmt.Sprintf(" (finish reason %q)", s.rec.FinishReason)
 	}

@@ -361,30 +361,52 @@ func (s *jsonScan) unescape(raw []byte) []byte {
 	return s.esc[start:]
 }
 
-// folded reports whether key is not one of known but encoding/json would
-// match it to one case-insensitively; the caller then leaves the chunk to
-// encoding/json. Keys starting with a non-ASCII byte count as folded.
-func folded(key []byte, known []string) bool {
+// keys names the members of one JSON object that a chunk struct
+// decodes, by index: the scanner switches on the index, and the struct's
+// json tags are exactly these names (TestKeyTablesMatchTags), so that the
+// scanner and encoding/json cannot drift apart. Every name starts with a
+// lower-case ASCII letter.
+type keys []string
+
+// What find returns for a key that is not in the table.
+const (
+	keyUnknown = -1 // no field of the struct: the member is skipped
+	keyFolded  = -2 // a field only when case is folded, as encoding/json does
+)
+
+// find returns key's index in ks, keyFolded when encoding/json would
+// match it to one of ks only case-insensitively (the scanner then leaves
+// the chunk to encoding/json), else keyUnknown. A key starting with a
+// non-ASCII byte counts as folded.
+func (ks keys) find(key []byte) int {
 	if len(key) == 0 {
-		return false
+		return keyUnknown
 	}
 	if key[0] >= utf8.RuneSelf {
-		return true
+		return keyFolded
 	}
-	for _, k := range known {
-		if key[0]|0x20 == k[0] && bytes.EqualFold(key, []byte(k)) {
-			return true
+	for i, k := range ks {
+		if key[0]|0x20 != k[0] || len(key) < len(k) {
+			continue
+		}
+		if string(key) == k {
+			return i
+		}
+		// Only a multi-byte rune (the Kelvin sign, long s) folds to an
+		// ASCII letter, so a folded match is never shorter than k.
+		if bytes.EqualFold(key, []byte(k)) {
+			return keyFolded
 		}
 	}
-	return false
+	return keyUnknown
 }
 
-// fields reads an object (or null), handing each member's key to field,
-// which reads the value and returns true when it knows the key. Other
-// members are skipped, except a key that matches a known one only when
-// case is folded: encoding/json would take it, so the fast path gives up
-// (s.bad) rather than disagree with it.
-func (s *jsonScan) fields(known []string, field func(key []byte) bool) {
+// fields reads an object (or null), handing the index of each member in
+// ks to field, which reads the value and returns true when it reads that
+// member. A member field does not read must be null (encoding/json
+// leaves the field zero); unknown members are skipped; a case-folded key
+// makes the chunk bad, for encoding/json to decode.
+func (s *jsonScan) fields(ks keys, field func(k int) bool) {
 	if s.null() || !s.open('{') {
 		return
 	}
@@ -393,13 +415,22 @@ func (s *jsonScan) fields(known []string, field func(key []byte) bool) {
 		if !ok {
 			return
 		}
-		if field(key) {
-			continue
-		}
-		if folded(key, known) {
+		switch k := ks.find(key); {
+		case k == keyFolded:
 			s.bad = true
-			return
+		case k == keyUnknown:
+			s.skip()
+		case !field(k):
+			s.zero()
 		}
-		s.skip()
+	}
+}
+
+// zero reads the value of a member the fast path does not read: null,
+// which leaves the field zero, or anything else, which is for
+// encoding/json.
+func (s *jsonScan) zero() {
+	if !s.null() {
+		s.bad = true
 	}
 }

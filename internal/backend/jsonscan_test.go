@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -147,6 +150,65 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
 			t.Errorf("%s: %v allocations per chunk, want 0", name, n)
+		}
+	}
+}
+
+// TestKeyTablesMatchTags holds each scanner key table to the json tags
+// of the struct encoding/json decodes the same object into: a field added
+// to one and not the other fails here, so the fast path and encoding/json
+// cannot disagree about which members exist.
+func TestKeyTablesMatchTags(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		typ  reflect.Type
+		keys keys
+	}{
+		{"openAIChunk", reflect.TypeFor[openAIChunk](), openAIKeys},
+		{"openAIChoice", reflect.TypeFor[openAIChoice](), choiceKeys},
+		{"openAIDelta", reflect.TypeFor[openAIDelta](), deltaKeys},
+		{"ollamaChunk", reflect.TypeFor[ollamaChunk](), ollamaKeys},
+		{"ollamaMessage", reflect.TypeFor[ollamaMessage](), messageKeys},
+	} {
+		var tags []string
+		for f := range tt.typ.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == "" || tag == "-" {
+				t.Errorf("%s.%s has no json name", tt.name, f.Name)
+			}
+			tags = append(tags, tag)
+		}
+		table := slices.Clone(tt.keys)
+		for i, k := range table {
+			// find relies on these: a lower-case first letter, no gaps.
+			if k == "" || k[0] < 'a' || k[0] > 'z' {
+				t.Errorf("%s: key %d is %q", tt.name, i, k)
+			}
+		}
+		slices.Sort(tags)
+		slices.Sort(table)
+		if !slices.Equal(tags, table) {
+			t.Errorf("%s: json tags %q, scanner keys %q", tt.name, tags, table)
+		}
+	}
+}
+
+func TestKeysFind(t *testing.T) {
+	ks := keys{"content", "reasoning_content", "reasoning"}
+	for key, want := range map[string]int{
+		"content":           0,
+		"reasoning":         2,
+		"reasoning_content": 1,
+		"Content":           keyFolded,
+		"REASONING":         keyFolded,
+		"\u212aey":          keyFolded, // non-ASCII first byte: folded
+		"conten\u017f":      keyUnknown,
+		"reaſoning":         keyFolded, // ſ folds to s
+		"role":              keyUnknown,
+		"":                  keyUnknown,
+	} {
+		if got := ks.find([]byte(key)); got != want {
+			t.Errorf("find(%q) = %d, want %d", key, got, want)
 		}
 	}
 }

@@ -2,9 +2,6 @@ package backend
 
 import (
 	"encoding/json"
-	"io"
-	"slices"
-	"time"
 
 	"github.com/servebench/servebench/internal/sse"
 )
@@ -29,14 +26,12 @@ func (c *Client) ollamaBody(r *Request) map[string]any {
 }
 
 // ollamaChunk is one NDJSON line of /api/chat or /api/generate. The
-// timing fields come only in the last line, the one with done: true.
+// timing fields come only in the last line, the one with done: true. Its
+// json tags are the key tables below.
 type ollamaChunk struct {
-	Response string `json:"response"`
-	Thinking string `json:"thinking"`
-	Message  struct {
-		Content  string `json:"content"`
-		Thinking string `json:"thinking"`
-	} `json:"message"`
+	Response   string          `json:"response"`
+	Thinking   string          `json:"thinking"`
+	Message    ollamaMessage   `json:"message"`
 	Done       bool            `json:"done"`
 	DoneReason string          `json:"done_reason"`
 	Error      json.RawMessage `json:"error"`
@@ -49,31 +44,62 @@ type ollamaChunk struct {
 	TotalDuration      int64 `json:"total_duration"`
 }
 
-// readOllama reads an NDJSON stream until "done": true or a failure.
-func (s *stream) readOllama(body io.Reader) {
-	if s.nd == nil {
-		s.nd = sse.NewNDJSONDecoder(body, time.Now)
-	} else {
-		s.nd.Reset(body, time.Now)
-	}
-	d := s.nd
-	for d.Next() {
-		s.events++
-		if s.ollamaLine(d.Event(), d.Truncated()) {
-			return
-		}
-	}
-	s.cut(d.Err(), nil, `"done": true`)
+type ollamaMessage struct {
+	Content  string `json:"content"`
+	Thinking string `json:"thinking"`
 }
 
-// ollamaLine handles one line; it reports whether the stream is over.
-func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
-	s.joined = s.joined[:0]
-	if f := &s.fastOL; s.scan.ollama(ev.Data, f) {
-		s.add(ev.At, s.join(f.content, f.response), s.join(f.msgThinking, f.thinking))
+// The members of ollamaChunk and ollamaMessage, for the scanner.
+const (
+	olResponse = iota
+	olThinking
+	olMessage
+	olDone
+	olDoneReason
+	olError
+	olPromptEvalCount
+	olPromptEvalDuration
+	olEvalCount
+	olEvalDuration
+	olLoadDuration
+	olTotalDuration
+)
+
+const (
+	messageContent = iota
+	messageThinking
+)
+
+var (
+	ollamaKeys = keys{olResponse: "response", olThinking: "thinking", olMessage: "message", olDone: "done",
+		olDoneReason: "done_reason", olError: "error", olPromptEvalCount: "prompt_eval_count",
+		olPromptEvalDuration: "prompt_eval_duration", olEvalCount: "eval_count", olEvalDuration: "eval_duration",
+		olLoadDuration: "load_duration", olTotalDuration: "total_duration"}
+	messageKeys = keys{messageContent: "content", messageThinking: "thinking"}
+)
+
+// ollamaDecoder reads Ollama's lines: those that carry text with the
+// allocation-free scanner, the last one and errors with encoding/json.
+type ollamaDecoder struct {
+	scan jsonScan
+	fast ollamaText
+	slow ollamaChunk
+	// joined holds texts the fast path joins (message and top level).
+	joined []byte
+}
+
+func (d *ollamaDecoder) reset() {
+	d.slow, d.fast, d.joined = ollamaChunk{}, ollamaText{}, d.joined[:0]
+}
+
+// event handles one line; it reports whether the stream is over.
+func (d *ollamaDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
+	d.joined = d.joined[:0]
+	if f := &d.fast; d.scan.ollama(ev.Data, f) {
+		s.add(ev.At, join(&d.joined, f.content, f.response), join(&d.joined, f.msgThinking, f.thinking))
 		return false
 	}
-	c := &s.ol
+	c := &d.slow
 	*c = ollamaChunk{}
 	if err := json.Unmarshal(ev.Data, c); err != nil {
 		s.badChunk(ev.At, ev.Data, err, truncated)
@@ -101,7 +127,7 @@ func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
 	srv.PromptEvalDuration, srv.EvalDuration = c.PromptEvalDuration, c.EvalDuration
 	srv.LoadDuration, srv.TotalDuration = c.LoadDuration, c.TotalDuration
 	s.rec.FinishReason = c.DoneReason
-	s.ended(ev.At, `"done": true`)
+	s.ended(ev.At)
 	return true
 }
 
@@ -110,12 +136,6 @@ func (s *stream) ollamaLine(ev sse.Event, truncated bool) bool {
 type ollamaText struct {
 	response, thinking, content, msgThinking []byte
 }
-
-var (
-	ollamaKeys  = []string{"response", "thinking", "message", "done", "done_reason", "error", "prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration", "load_duration", "total_duration"}
-	ollamaSlow  = ollamaKeys[5:] // present and not null: the line goes to encoding/json
-	messageKeys = []string{"content", "thinking"}
-)
 
 // ollama reads a line that carries text and is not done. It returns false
 // when the line is for encoding/json (the done line, errors, anything
@@ -126,57 +146,47 @@ func (s *jsonScan) ollama(data []byte, out *ollamaText) bool {
 	if !s.open('{') {
 		return false
 	}
-	for first := true; ; first = false {
+	for first := true; !s.bad; first = false {
 		key, ok := s.member(first)
 		if !ok {
 			break
 		}
-		switch k := string(key); k {
-		case "response":
+		switch ollamaKeys.find(key) {
+		case keyFolded:
+			return false
+		case keyUnknown:
+			s.skip()
+		case olResponse:
 			s.textInto(&out.response)
-		case "thinking":
+		case olThinking:
 			s.textInto(&out.thinking)
-		case "done_reason":
+		case olDoneReason:
 			var v []byte
 			s.textInto(&v)
-		case "done":
+		case olDone:
 			switch s.peek() {
 			case 't':
-				return false
+				return false // the last line, for encoding/json
 			case 'f':
 				s.literal("false")
 			default:
-				if !s.null() {
-					return false
-				}
+				s.zero()
 			}
-		case "message":
+		case olMessage:
 			s.message(out)
 		default:
-			if slices.Contains(ollamaSlow, k) {
-				if !s.null() {
-					return false
-				}
-				continue
-			}
-			if folded(key, ollamaKeys) {
-				return false
-			}
-			s.skip()
-		}
-		if s.bad {
-			return false
+			s.zero()
 		}
 	}
 	return s.end()
 }
 
 func (s *jsonScan) message(out *ollamaText) {
-	s.fields(messageKeys, func(key []byte) bool {
-		switch string(key) {
-		case "content":
+	s.fields(messageKeys, func(k int) bool {
+		switch k {
+		case messageContent:
 			s.textInto(&out.content)
-		case "thinking":
+		case messageThinking:
 			s.textInto(&out.msgThinking)
 		default:
 			return false

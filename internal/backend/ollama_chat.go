@@ -6,7 +6,7 @@ var ollamaChat = api{
 	name:       OllamaChat,
 	path:       "/api/chat",
 	accept:     "application/x-ndjson",
-	ndjson:     true,
+	wire:       &ndjsonWire,
 	needsModel: true,
 	body: func(c *Client, r *Request) (map[string]any, error) {
 		msgs, err := chatMessages(r)

@@ -8,7 +8,7 @@ var ollamaGenerate = api{
 	name:       OllamaGenerate,
 	path:       "/api/generate",
 	accept:     "application/x-ndjson",
-	ndjson:     true,
+	wire:       &ndjsonWire,
 	needsModel: true,
 	body: func(c *Client, r *Request) (map[string]any, error) {
 		if r.Prompt == "" {

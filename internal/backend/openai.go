@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"io"
-	"time"
 
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sse"
@@ -34,17 +32,10 @@ func (c *Client) openAIBody(r *Request) map[string]any {
 }
 
 // openAIChunk is the part of a streamed chunk that servebench reads, for
-// both chat (delta) and completions (text).
+// both chat (delta) and completions (text). Its json tags are the key
+// tables below.
 type openAIChunk struct {
-	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
+	Choices []openAIChoice  `json:"choices"`
 	Usage   *openAIUsage    `json:"usage"`
 	Timings *llamaTimings   `json:"timings"`
 	Error   json.RawMessage `json:"error"`
@@ -52,6 +43,48 @@ type openAIChunk struct {
 	Object  string `json:"object"`
 	Message string `json:"message"`
 }
+
+type openAIChoice struct {
+	Text         string      `json:"text"`
+	Delta        openAIDelta `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type openAIDelta struct {
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"`
+	Reasoning        string `json:"reasoning"`
+}
+
+// The members of openAIChunk, openAIChoice and openAIDelta, for the
+// scanner: one table per object, indexed by these constants.
+const (
+	oaChoices = iota
+	oaUsage
+	oaTimings
+	oaError
+	oaObject
+	oaMessage
+)
+
+const (
+	choiceText = iota
+	choiceDelta
+	choiceFinish
+)
+
+const (
+	deltaContent = iota
+	deltaReasoningContent
+	deltaReasoning
+)
+
+var (
+	openAIKeys = keys{oaChoices: "choices", oaUsage: "usage", oaTimings: "timings", oaError: "error",
+		oaObject: "object", oaMessage: "message"}
+	choiceKeys = keys{choiceText: "text", choiceDelta: "delta", choiceFinish: "finish_reason"}
+	deltaKeys  = keys{deltaContent: "content", deltaReasoningContent: "reasoning_content", deltaReasoning: "reasoning"}
+)
 
 type openAIUsage struct {
 	PromptTokens        *int `json:"prompt_tokens"`
@@ -83,53 +116,52 @@ func (c *openAIChunk) reset() {
 
 var doneMarker = []byte("[DONE]")
 
-// readOpenAI reads an SSE stream until [DONE] or a failure.
-func (s *stream) readOpenAI(body io.Reader) {
-	if s.sse == nil {
-		s.sse = sse.NewDecoder(body, time.Now)
-	} else {
-		s.sse.Reset(body, time.Now)
-	}
-	d := s.sse
-	for d.Next() {
-		s.events++
-		if s.openAIEvent(d.Event(), d.Truncated()) {
-			return
-		}
-	}
-	s.cut(d.Err(), d.Stray(), "[DONE]")
+// openAIDecoder reads the chunks of both OpenAI APIs: ordinary chunks with
+// the allocation-free scanner, the rest (usage, timings, errors, whatever
+// the scanner declines) with encoding/json.
+type openAIDecoder struct {
+	scan jsonScan
+	fast openAIText
+	slow openAIChunk
+	// joined holds texts the fast path joins (text and delta.content).
+	joined []byte
 }
 
-// openAIEvent handles one event; it reports whether the stream is over.
-func (s *stream) openAIEvent(ev sse.Event, truncated bool) bool {
+func (d *openAIDecoder) reset() {
+	d.slow.reset()
+	d.fast, d.joined = openAIText{}, d.joined[:0]
+}
+
+// event handles one event; it reports whether the stream is over.
+func (d *openAIDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
 	data := bytes.TrimSpace(ev.Data)
 	switch {
 	case ev.Event == "error":
 		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
 		return true
 	case bytes.Equal(data, doneMarker):
-		s.ended(ev.At, "[DONE]")
+		s.ended(ev.At)
 		return true
 	case len(data) == 0:
 		return false
 	}
-	s.joined = s.joined[:0]
-	if f := &s.fastOA; s.scan.openAI(data, f) {
+	d.joined = d.joined[:0]
+	if f := &d.fast; d.scan.openAI(data, f) {
 		if len(f.finish) > 0 && string(f.finish) != s.rec.FinishReason {
 			s.rec.FinishReason = string(f.finish)
 		}
 		if f.choice {
-			s.add(ev.At, s.join(f.text, f.content), firstNonEmpty(f.reasoningContent, f.reasoning))
+			s.add(ev.At, join(&d.joined, f.text, f.content), firstNonEmpty(f.reasoningContent, f.reasoning))
 		}
 		return false
 	}
-	return s.openAISlow(ev, data, truncated)
+	return d.decodeSlow(s, ev, data, truncated)
 }
 
-// openAISlow decodes a chunk with encoding/json: chunks with usage,
+// decodeSlow decodes a chunk with encoding/json: chunks with usage,
 // timings or an error, and whatever the fast path declines.
-func (s *stream) openAISlow(ev sse.Event, data []byte, truncated bool) bool {
-	c := &s.oa
+func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncated bool) bool {
+	c := &d.slow
 	c.reset()
 	if err := json.Unmarshal(data, c); err != nil {
 		s.badChunk(ev.At, data, err, truncated)
@@ -209,12 +241,6 @@ type openAIText struct {
 	text, content, reasoningContent, reasoning, finish []byte
 }
 
-var (
-	openAIKeys = []string{"choices", "usage", "timings", "error", "object", "message"}
-	choiceKeys = []string{"text", "delta", "finish_reason"}
-	deltaKeys  = []string{"content", "reasoning_content", "reasoning"}
-)
-
 // openAI reads an ordinary chunk: choices, and no usage, timings or
 // error. It returns false when the chunk is for encoding/json.
 func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
@@ -224,38 +250,32 @@ func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
 		return false
 	}
 	seenChoices := false
-	for first := true; ; first = false {
+	for first := true; !s.bad; first = false {
 		key, ok := s.member(first)
 		if !ok {
 			break
 		}
-		switch string(key) {
-		case "choices":
+		switch openAIKeys.find(key) {
+		case keyFolded:
+			return false
+		case keyUnknown:
+			s.skip()
+		case oaChoices:
 			if seenChoices {
 				return false // encoding/json reuses elements: not worth copying
 			}
 			seenChoices = true
 			s.choices(out)
-		case "usage", "timings", "error":
-			if !s.null() {
-				return false
-			}
-		case "object":
+		case oaObject:
 			var v []byte
 			if s.textInto(&v); string(v) == "error" {
 				return false
 			}
-		case "message":
+		case oaMessage:
 			var v []byte
 			s.textInto(&v)
 		default:
-			if folded(key, openAIKeys) {
-				return false
-			}
-			s.skip()
-		}
-		if s.bad {
-			return false
+			s.zero()
 		}
 	}
 	return s.end()
@@ -277,13 +297,13 @@ func (s *jsonScan) choices(out *openAIText) {
 }
 
 func (s *jsonScan) choice(out *openAIText) {
-	s.fields(choiceKeys, func(key []byte) bool {
-		switch string(key) {
-		case "text":
+	s.fields(choiceKeys, func(k int) bool {
+		switch k {
+		case choiceText:
 			s.textInto(&out.text)
-		case "finish_reason":
+		case choiceFinish:
 			s.textInto(&out.finish)
-		case "delta":
+		case choiceDelta:
 			s.delta(out)
 		default:
 			return false
@@ -293,13 +313,13 @@ func (s *jsonScan) choice(out *openAIText) {
 }
 
 func (s *jsonScan) delta(out *openAIText) {
-	s.fields(deltaKeys, func(key []byte) bool {
-		switch string(key) {
-		case "content":
+	s.fields(deltaKeys, func(k int) bool {
+		switch k {
+		case deltaContent:
 			s.textInto(&out.content)
-		case "reasoning_content":
+		case deltaReasoningContent:
 			s.textInto(&out.reasoningContent)
-		case "reasoning":
+		case deltaReasoning:
 			s.textInto(&out.reasoning)
 		default:
 			return false

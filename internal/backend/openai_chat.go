@@ -7,6 +7,7 @@ var openAIChat = api{
 	name:   OpenAIChat,
 	path:   "/v1/chat/completions",
 	accept: "text/event-stream",
+	wire:   &sseWire,
 	body: func(c *Client, r *Request) (map[string]any, error) {
 		msgs, err := chatMessages(r)
 		if err != nil {

@@ -8,6 +8,7 @@ var openAICompletions = api{
 	name:   OpenAICompletions,
 	path:   "/v1/completions",
 	accept: "text/event-stream",
+	wire:   &sseWire,
 	body: func(c *Client, r *Request) (map[string]any, error) {
 		if r.Prompt == "" {
 			if len(r.Messages) > 0 {

@@ -43,15 +43,11 @@ type stream struct {
 	idx, weights, order []int
 	rem                 []int
 
-	sse *sse.Decoder
-	nd  *sse.NDJSONDecoder
-	oa  openAIChunk
-	ol  ollamaChunk
-	// The fast path's scanner and results, and a buffer for joined texts.
-	scan   jsonScan
-	fastOA openAIText
-	fastOL ollamaText
-	joined []byte
+	// The decoders of the stream's wire: they and their buffers are kept
+	// for the next request of the same wire.
+	wire   *wire
+	dec    sse.Decoder
+	chunks chunkDecoder
 }
 
 var streams = sync.Pool{New: func() any { return new(stream) }}
@@ -59,25 +55,25 @@ var streams = sync.Pool{New: func() any { return new(stream) }}
 func newStream(ctx context.Context, c *Client, rec *record.Record, epoch time.Time) *stream {
 	s := streams.Get().(*stream)
 	s.c, s.rec, s.parent, s.ctx, s.epoch = c, rec, ctx, ctx, epoch
+	if w := c.api.wire; s.wire != w {
+		s.wire, s.dec, s.chunks = w, w.events(), w.chunks()
+	}
 	return s
 }
 
 // release returns s to the pool, dropping references and oversized
 // buffers.
 func (s *stream) release() {
-	if s.sse != nil {
-		s.sse.Reset(nil, nil) // drop the body, which may still be draining
-	}
-	if s.nd != nil {
-		s.nd.Reset(nil, nil)
+	if s.dec != nil {
+		s.dec.Reset(nil, nil) // drop the body, which may still be draining
+		s.chunks.reset()
 	}
 	texts, ends := s.texts[:0], s.ends[:0]
 	if cap(texts) > 1<<20 {
 		texts, ends = nil, nil
 	}
 	*s = stream{texts: texts, ends: ends, idx: s.idx[:0], weights: s.weights[:0],
-		order: s.order[:0], rem: s.rem[:0], sse: s.sse, nd: s.nd, scan: jsonScan{esc: s.scan.esc[:0]},
-		joined: s.joined[:0]}
+		order: s.order[:0], rem: s.rem[:0], wire: s.wire, dec: s.dec, chunks: s.chunks}
 	streams.Put(s)
 }
 
@@ -109,27 +105,6 @@ func (s *stream) add(at time.Time, text, reasoning []byte) {
 }
 
 func (s *stream) end(at time.Time) { s.rec.EndNS = ns(at, s.epoch) }
-
-// join concatenates two texts, avoiding a copy when one is empty. What
-// it returns stays valid until the next chunk.
-func (s *stream) join(a, b []byte) []byte {
-	switch {
-	case len(a) == 0:
-		return b
-	case len(b) == 0:
-		return a
-	}
-	start := len(s.joined)
-	s.joined = append(append(s.joined, a...), b...)
-	return s.joined[start:]
-}
-
-func firstNonEmpty(a, b []byte) []byte {
-	if len(a) > 0 {
-		return a
-	}
-	return b
-}
 
 // chunkText is chunk i's text (only with a local tokenizer).
 func (s *stream) chunkText(i int) string {

@@ -16,9 +16,12 @@ type length struct{}
 func (length) Count(s string) int { return len(s) }
 
 // testStream returns a stream ready to take chunks without a server.
-func testStream(counter TokenCounter) *stream {
-	c := &Client{api: &openAIChat, counter: counter}
-	return &stream{c: c, rec: &record.Record{}, sent: time.Now(), epoch: time.Now()}
+func testStream(counter TokenCounter) *stream { return testStreamFor(&openAIChat, counter) }
+
+func testStreamFor(a *api, counter TokenCounter) *stream {
+	c := &Client{api: a, counter: counter}
+	return &stream{c: c, rec: &record.Record{}, sent: time.Now(), epoch: time.Now(),
+		wire: a.wire, dec: a.wire.events(), chunks: a.wire.chunks()}
 }
 
 func TestSpread(t *testing.T) {
@@ -108,7 +111,7 @@ func FuzzOpenAIChunk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := testStream(words{})
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			if s.openAIEvent(sse.Event{Data: line, At: time.Now()}, false) {
+			if s.chunks.event(s, sse.Event{Data: line, At: time.Now()}, false) {
 				break
 			}
 		}
@@ -121,10 +124,9 @@ func FuzzOllamaChunk(f *testing.F) {
 	f.Add([]byte(`{"message":{"content":"a","thinking":"t"},"done":false}` + "\n" + `{"done":true,"eval_count":3,"prompt_eval_count":2}`))
 	f.Add([]byte(`{"response":"a"}` + "\n" + `{"error":"x"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := testStream(nil)
-		s.c.api = &ollamaChat
+		s := testStreamFor(&ollamaChat, nil)
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			if s.ollamaLine(sse.Event{Data: line, At: time.Now()}, false) {
+			if s.chunks.event(s, sse.Event{Data: line, At: time.Now()}, false) {
 				break
 			}
 		}

@@ -12,7 +12,7 @@ const chunk = `data: {"id":"chatcmpl-8f2c","object":"chat.completion.chunk","cre
 func BenchmarkDecoder(b *testing.B) {
 	in := []byte(strings.Repeat(chunk, 1000))
 	r := bytes.NewReader(in)
-	d := NewDecoder(r, nil)
+	d := NewEventStream(r, nil)
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	events := 0
@@ -30,7 +30,7 @@ func BenchmarkNDJSON(b *testing.B) {
 	line := `{"model":"llama3.2","created_at":"2026-11-29T14:52:00.000Z","message":{"role":"assistant","content":" token"},"done":false}` + "\n"
 	in := []byte(strings.Repeat(line, 1000))
 	r := bytes.NewReader(in)
-	d := NewNDJSONDecoder(r, nil)
+	d := NewNDJSON(r, nil)
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	events := 0

@@ -5,45 +5,49 @@ import (
 	"time"
 )
 
-// NDJSONDecoder reads newline-delimited JSON (Ollama's native streaming
+// NDJSON reads newline-delimited JSON (Ollama's native streaming
 // API): each non-blank line is one event whose Data is the line without
 // its "\n" or "\r\n". It does not parse the JSON. A last line without a
 // newline at EOF is delivered, and Truncated says so.
-type NDJSONDecoder struct {
+type NDJSON struct {
 	rd reader
 	ev Event
 }
 
-// NewNDJSONDecoder returns a decoder reading from r. now is called right
+// NewNDJSON returns a decoder reading from r. now is called right
 // after each Read returns (nil means time.Now).
-func NewNDJSONDecoder(r io.Reader, now func() time.Time) *NDJSONDecoder {
-	d := &NDJSONDecoder{}
+func NewNDJSON(r io.Reader, now func() time.Time) *NDJSON {
+	d := &NDJSON{}
 	d.Reset(r, now)
 	return d
 }
 
 // Reset makes d read a new stream, keeping its buffer and size limit.
-func (d *NDJSONDecoder) Reset(r io.Reader, now func() time.Time) {
+func (d *NDJSON) Reset(r io.Reader, now func() time.Time) {
 	d.rd.reset(r, now, true)
 	d.ev = Event{}
 }
 
 // SetMaxEventSize sets the limit on one line's size (n <= 0 restores
 // DefaultMaxEventSize). Call it before the first Next.
-func (d *NDJSONDecoder) SetMaxEventSize(n int) { d.rd.setMax(n) }
+func (d *NDJSON) SetMaxEventSize(n int) { d.rd.setMax(n) }
 
 // Event returns the line Next just read.
-func (d *NDJSONDecoder) Event() Event { return d.ev }
+func (d *NDJSON) Event() Event { return d.ev }
 
 // Err returns the first error other than io.EOF, or nil.
-func (d *NDJSONDecoder) Err() error { return d.rd.err }
+func (d *NDJSON) Err() error { return d.rd.err }
+
+// Stray is always nil: every non-blank line is an event, and whether it
+// is JSON is for the caller to see.
+func (d *NDJSON) Stray() []byte { return nil }
 
 // Truncated reports whether the last line lacked its newline.
-func (d *NDJSONDecoder) Truncated() bool { return d.rd.truncated }
+func (d *NDJSON) Truncated() bool { return d.rd.truncated }
 
 // Next reads the next non-blank line. It returns false at the end of the
 // stream or on error (see Err).
-func (d *NDJSONDecoder) Next() bool {
+func (d *NDJSON) Next() bool {
 	r := &d.rd
 	if r.done || r.err != nil {
 		return false
@@ -71,7 +75,7 @@ func (d *NDJSONDecoder) Next() bool {
 	}
 }
 
-func (d *NDJSONDecoder) deliver(line []byte) bool {
+func (d *NDJSON) deliver(line []byte) bool {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
@@ -82,7 +86,7 @@ func (d *NDJSONDecoder) deliver(line []byte) bool {
 	return true
 }
 
-func (d *NDJSONDecoder) finish() bool {
+func (d *NDJSON) finish() bool {
 	r := &d.rd
 	r.done = true
 	if r.readErr != nil {

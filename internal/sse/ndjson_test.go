@@ -10,7 +10,7 @@ import (
 )
 
 func ndjsonAll(r io.Reader, max int) (lines []string, truncated bool, err error) {
-	d := NewNDJSONDecoder(r, nil)
+	d := NewNDJSON(r, nil)
 	d.SetMaxEventSize(max)
 	for d.Next() {
 		lines = append(lines, string(d.Event().Data))
@@ -56,7 +56,7 @@ func TestNDJSONTooLarge(t *testing.T) {
 func TestNDJSONAt(t *testing.T) {
 	var clock time.Time
 	r := &stepReader{pieces: []string{"{\"a\"", ":1}\n{}\n", "{}"}, clock: &clock}
-	d := NewNDJSONDecoder(r, func() time.Time { return clock })
+	d := NewNDJSON(r, func() time.Time { return clock })
 	var at []int
 	for d.Next() {
 		at = append(at, int(d.Event().At.Sub(time.Time{})/time.Second))

@@ -1,8 +1,9 @@
 // Package sse reads the two streaming formats inference servers answer
-// with: text/event-stream (Server-Sent Events) and newline-delimited JSON.
-// It knows nothing of LLMs. Both decoders are Scanner-style (Next, Event,
-// Err), parse whatever each Read delivers without waiting for more, and
-// stamp every event with the time the Read that completed it returned.
+// with: text/event-stream (Server-Sent Events, EventStream) and
+// newline-delimited JSON (NDJSON). It knows nothing of LLMs. Both
+// implement Decoder: Scanner-style (Next, Event, Err), they parse whatever
+// each Read delivers without waiting for more, and stamp every event with
+// the time the Read that completed it returned.
 package sse
 
 import (
@@ -28,6 +29,44 @@ const minMaxEventSize = 16
 
 // ErrTooLarge is returned by Err when an event or line exceeds the limit.
 var ErrTooLarge = errors.New("sse: event exceeds the size limit")
+
+// Decoder reads the events of one stream, whatever its format, so that a
+// client needs one read loop for both:
+//
+//	d.Reset(body, time.Now)
+//	for d.Next() {
+//		use(d.Event())
+//	}
+//	if err := d.Err(); err != nil { ... }
+type Decoder interface {
+	// Next decodes the next event, reading as needed. It returns false at
+	// the end of the stream or on error (see Err).
+	Next() bool
+	// Event returns the event Next just decoded.
+	Event() Event
+	// Err returns the first error other than io.EOF, or nil.
+	Err() error
+	// Truncated reports whether the stream ended inside an event or line.
+	// A truncated final event that had data is still delivered by Next.
+	Truncated() bool
+	// Stray returns the start of what was read before the first event and
+	// is not part of the format (nil once an event arrived): a body that is
+	// not a stream of this format shows up here.
+	Stray() []byte
+	// Reset makes the decoder read a new stream (r may be nil to drop the
+	// old one), keeping its buffers and size limit. now is called right
+	// after each Read returns (nil means time.Now).
+	Reset(r io.Reader, now func() time.Time)
+	// SetMaxEventSize sets the limit on one event's size and on one
+	// line's (n <= 0 restores DefaultMaxEventSize). Call it before the
+	// first Next.
+	SetMaxEventSize(n int)
+}
+
+var (
+	_ Decoder = (*EventStream)(nil)
+	_ Decoder = (*NDJSON)(nil)
+)
 
 // Event is one decoded event. Data is valid only until the next call to
 // Next; copy it to keep it.

@@ -8,13 +8,13 @@ import (
 
 var bom = []byte("\xef\xbb\xbf")
 
-// Decoder reads a text/event-stream as the HTML standard defines it: lines
+// EventStream reads a text/event-stream as the HTML standard defines it: lines
 // end in "\n", "\r\n" or "\r"; a blank line dispatches the event; lines
 // starting with ':' are comments; a field without a colon has an empty
 // value; a leading UTF-8 BOM is dropped. Unlike a browser, it also
 // delivers a final event that lacks its blank line at EOF, and says so in
 // Truncated.
-type Decoder struct {
+type EventStream struct {
 	rd      reader
 	data    []byte
 	hasData bool
@@ -36,18 +36,18 @@ type Decoder struct {
 // an error message in it.
 const maxStray = 4 << 10
 
-// NewDecoder returns a Decoder reading from r. now is called right after
+// NewEventStream returns an EventStream reading from r. now is called right after
 // each Read returns (nil means time.Now).
-func NewDecoder(r io.Reader, now func() time.Time) *Decoder {
-	d := &Decoder{}
+func NewEventStream(r io.Reader, now func() time.Time) *EventStream {
+	d := &EventStream{}
 	d.Reset(r, now)
 	return d
 }
 
 // Reset makes d read a new stream, keeping its buffers and size limit.
-func (d *Decoder) Reset(r io.Reader, now func() time.Time) {
+func (d *EventStream) Reset(r io.Reader, now func() time.Time) {
 	d.rd.reset(r, now, false)
-	*d = Decoder{rd: d.rd, data: d.data[:0], stray: d.stray[:0]}
+	*d = EventStream{rd: d.rd, data: d.data[:0], stray: d.stray[:0]}
 }
 
 // Stray returns the lines read before the first event that are not SSE
@@ -55,7 +55,7 @@ func (d *Decoder) Reset(r io.Reader, now func() time.Time) {
 // 4 KiB; nil once an event has been delivered. A body that is not an
 // event stream at all (a JSON document, an HTML page) shows up here. It
 // is valid until Reset.
-func (d *Decoder) Stray() []byte {
+func (d *EventStream) Stray() []byte {
 	if d.dispatched || len(d.stray) == 0 {
 		return nil
 	}
@@ -64,22 +64,22 @@ func (d *Decoder) Stray() []byte {
 
 // SetMaxEventSize sets the limit on one event's size and on one line's
 // (n <= 0 restores DefaultMaxEventSize). Call it before the first Next.
-func (d *Decoder) SetMaxEventSize(n int) { d.rd.setMax(n) }
+func (d *EventStream) SetMaxEventSize(n int) { d.rd.setMax(n) }
 
 // Event returns the event Next just decoded.
-func (d *Decoder) Event() Event { return d.ev }
+func (d *EventStream) Event() Event { return d.ev }
 
 // Err returns the first error other than io.EOF, or nil.
-func (d *Decoder) Err() error { return d.rd.err }
+func (d *EventStream) Err() error { return d.rd.err }
 
 // Truncated reports whether the stream ended inside an event or inside a
 // line (no blank line after its last field). A truncated final event that
 // had data is still delivered by Next.
-func (d *Decoder) Truncated() bool { return d.rd.truncated }
+func (d *EventStream) Truncated() bool { return d.rd.truncated }
 
 // Next decodes the next event, reading as needed. It returns false at the
 // end of the stream or on error (see Err).
-func (d *Decoder) Next() bool {
+func (d *EventStream) Next() bool {
 	r := &d.rd
 	if r.done || r.err != nil {
 		return false
@@ -115,7 +115,7 @@ func (d *Decoder) Next() bool {
 
 // checkBOM drops a leading BOM; it reports false while the bytes read so
 // far could still be the start of one.
-func (d *Decoder) checkBOM() bool {
+func (d *EventStream) checkBOM() bool {
 	r := &d.rd
 	b := r.buf[r.start:r.end]
 	switch {
@@ -129,7 +129,7 @@ func (d *Decoder) checkBOM() bool {
 }
 
 // processLine applies one line; it reports whether an event is ready.
-func (d *Decoder) processLine(line []byte) bool {
+func (d *EventStream) processLine(line []byte) bool {
 	if len(line) == 0 {
 		d.inEvent = false
 		if d.hasData {
@@ -173,7 +173,7 @@ func (d *Decoder) processLine(line []byte) bool {
 }
 
 // addStray keeps an unknown field line while no event has been delivered.
-func (d *Decoder) addStray(line []byte) {
+func (d *EventStream) addStray(line []byte) {
 	if d.dispatched || len(d.stray) >= maxStray {
 		return
 	}
@@ -183,7 +183,7 @@ func (d *Decoder) addStray(line []byte) {
 	d.stray = append(d.stray, line[:min(len(line), maxStray-len(d.stray))]...)
 }
 
-func (d *Decoder) addData(value []byte) {
+func (d *EventStream) addData(value []byte) {
 	if d.hasData {
 		d.data = append(d.data, '\n')
 	}
@@ -194,14 +194,14 @@ func (d *Decoder) addData(value []byte) {
 	}
 }
 
-func (d *Decoder) dispatch() {
+func (d *EventStream) dispatch() {
 	d.dispatched = true
 	d.ev = Event{Data: d.data, Event: d.name, ID: d.id, Retry: d.retry, At: d.rd.at}
 }
 
 // finish handles the end of input: a read error ends the stream as is; at
 // EOF a pending partial line is applied and a pending event delivered.
-func (d *Decoder) finish() bool {
+func (d *EventStream) finish() bool {
 	r := &d.rd
 	r.done = true
 	if r.readErr != nil {

@@ -18,7 +18,7 @@ type got struct {
 }
 
 func decodeAll(t testing.TB, r io.Reader, max int) (evs []got, truncated bool, err error) {
-	d := NewDecoder(r, nil)
+	d := NewEventStream(r, nil)
 	d.SetMaxEventSize(max)
 	for d.Next() {
 		e := d.Event()
@@ -116,7 +116,7 @@ func TestDecoderAt(t *testing.T) {
 	// and is returned as soon as that read returns (no read-ahead).
 	var clock time.Time
 	r := &stepReader{pieces: []string{"data: a\n", "\ndata: b\n\ndata: c\r", "\n\r", "\ndata: d\n\n"}, clock: &clock}
-	d := NewDecoder(r, func() time.Time { return clock })
+	d := NewEventStream(r, func() time.Time { return clock })
 	var at []int
 	for d.Next() {
 		at = append(at, int(d.Event().At.Sub(time.Time{})/time.Second))
@@ -131,7 +131,7 @@ func TestDecoderAt(t *testing.T) {
 
 func TestDecoderReadError(t *testing.T) {
 	boom := errors.New("reset")
-	d := NewDecoder(io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), iotestErr{boom}), nil)
+	d := NewEventStream(io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), iotestErr{boom}), nil)
 	n := 0
 	for d.Next() {
 		n++
@@ -146,7 +146,7 @@ type iotestErr struct{ err error }
 func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
 
 func TestDecoderReset(t *testing.T) {
-	d := NewDecoder(strings.NewReader("id: 1\ndata: a\n\n"), nil)
+	d := NewEventStream(strings.NewReader("id: 1\ndata: a\n\n"), nil)
 	for d.Next() {
 	}
 	d.Reset(strings.NewReader("data: b\n\n"), nil)
@@ -170,7 +170,7 @@ func TestDecoderStray(t *testing.T) {
 		{"long", strings.Repeat("x", 3*maxStray), strings.Repeat("x", maxStray)},
 	}
 	for _, tt := range tests {
-		d := NewDecoder(strings.NewReader(tt.in), nil)
+		d := NewEventStream(strings.NewReader(tt.in), nil)
 		for d.Next() {
 		}
 		if got := string(d.Stray()); got != tt.want {
