@@ -11,8 +11,10 @@ import (
 // wire is how a family of APIs streams its answer: which content types
 // it answers with, how the end of a stream is marked (for messages), and
 // the decoders of its events and of its chunks. Every API reads its
-// stream with the one loop in read.
+// stream with the one loop in read. models is where the family's servers
+// list the models they serve.
 type wire struct {
+	models  string
 	accepts func(mediaType string) bool
 	marker  string
 	events  func() sse.Decoder
@@ -33,6 +35,7 @@ type chunkDecoder interface {
 
 // sseWire is the OpenAI APIs' Server-Sent Events, ending in [DONE].
 var sseWire = wire{
+	models:  "/v1/models",
 	accepts: func(mt string) bool { return mt == "text/event-stream" },
 	marker:  "[DONE]",
 	events:  func() sse.Decoder { return sse.NewEventStream(nil, nil) },
@@ -41,6 +44,7 @@ var sseWire = wire{
 
 // ndjsonWire is Ollama's newline-delimited JSON, ending in "done": true.
 var ndjsonWire = wire{
+	models:  "/api/tags",
 	accepts: func(mt string) bool { return strings.Contains(mt, "ndjson") || strings.Contains(mt, "jsonl") },
 	marker:  `"done": true`,
 	events:  func() sse.Decoder { return sse.NewNDJSON(nil, nil) },

@@ -68,9 +68,9 @@ type Preflight struct {
 func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, error) {
 	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
-	path := "/v1/models"
-	if a := apis[api]; a != nil && a.ndjson {
-		path = "/api/tags"
+	path := sseWire.models
+	if a := apis[api]; a != nil {
+		path = a.wire.models
 	}
 	req, err := t.NewRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
