@@ -101,8 +101,8 @@ func do(t *testing.T, h http.Handler, o Options, req *Request) *record.Record {
 func doURL(t *testing.T, ctx context.Context, url string, o Options, req *Request) *record.Record {
 	t.Helper()
 	o.BaseURL = url
-	o.API = cmpStr(o.API, OpenAIChat)
-	o.Model = cmpStr(o.Model, "m")
+	o.API = cmp.Or(o.API, OpenAIChat)
+	o.Model = cmp.Or(o.Model, "m")
 	o.APIKey = testKey
 	c, err := New(o)
 	if err != nil {
@@ -119,13 +119,6 @@ func doURL(t *testing.T, ctx context.Context, url string, o Options, req *Reques
 		t.Errorf("error message contains the API key: %q", rec.Error.Message)
 	}
 	return rec
-}
-
-func cmpStr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 func tokens(chunks []record.Chunk) []int {

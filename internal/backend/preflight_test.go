@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ func TestPreflight(t *testing.T) {
 			fmt.Fprint(w, tt.body)
 		}))
 		tg := mustTarget(t, TargetOptions{URL: srv.URL + "/v1", APIKey: "sk-preflight-key"})
-		p, err := tg.Preflight(context.Background(), cmpStr(tt.api, OpenAIChat), tt.model)
+		p, err := tg.Preflight(context.Background(), cmp.Or(tt.api, OpenAIChat), tt.model)
 		srv.Close()
 		var pe *PreflightError
 		switch {

@@ -132,7 +132,7 @@ func ParseDevices(data []byte) ([]Device, error) {
 		return nil, fmt.Errorf("devices file: %w", err)
 	}
 	if len(doc.Devices) == 0 {
-		return nil, errors.New("devices file: no entries under devices:")
+		return nil, errors.New(`devices file: no entries: list them under "devices"`)
 	}
 	for i := range doc.Devices {
 		if err := doc.Devices[i].check(); err != nil {

@@ -17,7 +17,6 @@ type Writer struct {
 	mu  sync.Mutex
 	w   io.Writer
 	buf bytes.Buffer
-	n   int
 	err error
 }
 
@@ -42,15 +41,7 @@ func (w *Writer) Write(r *Record) error {
 		w.err = fmt.Errorf("writing record %d: %w", r.ID, err)
 		return w.err
 	}
-	w.n++
 	return nil
-}
-
-// Count returns how many records were written.
-func (w *Writer) Count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
 }
 
 // MaxLine bounds one record's line; a longer line is reported, not read
@@ -130,9 +121,6 @@ func (r *Reader) Next() bool {
 
 // Record returns the current record, valid until the next call to Next.
 func (r *Reader) Record() *Record { return &r.rec }
-
-// Line returns the line number of the current record.
-func (r *Reader) Line() int { return r.line }
 
 // Err returns the first error met, naming its line.
 func (r *Reader) Err() error { return r.err }

@@ -37,15 +37,13 @@ func (l Load) Label() string {
 // Token-count sources, best first: the server's own usage report, the
 // server's tokenizer endpoint, a local tokenizer, or one token per chunk.
 const (
-	SourceUsage    = "usage"
-	SourceServer   = "server_tokenize"
-	SourceLocal    = "local_tokenizer"
-	SourceChunks   = "chunks"
-	SourceRequest  = "requested"
-	SourceNone     = ""
-	PhaseWarmup    = "warmup"
-	PhaseMeasured  = "measured"
-	PhaseCancelled = "cancelled"
+	SourceUsage   = "usage"
+	SourceServer  = "server_tokenize"
+	SourceLocal   = "local_tokenizer"
+	SourceChunks  = "chunks"
+	SourceNone    = ""
+	PhaseWarmup   = "warmup"
+	PhaseMeasured = "measured"
 )
 
 // Chunk is one content-bearing piece of a stream: when its bytes were read

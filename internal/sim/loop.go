@@ -41,11 +41,11 @@ type reqTiming struct {
 
 func newMailbox() *mailbox { return &mailbox{notify: make(chan struct{}, 1)} }
 
-// snapshot returns the current progress.
-func (m *mailbox) snapshot() (tokens int, done bool, err error, t reqTiming) {
+// snapshot returns the current progress and the request's failure, if any.
+func (m *mailbox) snapshot() (tokens int, done bool, t reqTiming, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.tokens, m.done, m.err, m.timing
+	return m.tokens, m.done, m.timing, m.err
 }
 
 func (m *mailbox) signal() {

@@ -27,8 +27,6 @@ type apiError struct {
 	msg    string
 }
 
-func (e *apiError) Error() string { return e.msg }
-
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, typ: "BadRequestError", msg: fmt.Sprintf(format, args...)}
 }

@@ -31,12 +31,11 @@ type Server struct {
 
 	mu   sync.Mutex
 	hs   *http.Server
-	url  string
 	once sync.Once
 }
 
 // New validates cfg and starts the simulator's scheduler. It serves
-// nothing until Start, or until Handler is mounted on a server.
+// nothing until Start.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -47,12 +46,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Config returns the server's configuration.
-func (s *Server) Config() Config { return s.cfg }
-
-// Handler serves the OpenAI, vLLM and Ollama APIs and /metrics.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 // Start listens on addr (e.g. "127.0.0.1:0") and serves in the background
 // until ctx ends or Close is called. It returns the base URL, e.g.
 // "http://127.0.0.1:41234".
@@ -62,8 +55,9 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 		return "", err
 	}
 	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String()
 	s.mu.Lock()
-	s.hs, s.url = hs, "http://"+ln.Addr().String()
+	s.hs = hs
 	s.mu.Unlock()
 	go func() { _ = hs.Serve(ln) }()
 	go func() {
@@ -73,14 +67,7 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 		case <-s.loop.done:
 		}
 	}()
-	return s.url, nil
-}
-
-// URL is the base URL Start listens on, or "" before Start.
-func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.url
+	return url, nil
 }
 
 // Close fails requests in flight, stops the scheduler and the listener.
@@ -165,7 +152,7 @@ func (s *Server) start(g genRequest) (*job, *apiError) {
 // ends; it returns the tokens available. A cancelled ctx aborts the request.
 func (j *job) next(ctx context.Context) (avail int, done bool, err error) {
 	for {
-		tokens, done, err, _ := j.s.box.snapshot()
+		tokens, done, _, err := j.s.box.snapshot()
 		if tokens > j.emitted || done {
 			return tokens, done, err
 		}
@@ -207,7 +194,7 @@ func (j *job) fullText(n int) string {
 }
 
 func (j *job) timing() reqTiming {
-	_, _, _, t := j.s.box.snapshot()
+	_, _, t, _ := j.s.box.snapshot()
 	return t
 }
 

@@ -26,14 +26,6 @@ type Outcome struct {
 	Err         error // ErrKVCacheFull under PreemptReject, or why the request is invalid
 }
 
-// Decode is the mean time between output tokens, 0 for a single token.
-func (o Outcome) Decode() time.Duration {
-	if o.Tokens < 2 {
-		return 0
-	}
-	return (o.E2E - o.TTFT) / time.Duration(o.Tokens-1)
-}
-
 // Simulate runs the engine over an open-loop arrival schedule on a virtual
 // clock (no sleeping) and returns each request's outcome, in the order
 // given, and every engine step. Runs are deterministic for a given Config.

@@ -224,18 +224,6 @@ func String(dst *string) Field {
 	}
 }
 
-// Int decodes a whole number (not 1.0, not "1") that fits 32 bits.
-func Int(dst *int) Field {
-	return func(n *yaml.Node, p string) error {
-		var x int64
-		if err := integer(n, p, 32, &x); err != nil {
-			return err
-		}
-		*dst = int(x)
-		return nil
-	}
-}
-
 // integer decodes a whole number of at most bits bits.
 func integer(n *yaml.Node, p string, bits int, dst *int64) error {
 	if err := scalar(n, p, "a whole number"); err != nil {
