@@ -31,6 +31,15 @@ const (
 	RunFile     = "run.json"
 )
 
+// Errors of the run directory.
+var (
+	// ErrRunExists: the directory holds a run already; a run never
+	// overwrites another.
+	ErrRunExists = errors.New("already holds a run")
+	// ErrRunDir: the directory cannot be created or written.
+	ErrRunDir = errors.New("run directory")
+)
+
 // Config is one benchmark run.
 type Config struct {
 	Client *backend.Client
@@ -45,9 +54,10 @@ type Config struct {
 	Grace  time.Duration
 	// Progress, when set, receives live progress lines (a terminal).
 	Progress io.Writer
-	// Ahead is how many requests to prepare before a point starts, so that
-	// prompt synthesis does not delay sends.
-	Ahead func(p load.Point) int
+	// PromptTokensMean sizes how many requests are prepared before a
+	// point starts (aheadFor), so that prompt synthesis does not delay
+	// sends.
+	PromptTokensMean float64
 	// Observe, when set, receives every record after it is written and
 	// aggregated (an objective's evaluator); calls are serialised.
 	Observe func(*record.Record)
@@ -176,10 +186,7 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, p load.Point) (record.ClientStats, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ahead := 64
-	if cfg.Ahead != nil {
-		ahead = cfg.Ahead(p)
-	}
+	ahead := aheadFor(cfg.PromptTokensMean, p)
 	src := cfg.NewSource(p.Index)
 	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {
@@ -295,15 +302,15 @@ func newSink(dir string) (*sink, error) {
 		return s, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out %s: %w", dir, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
 	path := filepath.Join(dir, RecordsFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("--out %s already holds a run (%s); choose another directory so that nothing measured is overwritten", dir, RecordsFile)
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, RecordsFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--out %s: %w", dir, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
 	s.f, s.w = f, record.NewWriter(f)
 	return s, nil

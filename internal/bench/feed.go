@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -20,6 +21,29 @@ type feed struct {
 	// a closed loop.
 	sessions workload.Sessions
 	closed   bool
+}
+
+// aheadTokens bounds the prompt text prepared before a point: about 64 MiB
+// of text, enough for thousands of ordinary prompts or a few hundred
+// long-context ones.
+const aheadTokens = 16 << 20
+
+// aheadFor sizes the prepared-request buffer of a point whose prompts
+// average meanPromptTokens. When a request count bounds the point, every
+// prompt is prepared before the first send (within aheadTokens), so that
+// sizing prompts with the server's /tokenize never adds requests to the
+// server while it is being measured. Otherwise it is two rounds of
+// virtual users, or two seconds of arrivals, at least 16.
+func aheadFor(meanPromptTokens float64, p load.Point) int {
+	limit := max(16, int(aheadTokens/max(meanPromptTokens, 1)))
+	if p.Requests > 0 && p.WarmupDuration == 0 {
+		return min(p.Requests+p.WarmupRequests, limit)
+	}
+	n := 2 * p.Load.Concurrency
+	if p.Load.Rate > 0 {
+		n = int(2 * p.Load.Rate)
+	}
+	return min(max(n, 16), limit)
 }
 
 // prepare starts filling a feed from src and returns once the first ahead

@@ -145,7 +145,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if err != nil {
-		return err
+		return benchError(err)
 	}
 	if res.Interrupted {
 		return &Error{Err: errors.New("interrupted: the summary covers the requests that completed"), Code: ExitInterrupted}

@@ -7,17 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
-	"github.com/servebench/servebench/internal/load"
-	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -103,124 +98,14 @@ func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
 }
 
 // judge measures the objective against a started target in one session
-// (one records file, one summary) and returns the report. On an error
-// after the session opened, the report covers what completed.
+// (bench.Judge) and returns the report.
 func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
 	cfg, err := f.benchConfig(ctx, env, t, plan)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: plan.points[0], repeat: f.slo.repeat, seed: f.seed,
-		opts: slo.Options{Intervals: f.slo.repeat > 1, Seed: f.seed}}
-	rep := &slo.Report{Objective: o}
-	cfg.Observe = m.observe
-	cfg.Decorate = func(sum *metrics.Summary) any { rep.Summary = sum; return rep }
-	if m.sess, err = bench.Open(cfg); err != nil {
-		return nil, nil, err
-	}
-	capy, runErr := m.measureAll(ctx, o, f.slo.findCapacity)
-	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, t.info)
-	res, err := m.sess.Close(ctx)
-	if res != nil {
-		rep.Summary = res.Summary
-	}
-	return rep, res, cmpErr(runErr, err)
-}
-
-func cmpErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
-// measurer runs an objective's load points in a session, each load
-// repeated, and stops a point early when the server is clearly overloaded.
-type measurer struct {
-	sess   *bench.Session
-	ev     *slo.Evaluator
-	checks []slo.SLO
-	opts   slo.Options
-	base   load.Point
-	repeat int
-	seed   uint64
-	next   int
-	watch  atomic.Pointer[watch]
-}
-
-// watch is the overload detector of the point running now.
-type watch struct {
-	load   record.Load
-	ov     *slo.Overload
-	cancel context.CancelFunc
-}
-
-// observe sees every record (bench.Config.Observe, serialised).
-func (m *measurer) observe(r *record.Record) {
-	m.ev.Add(r)
-	if w := m.watch.Load(); w != nil && r.Load == w.load {
-		if why := w.ov.Add(r); why != "" {
-			m.ev.MarkOverloaded(r.Load, why)
-			w.cancel()
-		}
-	}
-}
-
-// measureAll sweeps the objective's loads, or searches for the capacity,
-// and makes sure the target load is measured.
-func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, search bool) (*slo.Capacity, error) {
-	levels := o.Load.Levels()
-	var capy *slo.Capacity
-	if search {
-		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
-		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
-		capy = &c
-		if err != nil {
-			return capy, err
-		}
-		levels = nil
-	}
-	if target := o.Load.TargetLoad(); !slices.Contains(levels, target) {
-		levels = append(levels, target)
-	}
-	for _, l := range levels {
-		if _, err := m.measure(ctx, l); err != nil {
-			return capy, err
-		}
-	}
-	return capy, nil
-}
-
-// measure runs a load (repeat times, unless it is already measured) and
-// returns its verdict.
-func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
-	if pv, ok := m.ev.Level(l, m.checks, m.opts); ok {
-		return pv, nil
-	}
-	for range m.repeat {
-		pctx, cancel := context.WithCancel(ctx)
-		m.watch.Store(&watch{load: l, ov: slo.NewOverload(m.checks), cancel: cancel})
-		p := m.base
-		p.Index, p.Load, p.Seed = m.next, l, m.seed+uint64(m.next)
-		m.next++
-		_, err := m.sess.RunPoint(pctx, p)
-		overloaded := pctx.Err() != nil && ctx.Err() == nil
-		m.watch.Store(nil)
-		cancel()
-		if ctx.Err() != nil {
-			return slo.PointVerdict{}, ctx.Err()
-		}
-		if err != nil && !overloaded {
-			return slo.PointVerdict{}, err
-		}
-		if overloaded {
-			break // more repeats of a clearly failing load add nothing
-		}
-	}
-	pv, _ := m.ev.Level(l, m.checks, m.opts)
-	return pv, nil
+	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.points[0], Repeat: f.slo.repeat, FindCapacity: f.slo.findCapacity})
+	return rep, res, benchError(err)
 }
 
 // describeTarget asks the server what it is (backend.Describe) and keeps

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/record"
 )
 
 func TestRunAgainstScriptedServer(t *testing.T) {
@@ -120,6 +118,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad arrival", []string{"--rate", "1", "--arrival", "weibull"}, "--arrival"},
 		{"bad api", []string{"--url", "http://127.0.0.1:1", "--api", "grpc", "--tokenizer", "cl100k_base"}, "unknown API"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
+		// bench names no flag; the CLI puts its own back.
+		{"bad tokenizer", []string{"--concurrency", "1", "--requests", "1", "--tokenizer", "words"}, `Error: --tokenizer: "words": want auto, server`},
+		{"bad workload", []string{"--concurrency", "1", "--requests", "1", "--think-time", "1s", "--tokenizer", "cl100k_base"}, "Error: --think-time"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runMain(t, append([]string{"run"}, tt.args...)...)
@@ -246,22 +247,21 @@ func TestRunJSONKeepsTheWorkload(t *testing.T) {
 	}
 }
 
-func TestAheadPreparesCountedPointsWhole(t *testing.T) {
-	tests := []struct {
-		name   string
-		mean   float64
-		p      load.Point
-		expect int
-	}{
-		{"count-bounded: all of it", 512, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100, WarmupRequests: 5}, 105},
-		{"long prompts: within the token budget", 1 << 20, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, 16},
-		{"duration-bound closed loop: two rounds", 512, load.Point{Load: record.Load{Concurrency: 50}, Duration: time.Minute}, 100},
-		{"duration-bound open loop: two seconds", 512, load.Point{Load: record.Load{Rate: 30}, Duration: time.Minute}, 60},
-		{"never fewer than 16", 512, load.Point{Load: record.Load{Concurrency: 1}, Duration: time.Minute}, 16},
+// TestRunRefusesAnExistingRun: a second run into the same directory is
+// refused in flag terms, and the first run's files are untouched.
+func TestRunRefusesAnExistingRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	args := []string{"run", "--concurrency", "1", "--requests", "1", "--output-tokens", "4", "--out", dir}
+	if code, _, stderr := runMain(t, args...); code != ExitOK {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
-	for _, tt := range tests {
-		if got := aheadFor(tt.mean)(tt.p); got != tt.expect {
-			t.Errorf("%s: got %d, want %d", tt.name, got, tt.expect)
-		}
+	before, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	code, _, stderr := runMain(t, args...)
+	want := "Error: --out " + dir + " already holds a run (records.jsonl)\nTry: choose another directory"
+	if code != ExitFailure || !strings.HasPrefix(stderr, want) {
+		t.Errorf("second run: exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl")); string(after) != string(before) {
+		t.Error("the second run changed the first run's records")
 	}
 }

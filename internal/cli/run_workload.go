@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"flag"
-
-	"github.com/servebench/servebench/internal/tokenize"
-	"github.com/servebench/servebench/internal/workload"
 )
 
 // defineWorkload defines run's flags that choose what is sent
@@ -28,34 +24,4 @@ func (f *runFlags) defineWorkload(fs *flag.FlagSet) {
 	fs.DurationVar(&w.ThinkTime, "think-time", 0, "with --multi-turn: pause between an answer and the session's next turn")
 	fs.IntVar(&w.ContextTokens, "context-tokens", 0, "largest prompt + max_tokens of a request: sessions end before exceeding it, longer dataset entries are skipped (0: the server's context length when known)")
 	fs.IntVar(&w.LongContext, "long-context", 0, "size every prompt so that prompt + max_tokens is exactly N tokens (a context-capacity check)")
-}
-
-// newSource returns the workload source of each load point. Each point
-// gets its own seeded source so its lengths are reproducible. counter is
-// the one synth sizes prompts with; scale is the target's time scale, which
-// the think time (model time) is divided by.
-func (f *runFlags) newSource(synth *tokenize.Synth, counter tokenize.Counter, chat bool, scale float64) (func(point int) workload.Source, error) {
-	spec := f.workload
-	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
-	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
-	w, err := workload.New(spec, workload.Env{Synth: synth, Counter: counter, Chat: chat, Seed: f.seed})
-	if se := (*workload.SpecError)(nil); errors.As(err, &se) {
-		return nil, usagef("servebench run -h (workloads: docs/WORKLOADS.md)", "%v", err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return w.Source, nil
-}
-
-// workloadRecord is the workload as run.json keeps it: the Spec when it
-// asks for more than two length distributions, else nothing (the lengths
-// are in run.json already).
-func (f *runFlags) workloadRecord() any {
-	spec := f.workload
-	if spec == (workload.Spec{}) {
-		return nil
-	}
-	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
-	return spec
 }

@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
-	"github.com/servebench/servebench/internal/load"
-	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
-	"github.com/servebench/servebench/internal/tokenize"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // target is the server a run measures: the user's, or an in-process
@@ -153,137 +149,51 @@ func (f *runFlags) server(env *Env, url string) (*backend.Target, error) {
 	return t, nil
 }
 
-// timeScale is how many times faster than model time the target runs (the
-// built-in simulator, or a server announcing backend.TimeScaleHeader); 0
-// for a real-time one, so run.json leaves it out.
-func (t *target) timeScale() float64 {
-	v, err := strconv.ParseFloat(t.info[backend.InfoTimeScale], 64)
-	if err != nil || !(v > 0) || v == 1 {
-		return 0
-	}
-	return v
-}
-
-// wallTime is a model-time limit (--timeout) in the wall time of a target
-// running scale times faster.
-func wallTime(d time.Duration, scale float64) time.Duration {
-	if scale <= 0 {
-		return d
-	}
-	return time.Duration(float64(d) / scale)
-}
-
-// localCounter adapts a tokenize.Counter that never fails (a local one) to
-// the backend's fallback counter.
-type localCounter struct{ c tokenize.Counter }
-
-func (l localCounter) Count(text string) int {
-	n, _ := l.c.Count(context.Background(), text)
-	return n
-}
-
-// tokenizerProbeTimeout bounds the search for the server's /tokenize.
-const tokenizerProbeTimeout = 10 * time.Second
-
-// counters returns the counter prompts are sized with and the local one the
-// backend falls back to when a server reports no usage.
-func (f *runFlags) counters(ctx context.Context, t *target) (prompt, local tokenize.Counter, err error) {
-	local, err = tokenize.NewTiktoken("cl100k_base")
-	if err != nil {
-		return nil, nil, err
-	}
-	switch spec := f.tokenizer; {
-	case spec == "cl100k_base" || spec == "o200k_base":
-		c, err := tokenize.NewTiktoken(spec)
-		return c, c, err
-	case strings.HasSuffix(spec, ".json"):
-		h, err := tokenize.LoadHF(spec)
-		if err != nil {
-			return nil, nil, usagef("servebench run --tokenizer path/to/tokenizer.json", "--tokenizer: %v", err)
-		}
-		return h, h, nil
-	case spec == "auto" || spec == "server":
-		pctx, cancel := context.WithTimeout(ctx, tokenizerProbeTimeout)
-		defer cancel()
-		srv, err := tokenize.Detect(pctx, t.server, t.model)
-		if srv != nil && err == nil {
-			return srv, local, nil
-		}
-		if spec == "server" {
-			if err == nil {
-				err = errors.New("the server has no /tokenize endpoint")
-			}
-			return nil, nil, &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
-		}
-		return local, local, nil
-	}
-	return nil, nil, usagef("servebench run --tokenizer auto", "--tokenizer %q: want auto, server, cl100k_base, o200k_base or a tokenizer.json path", f.tokenizer)
-}
-
-// benchConfig builds the client and the workload for a run.
+// benchConfig assembles the run from the flags and the started target
+// (bench.NewConfig), with bench's errors told in flag terms.
 func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *loadPlan) (bench.Config, error) {
-	promptCounter, local, err := f.counters(ctx, t)
-	if err != nil {
-		return bench.Config{}, err
-	}
-	scale := t.timeScale()
-	client, err := backend.New(backend.Options{
-		Target: t.server, API: f.api, Model: t.model,
-		Timeout: wallTime(f.timeout, scale), FirstTokenTimeout: wallTime(f.firstTokenTimeout, scale),
-		IgnoreEOS: f.ignoreEOS, Counter: localCounter{local},
-	})
-	if err != nil {
-		return bench.Config{}, usagef("servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME", "%v", err)
-	}
-	chat := f.api == backend.OpenAIChat || f.api == backend.OllamaChat
-	synth := tokenize.NewSynth(promptCounter, f.seed)
-	newSource, err := f.newSource(synth, promptCounter, chat, scale)
-	if err != nil {
-		return bench.Config{}, err
-	}
-	cfg := bench.Config{
-		Client:    client,
-		NewSource: newSource,
-		Run: record.Run{
-			Schema: record.RunSchema, Version: version(), TimeScale: scale,
-			Target:       record.Target{URL: t.server.Base(), API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info},
-			PromptTokens: plan.prompt.String(), OutputTokens: plan.output.String(),
-			Seed: f.seed, IgnoreEOS: f.ignoreEOS, Tokenizer: promptCounter.Name(), Workload: f.workloadRecord(),
-		},
-		Points: plan.points,
-		OutDir: f.out,
-		Grace:  f.grace,
-		Ahead:  aheadFor(plan.prompt.Mean()),
-	}
-	if t.simulated {
-		cfg.Run.Target.URL = "builtin:sim"
+	spec := f.workload
+	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
+	s := bench.Setup{
+		Target: t.server, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info,
+		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, IgnoreEOS: f.ignoreEOS,
+		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Seed: f.seed,
+		Points: plan.points, OutDir: f.out, Grace: f.grace, Version: version(),
 	}
 	if env.StderrIsTerminal {
-		cfg.Progress = env.Stderr
+		s.Progress = env.Stderr
 	}
-	return cfg, nil
+	cfg, err := bench.NewConfig(ctx, s)
+	return cfg, benchError(err)
 }
 
-// aheadTokens bounds the prompt text prepared before a point: about 64 MiB
-// of text, enough for thousands of ordinary prompts or a few hundred
-// long-context ones.
-const aheadTokens = 16 << 20
+// setupHints map a bench.Setup field to the flag that sets it and an
+// example.
+var setupHints = map[string]struct{ flag, hint string }{
+	"API":       {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
+	"Tokenizer": {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
+}
 
-// aheadFor sizes the prepared-request buffer. When a request count bounds
-// the point, every prompt is prepared before the first send (within
-// aheadTokens), so that sizing prompts with the server's /tokenize never
-// adds requests to the server while it is being measured. Otherwise it is
-// two rounds of virtual users, or two seconds of arrivals, at least 16.
-func aheadFor(meanPromptTokens float64) func(p load.Point) int {
-	return func(p load.Point) int {
-		limit := max(16, int(aheadTokens/max(meanPromptTokens, 1)))
-		if p.Requests > 0 && p.WarmupDuration == 0 {
-			return min(p.Requests+p.WarmupRequests, limit)
-		}
-		n := 2 * p.Load.Concurrency
-		if p.Load.Rate > 0 {
-			n = int(2 * p.Load.Rate)
-		}
-		return min(max(n, 16), limit)
+// benchError tells bench's errors, which name no flag, in the terms of
+// the flags that caused them.
+func benchError(err error) error {
+	if err == nil {
+		return nil
 	}
+	if se, ok := errors.AsType[*bench.SetupError](err); ok {
+		h := setupHints[se.Setting]
+		return usagef(h.hint, "%s: %v", h.flag, se.Err)
+	}
+	if we, ok := errors.AsType[*workload.SpecError](err); ok {
+		return usagef("servebench run -h (workloads: docs/WORKLOADS.md)", "%v", we)
+	}
+	switch {
+	case errors.Is(err, bench.ErrNoServerTokenizer):
+		return &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
+	case errors.Is(err, bench.ErrRunExists):
+		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitFailure}
+	case errors.Is(err, bench.ErrRunDir):
+		return &Error{Err: fmt.Errorf("--out %w", err), Code: ExitFailure}
+	}
+	return err
 }

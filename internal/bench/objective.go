@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync/atomic"
+
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// JudgeOptions say how an objective is measured.
+type JudgeOptions struct {
+	// Base is every point's amount, warm-up and arrivals; Judge sets each
+	// point's index, load and seed.
+	Base load.Point
+	// Repeat runs each load that many times (at least once); verdicts
+	// then carry confidence intervals.
+	Repeat int
+	// FindCapacity searches for the highest load at which every SLO holds
+	// instead of sweeping the objective's loads.
+	FindCapacity bool
+}
+
+// Judge measures an objective in one session (one records file, one
+// summary): it sweeps the objective's loads, or searches for its
+// capacity, makes sure the target load is measured, stops a point early
+// when the server is clearly overloaded, and judges. On an error after
+// the session opened, the report covers what completed.
+func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) (*slo.Report, *Result, error) {
+	repeat := max(opt.Repeat, 1)
+	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
+		opts: slo.Options{Intervals: repeat > 1, Seed: cfg.Run.Seed}}
+	rep := &slo.Report{Objective: o}
+	cfg.Observe = m.observe
+	cfg.Decorate = func(sum *metrics.Summary) any { rep.Summary = sum; return rep }
+	var err error
+	if m.sess, err = Open(cfg); err != nil {
+		return nil, nil, err
+	}
+	capy, runErr := m.measureAll(ctx, o, opt.FindCapacity)
+	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
+	res, err := m.sess.Close(ctx)
+	if res != nil {
+		rep.Summary = res.Summary
+	}
+	return rep, res, cmp.Or(runErr, err)
+}
+
+// measurer runs an objective's load points in a session, each load
+// repeated, and stops a point early when the server is clearly overloaded.
+type measurer struct {
+	sess   *Session
+	ev     *slo.Evaluator
+	checks []slo.SLO
+	opts   slo.Options
+	base   load.Point
+	repeat int
+	seed   uint64
+	next   int
+	watch  atomic.Pointer[watch]
+}
+
+// watch is the overload detector of the point running now.
+type watch struct {
+	load   record.Load
+	ov     *slo.Overload
+	cancel context.CancelFunc
+}
+
+// observe sees every record (Config.Observe, serialised).
+func (m *measurer) observe(r *record.Record) {
+	m.ev.Add(r)
+	if w := m.watch.Load(); w != nil && r.Load == w.load {
+		if why := w.ov.Add(r); why != "" {
+			m.ev.MarkOverloaded(r.Load, why)
+			w.cancel()
+		}
+	}
+}
+
+// measureAll sweeps the objective's loads, or searches for the capacity,
+// and makes sure the target load is measured.
+func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, search bool) (*slo.Capacity, error) {
+	levels := o.Load.Levels()
+	var capy *slo.Capacity
+	if search {
+		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
+		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
+		capy = &c
+		if err != nil {
+			return capy, err
+		}
+		levels = nil
+	}
+	if target := o.Load.TargetLoad(); !slices.Contains(levels, target) {
+		levels = append(levels, target)
+	}
+	for _, l := range levels {
+		if _, err := m.measure(ctx, l); err != nil {
+			return capy, err
+		}
+	}
+	return capy, nil
+}
+
+// measure runs a load (repeat times, unless it is already measured) and
+// returns its verdict.
+func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
+	if pv, ok := m.ev.Level(l, m.checks, m.opts); ok {
+		return pv, nil
+	}
+	for range m.repeat {
+		pctx, cancel := context.WithCancel(ctx)
+		m.watch.Store(&watch{load: l, ov: slo.NewOverload(m.checks), cancel: cancel})
+		p := m.base
+		p.Index, p.Load, p.Seed = m.next, l, m.seed+uint64(m.next)
+		m.next++
+		_, err := m.sess.RunPoint(pctx, p)
+		overloaded := pctx.Err() != nil && ctx.Err() == nil
+		m.watch.Store(nil)
+		cancel()
+		if ctx.Err() != nil {
+			return slo.PointVerdict{}, ctx.Err()
+		}
+		if err != nil && !overloaded {
+			return slo.PointVerdict{}, err
+		}
+		if overloaded {
+			break // more repeats of a clearly failing load add nothing
+		}
+	}
+	pv, _ := m.ev.Level(l, m.checks, m.opts)
+	return pv, nil
+}

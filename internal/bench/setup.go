@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/tokenize"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// Setup is a run as plain values: the server, how requests are sent and
+// sized, the workload and the load points. A command line parses its flags
+// into one; NewConfig assembles the run from it.
+type Setup struct {
+	Target    *backend.Target
+	API       string
+	Model     string
+	Simulated bool              // the built-in simulator; run.json names it builtin:sim
+	Server    map[string]string // what the server said about itself (backend.Describe)
+	// Timeout and FirstTokenTimeout are per request, in model time.
+	Timeout, FirstTokenTimeout time.Duration
+	IgnoreEOS                  bool
+	// Tokenizer sizes prompts: auto (the server's /tokenize, else
+	// tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path.
+	Tokenizer string
+	// Prompt and Output are the parsed lengths; Workload is the rest of
+	// the workload, its PromptTokens and OutputTokens as given.
+	Prompt, Output workload.LengthDist
+	Workload       workload.Spec
+	Seed           uint64
+	Points         []load.Point
+	OutDir         string
+	Grace          time.Duration
+	Progress       io.Writer // live progress (a terminal), or nil
+	Version        string    // the tool's, for run.json
+}
+
+// SetupError is a setting of a Setup that cannot be used; Setting is its
+// field's name.
+type SetupError struct {
+	Setting string
+	Err     error
+}
+
+func (e *SetupError) Error() string { return strings.ToLower(e.Setting) + ": " + e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// ErrNoServerTokenizer: Tokenizer "server" and the server has no usable
+// /tokenize endpoint.
+var ErrNoServerTokenizer = errors.New("the server has no /tokenize endpoint")
+
+// NewConfig assembles a run: the client, the counter prompts are sized
+// with, each point's workload source and the run's header.
+func NewConfig(ctx context.Context, s Setup) (Config, error) {
+	promptCounter, local, err := counters(ctx, s)
+	if err != nil {
+		return Config{}, err
+	}
+	scale := timeScale(s.Server)
+	client, err := backend.New(backend.Options{
+		Target: s.Target, API: s.API, Model: s.Model,
+		Timeout: wallTime(s.Timeout, scale), FirstTokenTimeout: wallTime(s.FirstTokenTimeout, scale),
+		IgnoreEOS: s.IgnoreEOS, Counter: localCounter{local},
+	})
+	if err != nil {
+		return Config{}, &SetupError{Setting: "API", Err: err}
+	}
+	spec := s.Workload
+	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
+	chat := s.API == backend.OpenAIChat || s.API == backend.OllamaChat
+	w, err := workload.New(spec, workload.Env{Synth: tokenize.NewSynth(promptCounter, s.Seed), Counter: promptCounter, Chat: chat, Seed: s.Seed})
+	if err != nil {
+		return Config{}, err
+	}
+	url := s.Target.Base()
+	if s.Simulated {
+		url = "builtin:sim"
+	}
+	return Config{
+		Client:    client,
+		NewSource: w.Source,
+		Run: record.Run{
+			Schema: record.RunSchema, Version: s.Version, TimeScale: scale,
+			Target:       record.Target{URL: url, API: s.API, Model: s.Model, Simulated: s.Simulated, Server: s.Server},
+			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(),
+			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload),
+		},
+		Points:           s.Points,
+		OutDir:           s.OutDir,
+		Grace:            s.Grace,
+		Progress:         s.Progress,
+		PromptTokensMean: s.Prompt.Mean(),
+	}, nil
+}
+
+// workloadRecord is the workload as run.json keeps it: the Spec when it
+// asks for more than two length distributions, else nothing (the lengths
+// are in run.json already).
+func workloadRecord(spec workload.Spec) any {
+	bare := workload.Spec{PromptTokens: spec.PromptTokens, OutputTokens: spec.OutputTokens}
+	if spec == bare {
+		return nil
+	}
+	return spec
+}
+
+// timeScale is how many times faster than model time the target runs (the
+// built-in simulator, or a server announcing backend.TimeScaleHeader), as
+// its self-description says; 0 for a real-time one, so run.json leaves it
+// out.
+func timeScale(server map[string]string) float64 {
+	v, err := strconv.ParseFloat(server[backend.InfoTimeScale], 64)
+	if err != nil || !(v > 0) || v == 1 {
+		return 0
+	}
+	return v
+}
+
+// wallTime is a model-time duration in the wall time of a target running
+// scale times faster.
+func wallTime(d time.Duration, scale float64) time.Duration {
+	if scale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) / scale)
+}
+
+// localCounter adapts a tokenize.Counter that never fails (a local one) to
+// the backend's fallback counter.
+type localCounter struct{ c tokenize.Counter }
+
+func (l localCounter) Count(text string) int {
+	n, _ := l.c.Count(context.Background(), text)
+	return n
+}
+
+// tokenizerProbeTimeout bounds the search for the server's /tokenize.
+const tokenizerProbeTimeout = 10 * time.Second
+
+// counters returns the counter prompts are sized with and the local one the
+// backend falls back to when a server reports no usage.
+func counters(ctx context.Context, s Setup) (prompt, local tokenize.Counter, err error) {
+	local, err = tokenize.NewTiktoken("cl100k_base")
+	if err != nil {
+		return nil, nil, err
+	}
+	switch spec := s.Tokenizer; {
+	case spec == "cl100k_base" || spec == "o200k_base":
+		c, err := tokenize.NewTiktoken(spec)
+		return c, c, err
+	case strings.HasSuffix(spec, ".json"):
+		h, err := tokenize.LoadHF(spec)
+		if err != nil {
+			return nil, nil, &SetupError{Setting: "Tokenizer", Err: err}
+		}
+		return h, h, nil
+	case spec == "auto" || spec == "server":
+		pctx, cancel := context.WithTimeout(ctx, tokenizerProbeTimeout)
+		defer cancel()
+		srv, err := tokenize.Detect(pctx, s.Target, s.Model)
+		if srv != nil && err == nil {
+			return srv, local, nil
+		}
+		if spec == "server" {
+			if err == nil {
+				return nil, nil, ErrNoServerTokenizer
+			}
+			return nil, nil, fmt.Errorf("%w: %w", ErrNoServerTokenizer, err)
+		}
+		return local, local, nil
+	}
+	return nil, nil, &SetupError{Setting: "Tokenizer", Err: fmt.Errorf("%q: want auto, server, cl100k_base, o200k_base or a tokenizer.json path", s.Tokenizer)}
+}

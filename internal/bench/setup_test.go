@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+)
+
+// TestAheadPreparesCountedPointsWhole: a point bounded by a request count
+// is prepared whole before it starts (within the token budget); others
+// keep two rounds or two seconds ready.
+func TestAheadPreparesCountedPointsWhole(t *testing.T) {
+	tests := []struct {
+		name   string
+		mean   float64
+		p      load.Point
+		expect int
+	}{
+		{"count-bounded: all of it", 512, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100, WarmupRequests: 5}, 105},
+		{"long prompts: within the token budget", 1 << 20, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, 16},
+		{"duration-bound closed loop: two rounds", 512, load.Point{Load: record.Load{Concurrency: 50}, Duration: time.Minute}, 100},
+		{"duration-bound open loop: two seconds", 512, load.Point{Load: record.Load{Rate: 30}, Duration: time.Minute}, 60},
+		{"never fewer than 16", 512, load.Point{Load: record.Load{Concurrency: 1}, Duration: time.Minute}, 16},
+	}
+	for _, tt := range tests {
+		if got := aheadFor(tt.mean, tt.p); got != tt.expect {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.expect)
+		}
+	}
+}
+
+// TestErrorsNameNoFlag: bench's errors say what is wrong in its own terms
+// (a caller maps them to its flags) and can be told apart.
+func TestErrorsNameNoFlag(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, RecordsFile), nil, 0o644)
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, nil, 0o644)
+	tests := []struct {
+		name string
+		err  func() error
+		is   error
+	}{
+		{"run exists", func() error { _, err := Open(Config{OutDir: dir}); return err }, ErrRunExists},
+		{"not a directory", func() error { _, err := Open(Config{OutDir: filepath.Join(file, "x")}); return err }, ErrRunDir},
+		{"unknown tokenizer", func() error {
+			_, err := NewConfig(t.Context(), Setup{Tokenizer: "words"})
+			return err
+		}, nil},
+	}
+	for _, tt := range tests {
+		err := tt.err()
+		if err == nil || strings.Contains(err.Error(), "--") || (tt.is != nil && !errors.Is(err, tt.is)) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	_, err := NewConfig(t.Context(), Setup{Tokenizer: "words"})
+	if se, ok := errors.AsType[*SetupError](err); !ok || se.Setting != "Tokenizer" {
+		t.Errorf("unknown tokenizer: %v, want a SetupError of Tokenizer", err)
+	}
+}
