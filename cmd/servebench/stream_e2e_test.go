@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -252,6 +253,60 @@ func streamCheck(t *testing.T, tt streamCase) {
 		}
 	}
 	streamCheckSummary(t, dir, tt.class)
+	streamCheckErrorList(t, stdout, tt.class, streamRequests-1, tt.msg)
+}
+
+// streamCheckErrorList checks the errors listed under the table: the
+// class with its count and a sample message that says why.
+func streamCheckErrorList(t *testing.T, stdout, class string, n int, msg string) {
+	t.Helper()
+	for line := range strings.Lines(stdout) {
+		head, sample, ok := strings.Cut(strings.TrimSpace(line), ", e.g. ")
+		if !strings.HasPrefix(head, fmt.Sprintf("%s %d (", class, n)) {
+			continue
+		}
+		if text, err := strconv.Unquote(sample); !ok || err != nil || !strings.Contains(text, msg) {
+			t.Errorf("error list line %q: want a sample message containing %q", line, msg)
+		}
+		return
+	}
+	t.Errorf("stdout lists no %d %s errors:\n%s", n, class, stdout)
+}
+
+// TestStreamDoneFirstEveryRequestFails: a server that ends every stream
+// with [DONE] before any token has served nothing; the run says so and
+// exits 1 (it used to count each as a completed request of 0 tokens and
+// a fraction of a millisecond).
+func TestStreamDoneFirstEveryRequestFails(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+			return
+		case r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions":
+			http.NotFound(w, r)
+			return
+		}
+		posts.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := run(t, "run", "--url", srv.URL, "--model", "m", "--concurrency", "1", "--requests", "2",
+		"--prompt-tokens", "8", "--output-tokens", "2", "--tokenizer", "cl100k_base", "--out", dir)
+	if code != 1 || !strings.Contains(stderr, "every request failed (empty_stream 2)") {
+		t.Errorf("exit %d, stderr %q; want 1 and every request failed as empty_stream", code, stderr)
+	}
+	if recs := streamRecords(t, filepath.Join(dir, "records.jsonl")); len(recs) != 2 || posts.Load() != 2 {
+		t.Errorf("%d records for %d requests, want 2", len(recs), posts.Load())
+	}
+	streamCheckErrorList(t, stdout, "empty_stream", 2, "before any token")
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || !strings.Contains(string(b), `"completed": 0`) {
+		t.Errorf("summary.json: %v\n%.400s", err, b)
+	}
 }
 
 // streamCheckSummary checks summary.json's counts: one completed request
