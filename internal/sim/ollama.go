@@ -52,26 +52,9 @@ func (s *Server) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.ollamaLoad(w, g.model, chat)
 		return
 	}
-	var j *job
-	if aerr == nil {
-		j, aerr = s.start(g)
-	}
-	if aerr != nil {
-		writeOllamaError(w, aerr)
-		return
-	}
-	if g.stream {
-		s.ollamaStream(w, r, j, chat)
-		return
-	}
-	n, err := j.wait(r.Context())
-	if err != nil {
-		if r.Context().Err() == nil {
-			writeOllamaError(w, serverError(err))
-		}
-		return
-	}
-	writeJSON(w, http.StatusOK, s.ollamaFinal(j, chat, j.fullText(n)))
+	s.answer(w, r, g, aerr, writeOllamaError,
+		func(j *job) { s.ollamaStream(w, r, j, chat) },
+		func(j *job, n int) { writeJSON(w, http.StatusOK, s.ollamaFinal(j, chat, j.fullText(n))) })
 }
 
 // ollamaLoad answers a request with no prompt the way Ollama does: it

@@ -18,27 +18,9 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request, chat bool) {
 	if aerr == nil {
 		aerr = s.checkModel(g.model, false)
 	}
-	var j *job
-	if aerr == nil {
-		j, aerr = s.start(g)
-	}
-	if aerr != nil {
-		writeOpenAIError(w, aerr)
-		return
-	}
-	f := s.newChunker(j, chat)
-	if g.stream {
-		s.openAIStream(w, r, j, f)
-		return
-	}
-	n, err := j.wait(r.Context())
-	if err != nil {
-		if r.Context().Err() == nil {
-			writeOpenAIError(w, serverError(err))
-		}
-		return
-	}
-	writeJSON(w, http.StatusOK, f.whole(j.fullText(n), n))
+	s.answer(w, r, g, aerr, writeOpenAIError,
+		func(j *job) { s.openAIStream(w, r, j, s.newChunker(j, chat)) },
+		func(j *job, n int) { writeJSON(w, http.StatusOK, s.newChunker(j, chat).whole(j.fullText(n), n)) })
 }
 
 // checkModel accepts an empty name (the served model, as vLLM does), the

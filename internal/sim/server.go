@@ -129,6 +129,35 @@ type job struct {
 	emitted int
 }
 
+// answer serves a parsed request the same way for every API: a request
+// already refused (aerr) or refused by the scheduler gets fail; a
+// streamed one is handed to stream as soon as it starts; otherwise whole
+// gets it once its n tokens are generated. An engine failure before then
+// is a server error, unless the client has gone.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, g genRequest, aerr *apiError,
+	fail func(http.ResponseWriter, *apiError), stream func(*job), whole func(j *job, n int)) {
+	var j *job
+	if aerr == nil {
+		j, aerr = s.start(g)
+	}
+	if aerr != nil {
+		fail(w, aerr)
+		return
+	}
+	if g.stream {
+		stream(j)
+		return
+	}
+	n, err := j.wait(r.Context())
+	if err != nil {
+		if r.Context().Err() == nil {
+			fail(w, serverError(err))
+		}
+		return
+	}
+	whole(j, n)
+}
+
 // start plans and submits a request.
 func (s *Server) start(g genRequest) (*job, *apiError) {
 	id := s.nextID.Add(1)
