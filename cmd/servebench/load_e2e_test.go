@@ -210,7 +210,84 @@ func TestLoadStalledOpenLoopEnds(t *testing.T) {
 	if classes["timeout_first"] != 40 || sum(classes) != 40 || sent != 40 || got.Load() != 40 {
 		t.Errorf("records by class %v, sent %d, server saw %d: want 40 first-token timeouts, one per request sent", classes, sent, got.Load())
 	}
-	_ = code
-	_ = stdout
-	_ = stderr
+	var sum struct {
+		Points []struct {
+			Requests  struct{ Completed, Failed, Cancelled int }
+			ErrorRate float64 `json:"error_rate"`
+			Overload  *struct {
+				Reason        string
+				InFlightStart int `json:"in_flight_start"`
+				InFlightEnd   int `json:"in_flight_end"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Points) != 1 {
+		t.Fatalf("stdout is not a one-point summary (%v): %s\n%s", err, stdout, stderr)
+	}
+	p := sum.Points[0]
+	if p.Requests.Failed != 40 || p.ErrorRate != 1 || p.Overload == nil || p.Overload.InFlightEnd != 40 || p.Overload.InFlightStart >= 40 {
+		t.Errorf("point %+v overload %+v: want 40 failed, error rate 1, overloaded with in flight growing to 40", p, p.Overload)
+	}
+	// every request failed: exit 1 after writing the files
+	if code != 1 || !strings.Contains(stderr, "failed") {
+		t.Errorf("exit %d, stderr %q: want 1 and the failure", code, stderr)
+	}
+}
+
+// With a concurrency cap the server cannot keep up with, arrivals that
+// find the cap full until the point's last arrival are dropped and
+// counted, not sent late: the point ends on time and the warning names the
+// cap and the server.
+func TestLoadCapDropsArrivals(t *testing.T) {
+	s := &slowServer{gap: 20 * time.Millisecond, tokens: 5} // 100 ms a request
+	srv := &http.Server{Handler: s}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	start := time.Now()
+	// 50 arrivals over 0.49 s; 2 places at 100 ms serve about 20/s.
+	code, stdout, stderr := run(t, loadArgs(t, "http://"+l.Addr().String(), dir,
+		"--rate", "100", "--arrival", "constant", "--requests", "50", "--max-concurrency", "2")...)
+	if el := time.Since(start); el > 4*time.Second {
+		t.Errorf("a 0.5 s point ran %v", el)
+	}
+	if code != 0 {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	classes := loadRecords(t, dir)
+	sent, dropped := loadSent(t, dir)
+	if sent != sum(classes) || sent+dropped != 50 || dropped < 30 || classes[""] != sent {
+		t.Errorf("records %v, sent %d, dropped %d: want every sent request recorded and completed, about 38 dropped", classes, sent, dropped)
+	}
+	if !strings.Contains(stdout, "were dropped, not sent late: the server held all 2 places of --max-concurrency") ||
+		strings.Contains(stdout, "client sent") {
+		t.Errorf("warning does not blame the cap and the server:\n%s\n%s", stdout, stderr)
+	}
+}
+
+// --concurrency 64 --requests 10 cannot hold 64 users: the point says
+// how many were in flight and is flagged, never claimed as c=64.
+func TestLoadConcurrencyNotHeld(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "--concurrency", "64", "--requests", "10", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Points []struct {
+			Achieved float64  `json:"concurrency_achieved"`
+			Held     *bool    `json:"load_held"`
+			Warnings []string `json:"warnings"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Points) != 1 {
+		t.Fatalf("summary: %v\n%s", err, stdout)
+	}
+	p := sum.Points[0]
+	if p.Held == nil || *p.Held || p.Achieved > 10 || !strings.Contains(strings.Join(p.Warnings, " "), "load not held") {
+		t.Errorf("c=64 with 10 requests: achieved %v, held %v, warnings %q", p.Achieved, p.Held, p.Warnings)
+	}
 }

@@ -43,7 +43,7 @@ Exit codes: 0 success (with an objective: it holds at its target load), 1 failur
 // saturating) in seconds.
 const (
 	defaultConcurrency  = "1,2,4,8,16"
-	defaultRequests     = 64
+	defaultRequests     = 100
 	defaultPromptTokens = "512"
 	defaultOutputTokens = "128"
 	defaultAPIKeyEnv    = "SERVEBENCH_API_KEY"

@@ -43,6 +43,7 @@ type dispatcher struct {
 	sem   chan struct{} // nil: no cap
 	start time.Time
 	end   time.Time // the point's last arrival: after it nothing is sent
+	freed time.Time // when the last wait for a place under the cap ended
 
 	wg             sync.WaitGroup
 	inflight, peak atomic.Int64
@@ -91,16 +92,28 @@ func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
 		if !ok {
 			return
 		}
-		if !d.acquire(ctx, timer) {
+		// Lag is the dispatcher's own lateness: time spent waiting for a
+		// place under the cap (for this arrival or the one before) is the
+		// server's doing and shows as queue time instead.
+		d.lag.Add(float64(time.Since(later(target, d.freed))) / 1e6)
+		ok = d.acquire(ctx, timer)
+		d.freed = time.Now()
+		if !ok {
 			if ctx.Err() != nil {
 				return
 			}
 			d.dropped++
 			continue
 		}
-		d.lag.Add(float64(time.Since(target)) / 1e6)
 		d.send(d.r.newRecord(d.p, phase, target))
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // sleepUntil waits for t; false when ctx ended first.

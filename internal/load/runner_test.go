@@ -164,6 +164,10 @@ func TestOpenLoopScheduleAndCap(t *testing.T) {
 	if c.InFlightPeak > 3 {
 		t.Errorf("client peak %d above cap", c.InFlightPeak)
 	}
+	// The waits for the cap are the server's, not dispatch lag.
+	if c.LagP99MS > 15 {
+		t.Errorf("dispatch lag p99 %.1f ms counts the waits for the cap", c.LagP99MS)
+	}
 }
 
 // A stalled server (it never answers) must not hold an open loop past its

@@ -67,7 +67,17 @@ type Point struct {
 	OfferedRate         float64 `json:"offered_rate,omitempty"`
 	ConcurrencyAchieved float64 `json:"concurrency_achieved"`
 	ConcurrencyMax      int     `json:"concurrency_max"`
-	ErrorRate           float64 `json:"error_rate"`
+	// Achieved load (docs/METRICS.md, "Achieved load"): the share of the
+	// window a closed loop held at least 90% of its users in flight, the
+	// rate an open loop sent at, and whether the point held its nominal
+	// load; a point that did not is never capacity evidence.
+	ConcurrencyHeldShare float64 `json:"concurrency_held_share,omitempty"`
+	AchievedRate         float64 `json:"achieved_rate,omitempty"`
+	LoadHeld             bool    `json:"load_held"`
+	// Overload is set when an open loop's arrivals outpaced its
+	// completions, with the evidence.
+	Overload  *Overload `json:"overload,omitempty"`
+	ErrorRate float64   `json:"error_rate"`
 	// AllFailed is true when every measured request failed: nothing
 	// about the server's speed was measured at this point.
 	AllFailed        bool    `json:"all_failed"`
@@ -153,7 +163,12 @@ type pointAgg struct {
 	warmT, warmE, warmD stats.Sample
 }
 
-type interval struct{ start, end int64 }
+// interval is one measured, non-cancelled request: sent to end, and
+// whether it ended by completing.
+type interval struct {
+	start, end int64
+	ok         bool
+}
 
 func (p *pointAgg) add(r *record.Record) {
 	if r.Phase == record.PhaseWarmup {
@@ -195,7 +210,7 @@ func (p *pointAgg) window(r *record.Record) {
 	if r.EndNS > r.SentNS {
 		p.busyNS += r.EndNS - r.SentNS
 	}
-	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS})
+	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
 }
 
 func (p *pointAgg) latencies(r *record.Record) {
@@ -312,6 +327,8 @@ func (p *pointAgg) summary() Point {
 	}
 	if n := p.completed + p.failed; n > 0 {
 		s.ErrorRate = float64(p.failed) / float64(n)
+	} else if p.cancelled > 0 {
+		s.ErrorRate = 1 // nothing completed: cancelled requests are not a success
 	}
 	if p.measured > 0 && p.lastEnd > p.firstSent {
 		win := float64(p.lastEnd-p.firstSent) / 1e9
@@ -326,6 +343,8 @@ func (p *pointAgg) summary() Point {
 		// n arrivals span n−1 inter-arrival gaps.
 		s.OfferedRate = float64(p.measured-1) / (float64(p.lastSched-p.firstSched) / 1e9)
 	}
+	p.achieved(&s)
+	s.Overload = p.overload()
 	if p.completed > 0 {
 		s.PromptTokensMean = float64(p.inSum) / float64(p.completed)
 		s.OutputTokensMean = float64(p.outSum) / float64(p.completed)
@@ -358,6 +377,7 @@ func (p *pointAgg) warnings(s Point) []string {
 	if p.cancelled > 0 {
 		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
 	}
+	w = append(w, p.loadWarnings(s)...)
 	if thin := thinTails(s); thin != "" {
 		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 or p5 needs at least 20, a p99 100", thin))
 	}
@@ -392,25 +412,8 @@ func ErrorClasses(errs map[string]int) []string {
 // maxInFlight returns the largest number of intervals open at one instant;
 // an interval ending exactly when another starts does not overlap it.
 func maxInFlight(iv []interval) int {
-	type edge struct {
-		t     int64
-		delta int
-	}
-	edges := make([]edge, 0, 2*len(iv))
-	for _, v := range iv {
-		edges = append(edges, edge{v.start, +1}, edge{v.end, -1})
-	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].t != edges[j].t {
-			return edges[i].t < edges[j].t
-		}
-		return edges[i].delta < edges[j].delta
-	})
-	cur, best := 0, 0
-	for _, e := range edges {
-		cur += e.delta
-		best = max(best, cur)
-	}
+	best := 0
+	sweep(iv, func(_, _ int64, open int) { best = max(best, open) })
 	return best
 }
 

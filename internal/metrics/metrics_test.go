@@ -171,7 +171,7 @@ func TestOfferedRate(t *testing.T) {
 }
 
 func TestMaxInFlightTouchingIntervals(t *testing.T) {
-	if got := maxInFlight([]interval{{0, 10}, {10, 20}, {5, 15}}); got != 2 {
+	if got := maxInFlight([]interval{{0, 10, true}, {10, 20, true}, {5, 15, true}}); got != 2 {
 		t.Errorf("got %d, want 2", got)
 	}
 }

@@ -40,6 +40,7 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 				c := pc.Client
 				p.Client = &c
 				p.Warnings = append(p.Warnings, clientWarnings(c, run.ClientCPUs)...)
+				p.Warnings = append(p.Warnings, p.dropped(c)...)
 			}
 		}
 	}
@@ -79,4 +80,18 @@ func (s *Summary) AllFailed() bool {
 		}
 	}
 	return true
+}
+
+// dropped judges an open loop's arrivals that the concurrency cap kept
+// from being sent: the server held every place until the point ended.
+func (p *Point) dropped(c record.ClientStats) []string {
+	if c.Dropped == 0 {
+		return nil
+	}
+	arrivals := c.Sent + c.Dropped
+	if float64(c.Dropped) > (1-heldFraction)*float64(arrivals) {
+		p.LoadHeld = false
+	}
+	return []string{fmt.Sprintf("%d of %d arrivals (%.0f%%) were dropped, not sent late: the server held all %d places of --max-concurrency until the point ended, so it served %.3g req/s of the %.3g offered",
+		c.Dropped, arrivals, 100*float64(c.Dropped)/float64(arrivals), p.Load.MaxConcurrency, p.RequestRate, p.Load.Rate)}
 }
