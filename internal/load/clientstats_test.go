@@ -35,9 +35,9 @@ func TestClosedLoopReachesConcurrency(t *testing.T) {
 
 // TestOpenLoopClientStats: with a cap of one and a server four times
 // slower than the arrivals, each request waits for the previous one, so
-// the dispatch lag grows request by request (its p99 far above its p50)
-// and exactly one request is in flight at the peak; without a cap all of
-// them overlap.
+// the queue time grows request by request (its p99 far above its p50)
+// while the dispatcher itself stays on time, and exactly one request is in
+// flight at the peak; without a cap all of them overlap.
 func TestOpenLoopClientStats(t *testing.T) {
 	epoch := time.Now()
 	f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
@@ -67,11 +67,11 @@ func TestOpenLoopClientStats(t *testing.T) {
 	if p99-p50 < 50 {
 		t.Fatalf("queue times p50 %.1f ms, p99 %.1f ms: the cap did not build a queue", p50, p99)
 	}
-	if math.Abs(c.LagP99MS-p99) > 5 {
-		t.Errorf("dispatch lag p99 %.1f ms, the records' queue times give %.1f ms (p50 %.1f)", c.LagP99MS, p99, p50)
-	}
-	if c.LagMaxMS < c.LagP99MS || math.Abs(c.LagMaxMS-lags[len(lags)-1]) > 5 {
-		t.Errorf("dispatch lag max %.1f ms, p99 %.1f ms, largest queue time %.1f ms", c.LagMaxMS, c.LagP99MS, lags[len(lags)-1])
+	// Waiting for a place under the cap is the server's doing: it shows
+	// in the records' queue times, not as the client's dispatch lag (whose
+	// warning would blame the client).
+	if c.LagP99MS > 5 || c.LagMaxMS > 10 {
+		t.Errorf("dispatch lag p99 %.1f ms, max %.1f ms: the waits for the cap (queue p99 %.1f ms) count as client lag", c.LagP99MS, c.LagMaxMS, p99)
 	}
 
 	f = &fakeServer{epoch: epoch, latency: 200 * time.Millisecond}
@@ -108,5 +108,18 @@ func TestClientCPU(t *testing.T) {
 	}
 	if low := 100 * c.CPUSeconds / wall; c.CPUPercent < low || c.CPUPercent > 1.5*low {
 		t.Errorf("client CPU %.1f%% of one core, want about %.1f%% (%.3f s over %.3f s)", c.CPUPercent, low, c.CPUSeconds, wall)
+	}
+}
+
+// The dispatch lag figures are the p99 and the max of the lateness
+// samples, each its own quantile.
+func TestDispatchLagQuantiles(t *testing.T) {
+	d := &dispatcher{}
+	for i := range 100 {
+		d.lag.Add(float64(i + 1)) // 1 … 100 ms
+	}
+	c := d.client()
+	if math.Abs(c.LagP99MS-99.01) > 1e-9 || c.LagMaxMS != 100 {
+		t.Errorf("lag p99 %v, max %v; want 99.01 and 100", c.LagP99MS, c.LagMaxMS)
 	}
 }
