@@ -163,6 +163,11 @@ func TestCLIInterruptOnce(t *testing.T) {
 			if el := time.Since(start); el < tt.minWait || el > 10*time.Second {
 				t.Errorf("exited %v after the signal, want at least %v", el, tt.minWait)
 			}
+			for _, msg := range []string{"stopping: nothing new is started", "Error: interrupted: the summary covers the requests that completed"} {
+				if !strings.Contains(out.String(), msg) {
+					t.Errorf("output lacks %q:\n%s", msg, out)
+				}
+			}
 			recs := cliRecords(t, filepath.Join(dir, "records.jsonl"))
 			if got := cliClasses(recs); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("records by outcome: %v, want %v", got, tt.want)
@@ -203,6 +208,12 @@ func TestCLIInterruptTwice(t *testing.T) {
 	// One second as promised, with slack for a loaded test machine.
 	if el > 1500*time.Millisecond {
 		t.Errorf("exited %v after the second signal, want within 1s", el)
+	}
+	t.Logf("exited %v after the second signal", el)
+	for _, msg := range []string{"stopping: nothing new is started", "cancelling the requests in flight", "4 records written to " + dir} {
+		if !strings.Contains(out.String(), msg) {
+			t.Errorf("output lacks %q:\n%s", msg, out)
+		}
 	}
 	recs := cliRecords(t, filepath.Join(dir, "records.jsonl"))
 	if got := cliClasses(recs); got["cancelled"] != 4 || len(recs) != 4 {
