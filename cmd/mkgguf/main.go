@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/servebench/servebench/internal/gguf"
 )
@@ -60,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Error: %v\nTry: mkgguf -h for the valid sizes\n", err)
 		return 2
 	}
-	n, err := writeFile(*out, f)
+	n, err := f.WriteFile(*out)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return 1
@@ -68,30 +67,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %s: %d bytes, %d tensors, %.1fM parameters, vocabulary %d\n",
 		*out, n, len(f.Tensors), float64(f.Parameters())/1e6, vocabSize(f))
 	return 0
-}
-
-// writeFile writes through a temporary file and renames it, so a reader
-// (or a script checking whether the model exists) never sees half a file.
-func writeFile(path string, f *gguf.File) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mkgguf-*")
-	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	n, err := f.WriteTo(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644) // CreateTemp's 0600 would hide the model from an engine run as another user
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return n, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return n, fmt.Errorf("write %s: %w", path, err)
-	}
-	return n, nil
 }
 
 func vocabSize(f *gguf.File) int {

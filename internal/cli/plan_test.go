@@ -170,14 +170,9 @@ func TestPlanGGUF(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "model.gguf")
-	out, err := os.Create(path)
-	if err != nil {
+	if _, err := f.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteTo(out); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
 	code, stdout, stderr := planRun(t, "plan", "--gguf", path, "--engine", "ollama", "--parallel", "4", "--concurrency", "4",
 		"--context", "4096", "--prompt-tokens", "128", "--output-tokens", "64", "--gpu", "CPU-DDR5-2ch", "--json")
 	if code != ExitOK {

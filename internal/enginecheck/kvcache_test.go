@@ -3,7 +3,6 @@ package enginecheck
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,14 +155,7 @@ func testModel(t *testing.T) *plan.Shape {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "model.gguf")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteTo(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if _, err := f.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 	s, err := plan.LoadGGUF(path)

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 )
 
 // Magic is "GGUF" read as a little-endian uint32.
@@ -303,4 +305,29 @@ func typeOf(v any) (ValueType, error) {
 		return TypeArray, nil
 	}
 	return 0, fmt.Errorf("unsupported value type %T", v)
+}
+
+// WriteFile writes the file at path through a temporary file and renames
+// it, so a reader (or a script checking whether the model exists) never
+// sees half a file. It returns the bytes written.
+func (f *File) WriteFile(path string) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".gguf-*")
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := f.WriteTo(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp's 0600 would hide the model from an engine run as another user
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return n, fmt.Errorf("write %s: %w", path, err)
+	}
+	return n, nil
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -166,14 +165,7 @@ func writeTestGGUF(t *testing.T) (*Shape, int64) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "servebench-random.gguf")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteTo(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if _, err := f.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 	s, err := LoadGGUF(path)
