@@ -48,23 +48,46 @@ func seeds(f *testing.F) {
 func FuzzDecoder(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
-		whole, wt, werr := decodeAll(t, bytes.NewReader(data), fuzzMax)
-		split, st, serr := decodeAll(t, &splitReader{data: data, sizes: sizes}, fuzzMax)
-		if !reflect.DeepEqual(whole, split) || wt != st || !sameErr(werr, serr) {
-			t.Errorf("split reads changed the result:\nwhole %q %v %v\nsplit %q %v %v", whole, wt, werr, split, st, serr)
-		}
+		checkSplit(t, func() Decoder { return NewEventStream(nil, nil) }, data, sizes)
 	})
 }
 
 func FuzzNDJSON(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
-		whole, wt, werr := ndjsonAll(bytes.NewReader(data), fuzzMax)
-		split, st, serr := ndjsonAll(&splitReader{data: data, sizes: sizes}, fuzzMax)
-		if !reflect.DeepEqual(whole, split) || wt != st || !sameErr(werr, serr) {
-			t.Errorf("split reads changed the result:\nwhole %q %v %v\nsplit %q %v %v", whole, wt, werr, split, st, serr)
-		}
+		checkSplit(t, func() Decoder { return NewNDJSON(nil, nil) }, data, sizes)
 	})
+}
+
+// checkSplit holds a decoder to reading the same events, truncation,
+// stray text and error whatever the boundaries of the reads.
+func checkSplit(t *testing.T, newDecoder func() Decoder, data, sizes []byte) {
+	whole := readAll(newDecoder(), bytes.NewReader(data))
+	split := readAll(newDecoder(), &splitReader{data: data, sizes: sizes})
+	if !reflect.DeepEqual(whole.events, split.events) || whole.truncated != split.truncated ||
+		whole.stray != split.stray || !sameErr(whole.err, split.err) {
+		t.Errorf("split reads changed the result:\nwhole %+v\nsplit %+v", whole, split)
+	}
+}
+
+// decoded is everything a Decoder said about one stream.
+type decoded struct {
+	events    []got
+	truncated bool
+	stray     string
+	err       error
+}
+
+func readAll(d Decoder, r io.Reader) decoded {
+	d.SetMaxEventSize(fuzzMax)
+	d.Reset(r, nil)
+	var out decoded
+	for d.Next() {
+		e := d.Event()
+		out.events = append(out.events, got{string(e.Data), e.Event, e.ID, e.Retry})
+	}
+	out.truncated, out.stray, out.err = d.Truncated(), string(d.Stray()), d.Err()
+	return out
 }
 
 func sameErr(a, b error) bool { return errors.Is(a, b) && errors.Is(b, a) }
