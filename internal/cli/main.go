@@ -274,7 +274,8 @@ func flagForm(f *flag.Flag, reason string) string {
 	case bool:
 		return "true or false (or no value)"
 	case string:
-		return "a value"
+		_, usage := flag.UnquoteUsage(f)
+		return "a value: " + usage
 	}
 	if form, ok := strings.CutPrefix(reason, "want "); ok {
 		return form

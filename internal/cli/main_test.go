@@ -56,7 +56,8 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 		{[]string{"report", "--slo", "fast"}, `Error: --slo "fast": SLO "fast": no comparison`},
 		{[]string{"run", "--bogus"}, `Error: unknown flag --bogus (servebench run -h lists its flags)`},
 		{[]string{"plan", "--ttft", "soon"}, `Error: --ttft wants a duration such as 60s, got "soon"`},
-		{[]string{"report", "runs/a", "--format"}, `Error: --format wants a value`},
+		{[]string{"report", "runs/a", "--format"}, `Error: --format wants a value: output format: text, markdown, csv, json`},
+		{[]string{"decide", "--target", "foo"}, `Error: --target wants key=value pairs, e.g. name=a,url=http://127.0.0.1:8000,gpus=1, got "foo"`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runMain(t, tt.args...)

@@ -1,7 +1,7 @@
 package slo
 
 import (
-	"fmt"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -144,7 +144,7 @@ func (cf *CandidateFile) add(c Candidate) *FieldError {
 	return nil
 }
 
-// ParseTarget reads a --target flag: comma-separated key=value pairs with
+// ParseTarget reads a candidate given on one line (decide's --target): comma-separated key=value pairs with
 // name and url; api and model set those, anything else is a label.
 // E.g. "name=h100,url=http://10.0.0.2:8000,gpus=1,cost=4".
 func ParseTarget(s string) (Candidate, error) {
@@ -152,7 +152,7 @@ func ParseTarget(s string) (Candidate, error) {
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || k == "" {
-			return c, fmt.Errorf("--target %q: want key=value pairs, e.g. name=a,url=http://127.0.0.1:8000,gpus=1", s)
+			return c, errors.New("want key=value pairs, e.g. name=a,url=http://127.0.0.1:8000,gpus=1")
 		}
 		switch k {
 		case "name":
@@ -169,7 +169,7 @@ func ParseTarget(s string) (Candidate, error) {
 	}
 	var cf CandidateFile
 	if err := cf.add(c); err != nil {
-		return c, fmt.Errorf("--target %q: %s", s, err.Error())
+		return c, err
 	}
 	return c, nil
 }
