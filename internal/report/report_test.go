@@ -22,16 +22,7 @@ const msNS = int64(1e6)
 func fixture() *metrics.Summary {
 	var a metrics.Aggregator
 	add := func(point, conc int, id int64, sent, ttft, gap int64, n int) {
-		r := &record.Record{Schema: record.Schema, Point: point, Load: record.Load{Concurrency: conc}, ID: id,
-			Phase: record.PhaseMeasured, API: "openai-chat", SentNS: sent * msNS, ScheduledNS: sent * msNS,
-			PromptTokens: 512, OutputTokens: n}
-		for i := range n {
-			r.Chunks = append(r.Chunks, record.Chunk{AtNS: (ttft + int64(i)*gap) * msNS, Tokens: 1})
-		}
-		r.FirstTokenNS = r.SentNS + ttft*msNS
-		r.FirstOutputNS = r.FirstTokenNS
-		r.EndNS = r.SentNS + (ttft+int64(n-1)*gap)*msNS
-		a.Add(r)
+		a.Add(rec(point, conc, id, sent, ttft, gap, n))
 	}
 	add(0, 1, 0, 0, 100, 20, 11)
 	// A warm-up request before c=1: cold, slow to start.

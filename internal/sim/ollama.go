@@ -86,21 +86,10 @@ func (s *Server) ollamaFinal(j *job, chat bool, text string) ollamaDone {
 // ollamaStream writes one JSON object per token and a final object with
 // the timings; an engine failure mid-stream is an {"error": …} line.
 func (s *Server) ollamaStream(w http.ResponseWriter, r *http.Request, j *job, chat bool) {
-	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	model, _ := json.Marshal(j.g.model)
-	var buf []byte
-	for {
-		if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-			s.loop.abort(j.s)
-			return
-		}
-		buf = buf[:0]
-		avail, done, err := j.next(r.Context())
-		if err != nil && r.Context().Err() != nil {
-			return
-		}
+	s.stream(w, r, j, nil, func(buf []byte, avail int, done bool, err error) []byte {
 		at := now3339()
 		for j.emitted < avail {
 			word := j.word()
@@ -117,12 +106,8 @@ func (s *Server) ollamaStream(w http.ResponseWriter, r *http.Request, j *job, ch
 			b, _ := json.Marshal(s.ollamaFinal(j, chat, ""))
 			buf = append(append(buf, b...), '\n')
 		}
-		if done {
-			_, _ = w.Write(buf)
-			_ = rc.Flush()
-			return
-		}
-	}
+		return buf
+	})
 }
 
 // ollamaModel is the model as /api/tags and /api/ps list it.

@@ -63,7 +63,6 @@ func writeOpenAIError(w http.ResponseWriter, e *apiError) {
 // usage-only chunk, and [DONE]. A request failed by the engine after the
 // stream began gets an error event before [DONE].
 func (s *Server) openAIStream(w http.ResponseWriter, r *http.Request, j *job, f *chunker) {
-	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -72,16 +71,7 @@ func (s *Server) openAIStream(w http.ResponseWriter, r *http.Request, j *job, f 
 	if f.chat {
 		buf = f.role(buf)
 	}
-	for {
-		if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-			s.loop.abort(j.s)
-			return
-		}
-		buf = buf[:0]
-		avail, done, err := j.next(r.Context())
-		if err != nil && r.Context().Err() != nil {
-			return
-		}
+	s.stream(w, r, j, buf, func(buf []byte, avail int, done bool, err error) []byte {
 		for j.emitted < avail {
 			last := done && err == nil && j.emitted+1 == avail
 			buf = f.token(buf, j.word(), last)
@@ -94,11 +84,9 @@ func (s *Server) openAIStream(w http.ResponseWriter, r *http.Request, j *job, f 
 		}
 		if done {
 			buf = append(buf, "data: [DONE]\n\n"...)
-			_, _ = w.Write(buf)
-			_ = rc.Flush()
-			return
 		}
-	}
+		return buf
+	})
 }
 
 // chunker renders a request's SSE chunks from precomputed JSON fragments:

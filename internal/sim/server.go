@@ -158,6 +158,32 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, g genRequest, ae
 	whole(j, n)
 }
 
+// stream writes a job's answer as it is generated, for every streaming
+// API: buf at once (the headers with it), then each batch of new tokens as
+// render appends them to the emptied buffer, until the job is done, when
+// render also appends the ending. A client that stops reading aborts the
+// job, freeing its slot.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, j *job, buf []byte,
+	render func(buf []byte, avail int, done bool, err error) []byte) {
+	rc := http.NewResponseController(w)
+	for {
+		if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+			s.loop.abort(j.s)
+			return
+		}
+		avail, done, err := j.next(r.Context())
+		if err != nil && r.Context().Err() != nil {
+			return
+		}
+		buf = render(buf[:0], avail, done, err)
+		if done {
+			_, _ = w.Write(buf)
+			_ = rc.Flush()
+			return
+		}
+	}
+}
+
 // start plans and submits a request.
 func (s *Server) start(g genRequest) (*job, *apiError) {
 	id := s.nextID.Add(1)
