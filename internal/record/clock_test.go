@@ -51,6 +51,10 @@ func TestRunScale(t *testing.T) {
 		{&Run{TimeScale: 10}, 10},   // the built-in simulator
 		{&Run{TimeScale: -3}, 1},    // a damaged file is not a scale
 		{&Run{TimeScale: 0.5}, 0.5}, // slowed down
+		// An older run.json: the scale only in what the simulator said.
+		{&Run{Target: Target{Server: map[string]string{"time_scale": "10"}}}, 10},
+		{&Run{TimeScale: 4, Target: Target{Server: map[string]string{"time_scale": "10"}}}, 4},
+		{&Run{Target: Target{Server: map[string]string{"time_scale": "fast"}}}, 1},
 	} {
 		if got := tt.run.Scale(); got != tt.want {
 			t.Errorf("%+v.Scale() = %v, want %v", tt.run, got, tt.want)

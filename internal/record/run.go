@@ -1,5 +1,7 @@
 package record
 
+import "strconv"
+
 // RunSchema names the run metadata file (run.json).
 const RunSchema = "servebench.run/v1"
 
@@ -77,10 +79,18 @@ type ClientStats struct {
 	Interrupted bool `json:"interrupted"`
 }
 
-// Scale is the run's time scale, 1 when none was recorded.
+// Scale is the run's time scale, 1 when none was recorded. A run.json
+// written before time_scale was recorded has the simulator's scale only
+// in target.server; its records are in the same sped-up time.
 func (r *Run) Scale() float64 {
-	if r == nil || r.TimeScale <= 0 {
+	if r == nil {
 		return 1
 	}
-	return r.TimeScale
+	if r.TimeScale > 0 {
+		return r.TimeScale
+	}
+	if v, err := strconv.ParseFloat(r.Target.Server["time_scale"], 64); err == nil && v > 0 && v < 1e9 {
+		return v
+	}
+	return 1
 }
