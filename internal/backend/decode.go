@@ -61,7 +61,7 @@ func (s *stream) read(body io.Reader) {
 			return
 		}
 	}
-	s.cut(d.Err(), d.Stray(), s.wire.marker)
+	s.cut(d.Err(), d.Stray())
 }
 
 // join concatenates two texts into *buf, avoiding a copy when one is

@@ -20,6 +20,8 @@
 //     delta.reasoning, message.thinking, thinking). Role-only chunks,
 //     empty deltas, usage-only chunks and end markers are not tokens.
 //   - FirstTokenNS: the first content-bearing chunk, reasoning or answer.
+//     A stream that ends without one (the end marker first, an empty
+//     body) has none and is a failure of class empty_stream.
 //   - FirstOutputNS: the first chunk with answer text.
 //   - EndNS: when the end marker ([DONE], or Ollama's "done": true) was
 //     read, or when the failure was seen.

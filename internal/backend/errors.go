@@ -65,8 +65,10 @@ func (s *stream) sendFailed(err error) {
 }
 
 // cut classifies a stream that ended before its end marker. stray is
-// what an SSE decoder read that was not an event stream (nil otherwise).
-func (s *stream) cut(err error, stray []byte, marker string) {
+// what the decoder read before any event that is not of its format
+// (sse.Decoder's Stray).
+func (s *stream) cut(err error, stray []byte) {
+	marker := s.wire.marker
 	now := time.Now()
 	if s.ctxFailed(now) {
 		return
