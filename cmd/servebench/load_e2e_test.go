@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -289,5 +291,71 @@ func TestLoadConcurrencyNotHeld(t *testing.T) {
 	p := sum.Points[0]
 	if p.Held == nil || *p.Held || p.Achieved > 10 || !strings.Contains(strings.Join(p.Warnings, " "), "load not held") {
 		t.Errorf("c=64 with 10 requests: achieved %v, held %v, warnings %q", p.Achieved, p.Held, p.Warnings)
+	}
+}
+
+// loadSimFast is a simulator config that runs the default simulator 25×
+// faster than the GPU it models (figures stay in model time), so that a
+// capacity search fits in a test.
+func loadSimFast(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "sim.yaml")
+	if err := os.WriteFile(path, []byte("time_scale: 25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// loadCapacity is the capacity a summary's verdict (or a decide
+// candidate's) reports.
+type loadCapacity struct {
+	Found     bool
+	Load      *struct{ Concurrency int }
+	FailsAt   *struct{ Concurrency int } `json:"fails_at"`
+	BoundedBy string                     `json:"bounded_by"`
+	Probes    int
+}
+
+// The capacity search holds each probe at steady state whatever
+// --requests says: on the default simulator (8 sequences at a time) the
+// chat objective's capacity is bounded by its TTFT SLO near 8 users, not
+// "at least concurrency 4096" from probes that never had their users busy.
+func TestLoadCapacitySearchAtSteadyState(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "--objective", "chat", "--find-capacity", "--requests", "20",
+		"--sim-config", loadSimFast(t), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Verdict struct{ Capacity loadCapacity }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	c := rep.Verdict.Capacity
+	if !c.Found || c.Load == nil || c.FailsAt == nil || c.Load.Concurrency < 6 || c.Load.Concurrency > 10 || c.BoundedBy != "" {
+		t.Errorf("capacity %+v (load %+v, fails at %+v): want finite, bounded by an SLO, near the simulator's 8 slots", c, c.Load, c.FailsAt)
+	}
+}
+
+// decide searches each candidate's capacity the same way.
+func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "candidates.yaml")
+	cands := "objective: chat\ncandidates:\n  - name: sim-8\n    sim: {time_scale: 25}\n    labels: {gpus: 1}\n"
+	if err := os.WriteFile(path, []byte(cands), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "decide", "--candidates", path, "--requests", "20")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "≥c=") || !strings.Contains(stdout, "ttft p95 <= 1s") {
+		t.Errorf("decide's capacity is not bounded by the TTFT SLO:\n%s", stdout)
+	}
+	m := regexp.MustCompile(`\(capacity concurrency (\d+)\)`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no capacity in decide's recommendation:\n%s", stdout)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 6 || n > 10 {
+		t.Errorf("decide's capacity c=%d is not near the simulator's 8 slots:\n%s", n, stdout)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
@@ -140,5 +141,25 @@ func TestOpenRefusesAUsedDirectory(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, RecordsFile)); string(b) != "{}\n" {
 		t.Error("existing records were touched")
+	}
+}
+
+// An objective's closed-loop probes are held at steady state: several
+// requests per user, whatever --requests says.
+func TestSteadyPointSize(t *testing.T) {
+	tests := []struct {
+		name string
+		p    load.Point
+		want int
+	}{
+		{"closed loop raised to 8 per user", load.Point{Load: record.Load{Concurrency: 64}, Requests: 10}, 512},
+		{"closed loop already enough", load.Point{Load: record.Load{Concurrency: 2}, Requests: 100}, 100},
+		{"open loop keeps its count", load.Point{Load: record.Load{Rate: 4.5}, Requests: 20}, 20},
+		{"a duration bounds the point", load.Point{Load: record.Load{Concurrency: 64}, Duration: time.Minute}, 0},
+	}
+	for _, tt := range tests {
+		if got := steady(tt.p).Requests; got != tt.want {
+			t.Errorf("%s: %d requests, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -50,6 +50,23 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 	return rep, res, cmp.Or(runErr, err)
 }
 
+// An objective measures each closed-loop load at steady state: at least
+// SteadyRequestsPerUser requests per virtual user whatever the point's own
+// request count, so that every user is busy for most of the window and
+// the load is held (docs/METRICS.md, Achieved load). A point bounded by a
+// duration keeps it; an open loop keeps its count, as its load is the
+// schedule's and its queue growth is judged separately.
+const SteadyRequestsPerUser = 8
+
+// steady raises a closed-loop, request-bound point's count to its
+// steady-state minimum.
+func steady(p load.Point) load.Point {
+	if p.Requests > 0 && p.Load.Concurrency > 0 {
+		p.Requests = max(p.Requests, SteadyRequestsPerUser*p.Load.Concurrency)
+	}
+	return p
+}
+
 // measurer runs an objective's load points in a session, each load
 // repeated, and stops a point early when the server is clearly overloaded.
 type measurer struct {
@@ -118,6 +135,7 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 		m.watch.Store(&watch{load: l, ov: slo.NewOverload(m.checks), cancel: cancel})
 		p := m.base
 		p.Index, p.Load, p.Seed = m.next, l, m.seed+uint64(m.next)
+		p = steady(p)
 		m.next++
 		_, err := m.sess.RunPoint(pctx, p)
 		overloaded := pctx.Err() != nil && ctx.Err() == nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
@@ -156,7 +157,8 @@ func TestSweepFailsWithExit3(t *testing.T) {
 	}
 	for _, pv := range v.Points {
 		// Goodput can be 0 where every request waited; not below a slot.
-		if pv.Requests != testRequests || pv.Attainment == nil || (pv.Load.Concurrency < testSlots && pv.Goodput <= 0) {
+		// each load measured at steady state: at least 8 requests per user
+		if pv.Requests != max(testRequests, bench.SteadyRequestsPerUser*pv.Load.Concurrency) || pv.Attainment == nil || (pv.Load.Concurrency < testSlots && pv.Goodput <= 0) {
 			t.Errorf("%+v: requests %d attainment %v goodput %v", pv.Load, pv.Requests, pv.Attainment, pv.Goodput)
 		}
 	}
@@ -244,7 +246,8 @@ func TestRepeatIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	pv := rep.Verdict.Points
-	if len(rep.Points) != 2 || len(pv) != 1 || len(pv[0].Points) != 2 || pv[0].Requests != 24 {
+	// two repeats of max(12, 8 per user × 4) requests
+	if len(rep.Points) != 2 || len(pv) != 1 || len(pv[0].Points) != 2 || pv[0].Requests != 2*bench.SteadyRequestsPerUser*4 {
 		t.Fatalf("summary points %d, verdict points %+v", len(rep.Points), pv)
 	}
 	c := pv[0].Checks[0]

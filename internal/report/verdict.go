@@ -169,6 +169,12 @@ func intervalRows(checks []slo.SLO, pts []slo.PointVerdict) [][]string {
 func capacityLine(c slo.Capacity) string {
 	var s string
 	switch {
+	case c.BoundedBy == slo.BoundedBySample && c.Found:
+		s = fmt.Sprintf("at least %s (bounded by the sample, not an SLO: %s was not held)", slo.LoadText(*c.Load), c.NotHeld)
+	case c.BoundedBy == slo.BoundedBySample:
+		s = fmt.Sprintf("not judged (bounded by the sample: %s was not held)", c.NotHeld)
+	case c.Found && c.BoundedBy == slo.BoundedBySearchLimit:
+		s = fmt.Sprintf("at least %s (the search's limit; no load tried failed)", slo.LoadText(*c.Load))
 	case c.Found && c.FailsAt != nil:
 		s = fmt.Sprintf("%s (passes at %s; fails at %s: %s)", slo.LoadText(*c.Load), loadLabel(*c.Load), loadLabel(*c.FailsAt), failedList(c))
 	case c.Found:

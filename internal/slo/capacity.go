@@ -25,6 +25,12 @@ const (
 	searchFloorSteps = 4
 )
 
+// What bounds a capacity when no SLO does (Capacity.BoundedBy).
+const (
+	BoundedBySample      = "sample"
+	BoundedBySearchLimit = "search_limit"
+)
+
 // Probe measures the objective at one load.
 type Probe func(ctx context.Context, load record.Load) (PointVerdict, error)
 
@@ -53,6 +59,12 @@ type Capacity struct {
 	FailedSLOs []string     `json:"failed_slos"`
 	Shortfalls []string     `json:"shortfalls"`
 	Overloaded string       `json:"overloaded,omitempty"`
+	// BoundedBy says, when the result is not bounded by an SLO failing,
+	// what bounds it: "sample" (a passing load was not held, so it is no
+	// evidence: NotHeld says at which load and why) or "search_limit"
+	// (every load passed up to the search's maximum).
+	BoundedBy string `json:"bounded_by,omitempty"`
+	NotHeld   string `json:"not_held,omitempty"`
 	// Failing says why FailsAt failed for reasons no load explains.
 	Failing string `json:"failing,omitempty"`
 	// Probes is the number of loads measured by the search.
@@ -112,9 +124,11 @@ func (s Search) Run(ctx context.Context, probe Probe) (Capacity, error) {
 	if err != nil {
 		return b.capy, err
 	}
-	if ok {
+	switch {
+	case b.stopped:
+	case ok:
 		err = b.rampUp(ctx, start)
-	} else {
+	default:
 		err = b.rampDown(ctx, start)
 	}
 	if err == nil {
@@ -130,6 +144,7 @@ type bracket struct {
 	probe      Probe
 	pass, fail float64 // 0: none yet
 	capy       Capacity
+	stopped    bool // a probe was no evidence: the search ends where it is
 }
 
 // try probes one load and narrows the bracket.
@@ -139,6 +154,11 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 		return false, err
 	}
 	b.capy.Probes++
+	if pv.Pass && pv.NotHeld != "" {
+		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+pv.NotHeld
+		b.stopped = true
+		return false, nil
+	}
 	if pv.Pass {
 		b.pass = v
 		l := b.s.load(v)
@@ -164,6 +184,7 @@ func (b *bracket) rampUp(ctx context.Context, v float64) error {
 		}
 		v = next
 	}
+	b.capy.BoundedBy = BoundedBySearchLimit
 	return nil
 }
 
@@ -178,7 +199,7 @@ func (b *bracket) rampDown(ctx context.Context, v float64) error {
 			return nil
 		}
 		ok, err := b.try(ctx, next)
-		if err != nil || ok {
+		if err != nil || ok || b.stopped {
 			return err
 		}
 		v = next
@@ -187,7 +208,7 @@ func (b *bracket) rampDown(ctx context.Context, v float64) error {
 }
 
 func (b *bracket) bisect(ctx context.Context) error {
-	for b.pass > 0 && b.fail > 0 && !b.s.narrow(b.pass, b.fail) {
+	for b.pass > 0 && b.fail > 0 && !b.stopped && !b.s.narrow(b.pass, b.fail) {
 		mid := b.s.round((b.pass + b.fail) / 2)
 		if mid <= b.pass || mid >= b.fail {
 			return nil
@@ -205,6 +226,10 @@ func FromSweep(pts []PointVerdict) Capacity {
 	c := Capacity{Method: "sweep", FailedSLOs: []string{}, Shortfalls: []string{}}
 	for _, pv := range pts {
 		l := pv.Load
+		if pv.Pass && pv.NotHeld != "" {
+			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+pv.NotHeld
+			break
+		}
 		if !pv.Pass {
 			c.FailsAt, c.FailedSLOs, c.Shortfalls, c.Overloaded = &l, pv.Failed, pv.Shortfalls, pv.Overloaded
 			c.Failing = pv.Failing

@@ -165,3 +165,54 @@ func TestJudgeSweep(t *testing.T) {
 		t.Errorf("chat first")
 	}
 }
+
+// A passing probe that did not hold its load is no evidence: the search
+// stops there and says it is bounded by the sample, not by an SLO.
+func TestSearchStopsAtALoadNotHeld(t *testing.T) {
+	tests := []struct {
+		name      string
+		notHeldAt float64 // loads at or above it pass without being held
+		capacity  float64
+		start     float64
+		want      float64 // capacity found; 0: none
+		bounded   string
+		probes    int
+	}{
+		{"ramp reaches unheld loads first", 16, 100, 1, 8, BoundedBySample, 5}, // 1 2 4 8 16
+		{"the SLO binds first", 16, 5, 1, 5, "", 6},                            // 1 2 4 8 → bisect 6 5
+		{"nothing held", 1, 100, 1, 0, BoundedBySample, 1},                     // 1
+		{"every load passes", 1e9, 1e9, 1, 4096, BoundedBySearchLimit, 13},     // 1 … 4096
+	}
+	for _, tt := range tests {
+		var tried []float64
+		probe := func(_ context.Context, l record.Load) (PointVerdict, error) {
+			v := LoadValue(l)
+			tried = append(tried, v)
+			pv := PointVerdict{Load: l, Pass: v <= tt.capacity, Failed: []string{}}
+			if pv.Pass && v >= tt.notHeldAt {
+				pv.NotHeld = "few requests"
+			}
+			return pv, nil
+		}
+		c, err := Search{Start: record.Load{Concurrency: int(tt.start)}}.Run(context.Background(), probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0.0
+		if c.Load != nil {
+			got = LoadValue(*c.Load)
+		}
+		if got != tt.want || c.BoundedBy != tt.bounded || (tt.bounded == BoundedBySample) != (c.NotHeld != "") {
+			t.Errorf("%s: capacity %v bounded by %q (%q), want %v bounded by %q; tried %v", tt.name, got, c.BoundedBy, c.NotHeld, tt.want, tt.bounded, tried)
+		}
+		if tt.probes > 0 && c.Probes != tt.probes {
+			t.Errorf("%s: %d probes %v, want %d", tt.name, c.Probes, tried, tt.probes)
+		}
+	}
+	// A sweep reads the same way.
+	l := func(c int) record.Load { return record.Load{Concurrency: c} }
+	c := FromSweep([]PointVerdict{{Load: l(1), Pass: true}, {Load: l(2), Pass: true}, {Load: l(4), Pass: true, NotHeld: "few requests"}, {Load: l(8)}})
+	if c.Load == nil || *c.Load != l(2) || c.FailsAt != nil || c.BoundedBy != BoundedBySample || !strings.Contains(c.NotHeld, "concurrency 4") {
+		t.Errorf("sweep: %+v", c)
+	}
+}

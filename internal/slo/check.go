@@ -32,6 +32,9 @@ type PointVerdict struct {
 	// explains (connect, 4xx, unreadable answers; record.KindFailing):
 	// such a load is never called overloaded.
 	Failing string `json:"failing,omitempty"`
+	// NotHeld says why the load was not held (docs/METRICS.md, Achieved
+	// load): its result, pass or fail, is not capacity evidence.
+	NotHeld string `json:"not_held,omitempty"`
 	// AllFailed is true when every measured request at this load failed.
 	AllFailed bool `json:"all_failed"`
 	// What saturation is judged on: aggregate output tokens/s, the mean

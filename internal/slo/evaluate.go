@@ -2,6 +2,7 @@ package slo
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -182,6 +183,12 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 		pv.Overloaded = lv.queueGrowth(idx, checks)
 	}
 	pv.Pass = pv.Overloaded == "" && pv.Failing == "" && !pv.AllFailed
+	if len(idx) == 1 && !pt.LoadHeld && pv.Pass {
+		// One point's records: its achieved load is defined (repeats pooled
+		// into one window are not). A load stopped early, failing or all
+		// failed fails whatever load it held.
+		pv.NotHeld = notHeld(&pt)
+	}
 	for _, s := range checks {
 		c := check(s, &pt)
 		if opt.Intervals {
@@ -195,6 +202,15 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 		pv.Checks = append(pv.Checks, c)
 	}
 	return pv
+}
+
+// notHeld says how a point fell short of its nominal load.
+func notHeld(pt *metrics.Point) string {
+	if pt.Load.Rate > 0 {
+		return fmt.Sprintf("%.3g req/s sent of %.3g offered", pt.AchievedRate, pt.OfferedRate)
+	}
+	return fmt.Sprintf("%.1f of %d users in flight on average, at least 90%% of them for %.0f%% of the window, in %d requests",
+		pt.ConcurrencyAchieved, pt.Load.Concurrency, 100*pt.ConcurrencyHeldShare, pt.Requests.Completed+pt.Requests.Failed)
 }
 
 // goodput counts the requests that met every per-request target.

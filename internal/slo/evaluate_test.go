@@ -244,3 +244,23 @@ func TestQueueGrowth(t *testing.T) {
 		}
 	}
 }
+
+// A load that passes without holding its users busy is marked not held,
+// and an objective whose target load was not held does not hold.
+func TestNotHeldLoad(t *testing.T) {
+	c8 := record.Load{Concurrency: 8}
+	var ev Evaluator
+	for i := range int64(3) { // 3 requests for 8 users: never more than 3 in flight
+		ev.Add(req(0, c8, i, 0, 50, 10, 5))
+	}
+	checks := mustParse(t, "ttft p50 <= 1s")
+	pv, _ := ev.Level(c8, checks, Options{})
+	if !pv.Pass || !strings.Contains(pv.NotHeld, "3.0 of 8 users in flight") {
+		t.Errorf("pass %v, not held %q: want a pass marked not held", pv.Pass, pv.NotHeld)
+	}
+	o := &Objective{Name: "x", Load: Load{Concurrency: []int{8}, Target: 8}}
+	v := Judge(o, []PointVerdict{pv}, nil, nil)
+	if v.Holds || v.Capacity.Found || v.Capacity.BoundedBy != BoundedBySample || !strings.Contains(strings.Join(v.Reasons, " "), "target load was not held") {
+		t.Errorf("verdict holds %v, capacity %+v, reasons %q", v.Holds, v.Capacity, v.Reasons)
+	}
+}

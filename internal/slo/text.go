@@ -35,8 +35,14 @@ func (v *Verdict) capacityText() string {
 		}
 	}
 	switch {
+	case c.BoundedBy == BoundedBySample && c.Found:
+		return fmt.Sprintf("meets the objective up to %s; higher loads unknown: %s was not held (bounded by the sample, not by an SLO)", LoadText(*c.Load), c.NotHeld)
+	case c.BoundedBy == BoundedBySample:
+		return fmt.Sprintf("capacity not judged: %s was not held (bounded by the sample, not by an SLO)", c.NotHeld)
 	case c.Found && c.FailsAt != nil:
 		return fmt.Sprintf("meets the objective up to %s (at %s: %s)", LoadText(*c.Load), LoadText(*c.FailsAt), why)
+	case c.Found && c.BoundedBy == BoundedBySearchLimit:
+		return "meets the objective at every load tried, up to the search's limit " + LoadText(*c.Load)
 	case c.Found:
 		return "meets the objective at every load tried, up to " + LoadText(*c.Load)
 	case c.FailsAt != nil:

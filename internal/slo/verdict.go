@@ -84,6 +84,9 @@ func Judge(o *Objective, pts []PointVerdict, capy *Capacity, server map[string]s
 		v.Holds = false
 		v.Failing = at.Failing != ""
 		v.Reasons = append(v.Reasons, failures(at)...)
+	case at.NotHeld != "":
+		v.Holds = false
+		v.Reasons = append(v.Reasons, "the target load was not held ("+at.NotHeld+"): send more requests per point")
 	}
 	for _, r := range v.Requirements {
 		if r.Pass != nil && !*r.Pass {
