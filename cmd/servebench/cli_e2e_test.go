@@ -190,43 +190,58 @@ func TestCLIInterruptOnce(t *testing.T) {
 // chunks, within a second, and run.json is there. Nothing had completed,
 // so before this the records file was empty.
 func TestCLIInterruptTwice(t *testing.T) {
-	s := newCLIHoldServer(2)
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	dir := filepath.Join(t.TempDir(), "r")
-	cmd, out := cliStart(t, srv.URL, dir, "--grace", "1m")
-	cliWaitHeld(t, s, 4)
-	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	code := cliExitCode(t, cmd)
-	el := time.Since(start)
-	if code != 130 {
-		t.Errorf("exit %d, want 130\n%s", code, out)
+	tests := []struct {
+		name string
+		load []string // cliStart's closed loop of 4 users, or an open loop
+	}{
+		{"closed loop", nil},
+		// An open loop keeps sending until the signal: as many records as
+		// the server saw requests.
+		{"open loop", []string{"--concurrency", "", "--rate", "40"}},
 	}
-	// One second as promised, with slack for a loaded test machine.
-	if el > 1500*time.Millisecond {
-		t.Errorf("exited %v after the second signal, want within 1s", el)
-	}
-	t.Logf("exited %v after the second signal", el)
-	for _, msg := range []string{"stopping: nothing new is started", "cancelling the requests in flight", "4 records written to " + dir} {
-		if !strings.Contains(out.String(), msg) {
-			t.Errorf("output lacks %q:\n%s", msg, out)
-		}
-	}
-	recs := cliRecords(t, filepath.Join(dir, "records.jsonl"))
-	if got := cliClasses(recs); got["cancelled"] != 4 || len(recs) != 4 {
-		t.Errorf("records by outcome: %v, want 4 cancelled", got)
-	}
-	for _, r := range recs {
-		if len(r.Chunks) != 2 || r.FirstTokenNS == 0 {
-			t.Errorf("record %d: %d chunks, first token at %d; want the 2 chunks received", r.ID, len(r.Chunks), r.FirstTokenNS)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil || !bytes.Contains(b, []byte(`"model": "m"`)) {
-		t.Errorf("run.json after a second interrupt: %v\n%s", err, b)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newCLIHoldServer(2)
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			dir := filepath.Join(t.TempDir(), "r")
+			cmd, out := cliStart(t, srv.URL, dir, append([]string{"--grace", "1m"}, tt.load...)...)
+			cliWaitHeld(t, s, 4)
+			cmd.Process.Signal(syscall.SIGINT)
+			time.Sleep(100 * time.Millisecond)
+			held := int(s.held.Load()) // nothing new is sent after the first signal
+			start := time.Now()
+			cmd.Process.Signal(syscall.SIGINT)
+			code := cliExitCode(t, cmd)
+			el := time.Since(start)
+			if code != 130 {
+				t.Errorf("exit %d, want 130\n%s", code, out)
+			}
+			// One second as promised, with slack for a loaded test machine.
+			if el > 1500*time.Millisecond {
+				t.Errorf("exited %v after the second signal, want within 1s", el)
+			}
+			t.Logf("exited %v after the second signal, %d requests in flight", el, held)
+			for _, msg := range []string{"stopping: nothing new is started", "cancelling the requests in flight",
+				fmt.Sprintf("%d records written to %s", held, dir)} {
+				if !strings.Contains(out.String(), msg) {
+					t.Errorf("output lacks %q:\n%s", msg, out)
+				}
+			}
+			recs := cliRecords(t, filepath.Join(dir, "records.jsonl"))
+			if got := cliClasses(recs); got["cancelled"] != held || len(recs) != held {
+				t.Errorf("records by outcome: %v, want %d cancelled", got, held)
+			}
+			for _, r := range recs {
+				if len(r.Chunks) != 2 || r.FirstTokenNS == 0 {
+					t.Errorf("record %d: %d chunks, first token at %d; want the 2 chunks received", r.ID, len(r.Chunks), r.FirstTokenNS)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+			if err != nil || !bytes.Contains(b, []byte(`"model": "m"`)) {
+				t.Errorf("run.json after a second interrupt: %v\n%s", err, b)
+			}
+		})
 	}
 }
 
