@@ -1,15 +1,15 @@
 package plan
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/servebench/servebench/internal/yamlfield"
 )
 
 // Sourced is a number and where it comes from; an empty Source marks the
@@ -19,50 +19,19 @@ type Sourced struct {
 	Source string  `yaml:"source" json:"source,omitempty"`
 }
 
-// UnmarshalYAML accepts a bare number or {value, source}.
-func (s *Sourced) UnmarshalYAML(n *yaml.Node) error {
+// DecodeYAML accepts a bare number or {value, source}.
+func (s *Sourced) DecodeYAML(d *yamlfield.Decoder, n *yaml.Node, path string) error {
 	if n.Kind == yaml.ScalarNode {
 		s.Source = ""
-		if err := n.Decode(&s.Value); err != nil {
-			return fmt.Errorf("want a number, got %q", n.Value)
-		}
-		return nil
+		return yamlfield.Float(&s.Value)(n, path)
 	}
-	var p struct {
-		Value  *float64 `yaml:"value"`
-		Source string   `yaml:"source"`
+	value := math.NaN()
+	err := d.Mapping(n, path, map[string]yamlfield.Field{"value": yamlfield.Float(&value), "source": yamlfield.String(&s.Source)})
+	if err == nil && math.IsNaN(value) {
+		err = &yamlfield.Error{Field: path, Line: n.Line, Msg: `want a number or {value: N, source: "..."}`}
 	}
-	if err := n.Decode(&p); err != nil || p.Value == nil {
-		return fmt.Errorf("want a number or {value: N, source: \"...\"} (line %d)", n.Line)
-	}
-	s.Value, s.Source = *p.Value, p.Source
-	return nil
-}
-
-// UnmarshalYAML decodes one device field by field, so that an error names
-// the field and an unknown field is an error.
-func (d *Device) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: a device is a mapping of fields", n.Line)
-	}
-	fields := d.fields()
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		dst, ok := fields[key]
-		if !ok {
-			return fmt.Errorf("line %d: unknown field %q", n.Content[i].Line, key)
-		}
-		if err := n.Content[i+1].Decode(dst); err != nil {
-			return fmt.Errorf("line %d: field %s: %w", n.Content[i].Line, key, err)
-		}
-	}
-	return nil
-}
-
-func (d *Device) fields() map[string]any {
-	return map[string]any{"name": &d.Name, "kind": &d.Kind, "vendor": &d.Vendor, "memory_gib": &d.MemoryGiB,
-		"usable_gib": &d.UsableGiB, "bandwidth_gbs": &d.BandwidthGBs, "bf16_tflops": &d.BF16TFLOPS,
-		"fp8_tflops": &d.FP8TFLOPS, "interconnect": &d.Interconnect, "interconnect_gbs": &d.InterconnectGBs, "notes": &d.Notes}
+	s.Value = value
+	return err
 }
 
 // Device kinds.
@@ -126,9 +95,12 @@ func ParseDevices(data []byte) ([]Device, error) {
 	var doc struct {
 		Devices []Device `yaml:"devices"`
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+	d := yamlfield.NewDecoder("(top level)")
+	root, err := d.Root(data)
+	if err == nil && root != nil {
+		err = d.Struct(&doc, nil)(root, "")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("devices file: %w", err)
 	}
 	if len(doc.Devices) == 0 {

@@ -56,15 +56,15 @@ func TestParseDevices(t *testing.T) {
 	}
 	tests := []struct{ name, yaml, want string }{
 		{"empty", "", "no entries"},
-		{"unknown field", "devices:\n  - name: x\n    memry_gib: 4\n", `unknown field "memry_gib"`},
+		{"unknown field", "devices:\n  - name: x\n    memry_gib: 4\n", "line 3: devices[0].memry_gib: unknown field"},
 		{"no name", "devices:\n  - memory_gib: 4\n    bandwidth_gbs: 1\n    bf16_tflops: 1\n", "entry 1 (\"\"): name is required"},
 		{"no memory", "devices:\n  - name: x\n    bandwidth_gbs: 1\n    bf16_tflops: 1\n", "memory_gib must be a positive number"},
 		{"negative", "devices:\n  - name: x\n    memory_gib: -4\n    bandwidth_gbs: 1\n    bf16_tflops: 1\n", "memory_gib must be a positive number"},
 		{"bad kind", "devices:\n  - name: x\n    kind: tpu\n    memory_gib: 4\n    bandwidth_gbs: 1\n    bf16_tflops: 1\n", `kind "tpu"`},
 		{"usable above memory", "devices:\n  - name: x\n    memory_gib: 4\n    usable_gib: 5\n    bandwidth_gbs: 1\n    bf16_tflops: 1\n", "usable_gib (5) exceeds memory_gib (4)"},
 		{"not yaml", "devices: [", "devices file"},
-		{"string number", "devices:\n  - name: x\n    memory_gib: lots\n", `field memory_gib: want a number, got "lots"`},
-		{"sourced without value", "devices:\n  - name: x\n    memory_gib: {source: sheet}\n", "field memory_gib: want a number or {value"},
+		{"string number", "devices:\n  - name: x\n    memory_gib: lots\n", `line 3: devices[0].memory_gib: want a number, got "lots"`},
+		{"sourced without value", "devices:\n  - name: x\n    memory_gib: {source: sheet}\n", "devices[0].memory_gib: want a number or {value"},
 	}
 	for _, tt := range tests {
 		_, err := ParseDevices([]byte(tt.yaml))

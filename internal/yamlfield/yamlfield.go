@@ -168,8 +168,17 @@ func (d *Decoder) structFields(v reflect.Value) map[string]Field {
 	return fields
 }
 
+// Decodable is a type with a YAML form of its own (a number or a
+// mapping, say): Struct decodes fields of the type with it.
+type Decodable interface {
+	DecodeYAML(d *Decoder, n *yaml.Node, path string) error
+}
+
 // value decodes a node into v by v's type.
 func (d *Decoder) value(v reflect.Value) Field {
+	if dec, ok := v.Addr().Interface().(Decodable); ok {
+		return func(n *yaml.Node, p string) error { return dec.DecodeYAML(d, n, p) }
+	}
 	if v.Type() == reflect.TypeFor[time.Duration]() {
 		return Duration(v.Addr().Interface().(*time.Duration))
 	}

@@ -138,3 +138,32 @@ func FuzzStruct(f *testing.F) {
 		}
 	})
 }
+
+// either is a number written bare or as {n: N}.
+type either struct{ N float64 }
+
+func (e *either) DecodeYAML(d *Decoder, n *yaml.Node, p string) error {
+	if n.Kind == yaml.ScalarNode {
+		return Float(&e.N)(n, p)
+	}
+	return d.Mapping(n, p, map[string]Field{"n": Float(&e.N)})
+}
+
+// TestDecodable: a field whose type decodes itself is handed its node,
+// in a list as in a struct, and its errors keep the field's path.
+func TestDecodable(t *testing.T) {
+	var x struct {
+		One  either   `yaml:"one"`
+		Many []either `yaml:"many"`
+	}
+	d := NewDecoder("doc")
+	root, _ := d.Root([]byte("one: 2\nmany: [3, {n: 4}]\n"))
+	if err := d.Struct(&x, nil)(root, ""); err != nil || x.One.N != 2 || len(x.Many) != 2 || x.Many[1].N != 4 {
+		t.Errorf("got %+v, %v", x, err)
+	}
+	root, _ = d.Root([]byte("many:\n  - {m: 4}\n"))
+	var fe *Error
+	if err := d.Struct(&x, nil)(root, ""); !errors.As(err, &fe) || fe.Field != "many[0].m" || fe.Line != 2 {
+		t.Errorf("got %v, want an error at line 2 naming many[0].m", err)
+	}
+}
