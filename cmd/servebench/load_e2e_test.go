@@ -359,3 +359,36 @@ func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
 		t.Errorf("decide's capacity c=%d is not near the simulator's 8 slots:\n%s", n, stdout)
 	}
 }
+
+// The default run prints only what it can support: no point warns about
+// its own sample size (every printed percentile has its minimum sample),
+// every point holds its load, and it stays within a reasonable wall time.
+func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
+	start := time.Now()
+	code, stdout, stderr := run(t, "run", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if el := time.Since(start); el > 60*time.Second {
+		t.Errorf("the default run took %v", el)
+	}
+	var sum struct {
+		Points []struct {
+			Load     struct{ Concurrency int }
+			Held     bool     `json:"load_held"`
+			Warnings []string `json:"warnings"`
+		}
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Points) != 5 {
+		t.Fatalf("summary: %v\n%s", err, stdout)
+	}
+	for _, p := range sum.Points {
+		if len(p.Warnings) > 0 || !p.Held {
+			t.Errorf("c=%d: held %v, warnings %q", p.Load.Concurrency, p.Held, p.Warnings)
+		}
+	}
+	if len(sum.Warnings) > 0 {
+		t.Errorf("run warnings %q", sum.Warnings)
+	}
+}
