@@ -59,6 +59,18 @@ func num(v float64, prec int) string {
 // LoadLabel names a load point the way a user set it: "c=4" or "r=2/s".
 func LoadLabel(p *metrics.Point) string { return p.Load.Label() }
 
+// loadCell is the table's load column: the nominal load, and beside it the
+// load achieved when the point did not hold it ("c=64 (6.3 in flight)").
+func loadCell(p *metrics.Point) string {
+	switch {
+	case p.LoadHeld || p.AllFailed || p.Requests.Completed+p.Requests.Failed == 0:
+		return LoadLabel(p)
+	case p.Load.Concurrency > 0:
+		return fmt.Sprintf("%s (%.1f in flight)", LoadLabel(p), p.ConcurrencyAchieved)
+	}
+	return fmt.Sprintf("%s (%s/s sent)", LoadLabel(p), strconv.FormatFloat(p.AchievedRate, 'g', 3, 64))
+}
+
 func errorsCell(p *metrics.Point) string {
 	switch {
 	case p.Requests.Failed == 0:
@@ -72,7 +84,7 @@ func errorsCell(p *metrics.Point) string {
 // columns is the table of issue's shape: per-request speed falling while
 // aggregate throughput rises and saturates is visible at a glance.
 var columns = []column{
-	{"load", "", LoadLabel},
+	{"load", "", loadCell},
 	// Per-request speed is named as SLOs name it: "speed p95" is the speed
 	// 95% of requests reached, the distribution's 5th percentile.
 	{"speed tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p50", 1) }},

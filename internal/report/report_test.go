@@ -134,3 +134,22 @@ func TestJSONContract(t *testing.T) {
 		}
 	}
 }
+
+// A point that did not hold its load shows what it reached beside the
+// nominal load; one that held it, or measured nothing, shows the load only.
+func TestLoadCellShowsAchievedLoad(t *testing.T) {
+	tests := []struct {
+		p    metrics.Point
+		want string
+	}{
+		{metrics.Point{Load: record.Load{Concurrency: 4}, LoadHeld: true, Requests: metrics.Requests{Completed: 40}}, "c=4"},
+		{metrics.Point{Load: record.Load{Concurrency: 64}, ConcurrencyAchieved: 6.34, Requests: metrics.Requests{Completed: 10}}, "c=64 (6.3 in flight)"},
+		{metrics.Point{Load: record.Load{Rate: 100, MaxConcurrency: 2}, AchievedRate: 20.41, Requests: metrics.Requests{Completed: 10}}, "r=100/s ≤2 (20.4/s sent)"},
+		{metrics.Point{Load: record.Load{Concurrency: 4}, AllFailed: true, Requests: metrics.Requests{Failed: 4}}, "c=4"},
+	}
+	for _, tt := range tests {
+		if got := loadCell(&tt.p); got != tt.want {
+			t.Errorf("loadCell = %q, want %q", got, tt.want)
+		}
+	}
+}
