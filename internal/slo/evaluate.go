@@ -181,6 +181,11 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 		pv.Overloaded = "" // a server failing at any load is not overloaded
 	} else if pv.Overloaded == "" && lv.load.Rate > 0 {
 		pv.Overloaded = lv.queueGrowth(idx, checks)
+		if pv.Overloaded == "" && len(idx) == 1 && pt.Overload != nil {
+			// arrivals outpaced completions, or timeouts dominated
+			// (docs/METRICS.md, Open-loop overload)
+			pv.Overloaded = pt.Overload.Reason
+		}
 	}
 	pv.Pass = pv.Overloaded == "" && pv.Failing == "" && !pv.AllFailed
 	if len(idx) == 1 && !pt.LoadHeld && pv.Pass {

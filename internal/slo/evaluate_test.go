@@ -264,3 +264,19 @@ func TestNotHeldLoad(t *testing.T) {
 		t.Errorf("verdict holds %v, capacity %+v, reasons %q", v.Holds, v.Capacity, v.Reasons)
 	}
 }
+
+// An open loop whose requests all time out is overloaded in the verdict,
+// with the summary's evidence, even when no SLO names timeouts.
+func TestOpenLoopTimeoutsAreOverload(t *testing.T) {
+	r10 := record.Load{Rate: 10}
+	var ev Evaluator
+	for i := range int64(20) {
+		f := failed(0, r10, i, 100*i, 100*i+50)
+		f.Error.Class = record.ClassTimeoutFirst
+		ev.Add(f)
+	}
+	pv, _ := ev.Level(r10, mustParse(t, "ttft p50 <= 1s"), Options{})
+	if pv.Pass || !strings.Contains(pv.Overloaded, "timeouts dominate: 20 of 20") || pv.Failing != "" {
+		t.Errorf("pass %v, overloaded %q, failing %q", pv.Pass, pv.Overloaded, pv.Failing)
+	}
+}
