@@ -45,17 +45,6 @@ func (a Arrival) Validate() error {
 	return fmt.Errorf("arrival process %q: use poisson, constant or gamma", a.Process)
 }
 
-// String names the process as the command line does.
-func (a Arrival) String() string {
-	if a.Process == ArrivalGamma {
-		return fmt.Sprintf("gamma(%g)", a.Shape)
-	}
-	if a.Process == "" {
-		return ArrivalPoisson
-	}
-	return a.Process
-}
-
 // gaps returns a generator of random inter-arrival gaps in seconds for
 // the rate: exponential (Poisson) or gamma.
 func (a Arrival) gaps(rate float64, r *rand.Rand) func() float64 {

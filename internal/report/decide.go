@@ -80,7 +80,9 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 	v := x.Verdict
 	capy, sat := "-", "-"
 	switch {
-	case v.Capacity.Load != nil && v.Capacity.FailsAt == nil:
+	case v.Capacity.Load != nil && (v.Capacity.FailsAt == nil || v.Capacity.BoundedBy == slo.BoundedBySample):
+		// a lower bound: nothing above failed, or what did pass above was
+		// not held and is no evidence
 		capy = "≥" + loadLabel(*v.Capacity.Load)
 	case v.Capacity.Load != nil:
 		capy = loadLabel(*v.Capacity.Load)

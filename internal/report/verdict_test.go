@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -183,6 +184,27 @@ func collectKeys(v any, keys map[string]bool) {
 	case []any:
 		for _, c := range x {
 			collectKeys(c, keys)
+		}
+	}
+}
+
+// decide's capacity column: a lower bound is marked ≥, also when what
+// passed above it was not held (bounded by the sample).
+func TestDecisionCapacityCell(t *testing.T) {
+	c := func(n int) *record.Load { return &record.Load{Concurrency: n} }
+	tests := []struct {
+		capy slo.Capacity
+		want string
+	}{
+		{slo.Capacity{Found: true, Load: c(8), FailsAt: c(9)}, "c=8"},
+		{slo.Capacity{Found: true, Load: c(4096), BoundedBy: slo.BoundedBySearchLimit}, "≥c=4096"},
+		{slo.Capacity{Found: true, Load: c(8), FailsAt: c(12), BoundedBy: slo.BoundedBySample}, "≥c=8"},
+		{slo.Capacity{FailsAt: c(1)}, "<c=1"},
+	}
+	for _, tt := range tests {
+		row := decisionRow(slo.Outcome{Candidate: slo.Candidate{Name: "x"}, Verdict: &slo.Verdict{Capacity: tt.capy}}, false)
+		if !slices.Contains(row, tt.want) {
+			t.Errorf("capacity %+v: row %q lacks %q", tt.capy, row, tt.want)
 		}
 	}
 }
