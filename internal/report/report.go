@@ -72,13 +72,18 @@ func loadCell(p *metrics.Point) string {
 }
 
 func errorsCell(p *metrics.Point) string {
+	cell := fmt.Sprintf("%d (%.1f%%)", p.Requests.Failed, 100*p.ErrorRate)
 	switch {
 	case p.Requests.Failed == 0:
-		return "0"
+		cell = "0"
 	case p.AllFailed:
-		return fmt.Sprintf("%d (ALL FAILED)", p.Requests.Failed)
+		cell = fmt.Sprintf("%d (ALL FAILED)", p.Requests.Failed)
 	}
-	return fmt.Sprintf("%d (%.1f%%)", p.Requests.Failed, 100*p.ErrorRate)
+	if n := p.Requests.Cancelled; n > 0 {
+		// cancelled requests are no server error, but never silent
+		cell += fmt.Sprintf(" +%d cancelled", n)
+	}
+	return cell
 }
 
 // columns is the table of issue's shape: per-request speed falling while

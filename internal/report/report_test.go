@@ -153,3 +153,22 @@ func TestLoadCellShowsAchievedLoad(t *testing.T) {
 		}
 	}
 }
+
+// Cancelled requests show in the errors column: an interrupted point whose
+// requests were all cancelled does not read as "0" errors.
+func TestErrorsCellCountsCancelled(t *testing.T) {
+	tests := []struct {
+		r    metrics.Requests
+		rate float64
+		want string
+	}{
+		{metrics.Requests{Completed: 10}, 0, "0"},
+		{metrics.Requests{Cancelled: 201}, 1, "0 +201 cancelled"},
+		{metrics.Requests{Completed: 8, Failed: 2, Cancelled: 3}, 0.2, "2 (20.0%) +3 cancelled"},
+	}
+	for _, tt := range tests {
+		if got := errorsCell(&metrics.Point{Requests: tt.r, ErrorRate: tt.rate}); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.r, got, tt.want)
+		}
+	}
+}
