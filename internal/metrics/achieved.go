@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/servebench/servebench/internal/record"
@@ -45,7 +47,10 @@ func (p *pointAgg) achieved(s *Point) {
 	}
 	if c := p.load.Concurrency; c > 0 {
 		thr := int(math.Ceil(heldFraction * float64(c)))
-		s.ConcurrencyHeldShare = heldShare(p.intervals, thr, p.firstSent, p.lastEnd)
+		// A user thinking between the turns of its session is busy with
+		// the load, though nothing is in flight.
+		iv := append(slices.Clone(p.intervals), thinking(p.turns)...)
+		s.ConcurrencyHeldShare = heldShare(iv, thr, p.firstSent, p.lastEnd)
 		s.LoadHeld = s.ConcurrencyHeldShare >= heldShareMin
 		return
 	}
@@ -60,6 +65,28 @@ func (p *pointAgg) achieved(s *Point) {
 		s.AchievedRate = float64(p.measured-1) / (float64(last-first) / 1e9)
 	}
 	s.LoadHeld = s.OfferedRate == 0 || s.AchievedRate >= heldFraction*s.OfferedRate
+}
+
+// turn is one measured request of a multi-turn session.
+type turn struct {
+	session, turn int
+	sched, end    int64
+}
+
+// thinking returns, for each turn that followed its session's previous
+// one, the time from that one's end to this one's scheduled time: the
+// user's think time (a closed loop schedules a turn when it is ready).
+func thinking(turns []turn) []interval {
+	s := slices.Clone(turns)
+	slices.SortFunc(s, func(a, b turn) int { return cmp.Or(cmp.Compare(a.session, b.session), cmp.Compare(a.turn, b.turn)) })
+	var out []interval
+	for i := 1; i < len(s); i++ {
+		prev, cur := s[i-1], s[i]
+		if cur.session == prev.session && cur.turn == prev.turn+1 && cur.sched > prev.end {
+			out = append(out, interval{prev.end, cur.sched, true})
+		}
+	}
+	return out
 }
 
 // heldShare is the share of [from, to] with at least thr intervals open.

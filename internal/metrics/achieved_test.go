@@ -166,3 +166,24 @@ func TestDroppedArrivals(t *testing.T) {
 		t.Errorf("held %v, warnings:\n%s", p.LoadHeld, w)
 	}
 }
+
+// Users thinking between the turns of a session hold the load though
+// nothing of theirs is in flight.
+func TestClosedLoopHeldWithThinkTime(t *testing.T) {
+	c2 := record.Load{Concurrency: 2}
+	var recs []*record.Record
+	// two users, each a session of 3 turns: 100 ms requests, 200 ms of
+	// thinking between them (the turn is scheduled when it is ready)
+	for u := range int64(2) {
+		for k := range int64(3) {
+			at := 300 * k
+			r := span(u*3+k, at, at, at+100, c2, "")
+			r.Session, r.Turn = int(u+1), int(k+1)
+			recs = append(recs, r)
+		}
+	}
+	p := onePoint(recs)
+	if !p.LoadHeld || p.ConcurrencyHeldShare != 1 || math.Abs(p.ConcurrencyAchieved-6.0/7) > 1e-9 {
+		t.Errorf("held %v share %v achieved %v: want held throughout, 6/7 in flight on average", p.LoadHeld, p.ConcurrencyHeldShare, p.ConcurrencyAchieved)
+	}
+}

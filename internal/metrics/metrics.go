@@ -153,6 +153,7 @@ type pointAgg struct {
 	measured                                  int
 	busyNS                                    int64
 	intervals                                 []interval
+	turns                                     []turn // multi-turn requests, for think time
 	outSum, inSum                             int64
 	shortfall, shortfallToks, mismatch        int
 	mismatchChat                              bool
@@ -211,6 +212,9 @@ func (p *pointAgg) window(r *record.Record) {
 		p.busyNS += r.EndNS - r.SentNS
 	}
 	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
+	if r.Session > 0 {
+		p.turns = append(p.turns, turn{r.Session, r.Turn, r.ScheduledNS, r.EndNS})
+	}
 }
 
 func (p *pointAgg) latencies(r *record.Record) {
