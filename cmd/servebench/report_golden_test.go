@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the report golden files")
+
+// The run in testdata/run is a small recorded run against the built-in
+// simulator, checked in so that its report is fixed: two closed-loop
+// points (c=1, c=4) of 12 measured and 2 warm-up requests each, 64-token
+// prompts and 16-token answers, where the KV cache, sized to
+// testdata/run-sim.yaml, runs out once at c=4. It was made with
+//
+//	servebench run --sim-config testdata/run-sim.yaml --concurrency 1,4 \
+//	    --requests 12 --warmup 2 --prompt-tokens 64 --output-tokens 16 --out testdata/run
+//
+// TestReportGolden renders it in every format, alone and judged against
+// an objective, and compares exit code, stdout and stderr with
+// testdata/report/*.golden (go test -run TestReportGolden -update
+// rewrites them; read the diff).
+func TestReportGolden(t *testing.T) {
+	for _, format := range []string{"text", "json", "csv", "markdown"} {
+		for _, verdict := range []bool{false, true} {
+			name, args := format, []string{"report", "--format", format}
+			if verdict {
+				name += "-objective"
+				args = append(args, "--objective", "chat")
+			}
+			args = append(args, filepath.Join("testdata", "run"))
+			t.Run(name, func(t *testing.T) {
+				code, stdout, stderr := run(t, args...)
+				got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
+				golden := filepath.Join("testdata", "report", name+".golden")
+				if *updateGolden {
+					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (go test -run TestReportGolden -update writes it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("servebench %s differs from %s (-update rewrites it):\n%s", strings.Join(args, " "), golden, lineDiff(string(want), got))
+				}
+			})
+		}
+	}
+}
+
+// lineDiff lists the lines that differ between want and got, by number.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}
