@@ -58,21 +58,16 @@ func TestReportGolden(t *testing.T) {
 	}
 }
 
-// lineDiff lists the lines that differ between want and got, by number.
+// lineDiff shows where got first departs from want, with a few lines of
+// each around it; git diff after -update shows the rest.
 func lineDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
-		}
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
 	}
-	return b.String()
+	window := func(lines []string) string {
+		return strings.Join(lines[max(0, i-2):min(len(lines), i+4)], "\n")
+	}
+	return fmt.Sprintf("first difference at line %d (want %d lines, got %d)\n--- want\n%s\n--- got\n%s", i+1, len(w), len(g), window(w), window(g))
 }
