@@ -17,7 +17,7 @@ import (
 func TestClosedLoopReachesConcurrency(t *testing.T) {
 	for _, c := range []int{1, 3, 8} {
 		epoch := time.Now()
-		f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
+		f := &fakeServer{epoch: epoch, latency: 50 * time.Millisecond}
 		var s sink
 		r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
 		got, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: c}, Requests: 3 * c})
@@ -103,7 +103,7 @@ func TestClientCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.CPUSeconds <= 0.01 || c.CPUSeconds > wall*float64(4) {
+	if c.CPUSeconds <= 0 || c.CPUSeconds > wall*float64(4) {
 		t.Errorf("client CPU %.3f s over %.3f s of busy sending", c.CPUSeconds, wall)
 	}
 	if low := 100 * c.CPUSeconds / wall; c.CPUPercent < low || c.CPUPercent > 1.5*low {
