@@ -30,7 +30,7 @@ func TestClientCPUWarningUsesRecordedCores(t *testing.T) {
 		var a Aggregator
 		a.Add(&record.Record{Point: 0, Load: record.Load{Concurrency: 1}, Phase: record.PhaseMeasured, SentNS: 1, EndNS: 2})
 		run := &record.Run{ClientCPUs: tt.cpus, Points: []record.PointClient{
-			{Index: 0, Load: record.Load{Concurrency: 1}, Client: record.ClientStats{CPUPercent: tt.cpuPct}}}}
+			{Index: 0, Load: record.Load{Concurrency: 1}, Client: measured(tt.cpuPct, 0, 1)}}}
 		s := Summarize(run, &a)
 		got := strings.Join(s.Points[0].Warnings, "\n")
 		var cpu []string

@@ -383,7 +383,7 @@ func (p *pointAgg) warnings(s Point) []string {
 	}
 	w = append(w, p.loadWarnings(s)...)
 	if thin := thinTails(s); thin != "" {
-		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 or p5 needs at least 20, a p99 100", thin))
+		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 needs at least 20 requests, a p99 100", thin))
 	}
 	return w
 }
@@ -421,7 +421,9 @@ func maxInFlight(iv []interval) int {
 	return best
 }
 
-// thinTails lists the printed tail quantiles that rest on too few samples.
+// thinTails lists the printed tail quantiles that rest on too few samples,
+// named as the table's columns and the SLOs name them: per-request speed
+// is judged by the speed most requests reached, so its p5 reads "speed p95".
 func thinTails(s Point) string {
 	var parts []string
 	for _, d := range []struct {
@@ -429,11 +431,17 @@ func thinTails(s Point) string {
 		d    stats.Dist
 		keys []string
 	}{
-		{"ttft_ms", s.TTFT, []string{"p95", "p99"}},
-		{"e2e_ms", s.E2E, []string{"p95", "p99"}},
-		{"decode_tps_per_request", s.DecodeTPSReq, []string{"p5"}},
+		{"TTFT", s.TTFT, []string{"p95", "p99"}},
+		{"E2E", s.E2E, []string{"p95", "p99"}},
+		{"speed", s.DecodeTPSReq, []string{"p5"}},
 	} {
-		if t := stats.ThinTails(d.d, d.keys...); len(t) > 0 {
+		t := stats.ThinTails(d.d, d.keys...)
+		for i, k := range t {
+			if d.name == "speed" && k == "p5" {
+				t[i] = "p95"
+			}
+		}
+		if len(t) > 0 {
 			parts = append(parts, d.name+" "+strings.Join(t, " "))
 		}
 	}

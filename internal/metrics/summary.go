@@ -17,6 +17,16 @@ const (
 	clientLagWarnMS      = 5
 )
 
+// Below these the client's figures are noise, not evidence. Process CPU
+// time advances in scheduler ticks (1 to 10 ms), so over a window of a few
+// milliseconds one tick reads as hundreds of percent; over a second it is
+// at most 1% of a core. A p99 of fewer than 100 dispatch lags is their
+// maximum: one late send, not the client's pace (stats.MinSamples).
+const (
+	minClientCPUWindowS = 1.0
+	minClientLagSamples = 100
+)
+
 // Summary is the content of summary.json: the run's context and one entry
 // per load point.
 type Summary struct {
@@ -50,19 +60,20 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	return s
 }
 
-// clientWarnings judges the load generator's figures of a point; cpus is
+// clientWarnings judges the load generator's figures of a point, when it
+// ran long enough and sent enough for them to mean something; cpus is
 // the CPU count the run recorded for the machine that ran it (0 when a
 // run.json predates it: judged against one core).
 func clientWarnings(c record.ClientStats, cpus int) []string {
 	var w []string
-	if c.CPUPercent > clientCPUWarnPercent*float64(max(cpus, 1)) {
+	if c.CPUPercent > clientCPUWarnPercent*float64(max(cpus, 1)) && c.WallSeconds() >= minClientCPUWindowS {
 		on := fmt.Sprintf("on %d cores", cpus)
 		if cpus == 0 {
 			on = "on a machine whose core count the run did not record"
 		}
 		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) %s: it may have limited the load", c.CPUPercent, on))
 	}
-	if c.LagP99MS > clientLagWarnMS {
+	if c.LagP99MS > clientLagWarnMS && c.Sent >= minClientLagSamples {
 		w = append(w, fmt.Sprintf("the client sent requests up to %.1f ms (p99) behind schedule: the offered load is lower than asked", c.LagP99MS))
 	}
 	return w

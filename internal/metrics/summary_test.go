@@ -16,11 +16,18 @@ func TestClientWarnings(t *testing.T) {
 		client record.ClientStats
 		want   []string
 	}{
-		{"quiet client", record.ClientStats{CPUPercent: 20, LagP99MS: 1}, nil},
+		// Over a 2 s window, with 200 requests sent.
+		{"quiet client", measured(20, 1, 200), nil},
 		// Far above any machine's core count times the threshold.
-		{"busy client", record.ClientStats{CPUPercent: 1e9, LagP99MS: 1}, []string{busy}},
-		{"late dispatcher", record.ClientStats{CPUPercent: 20, LagP99MS: 50}, []string{late}},
-		{"both", record.ClientStats{CPUPercent: 1e9, LagP99MS: 50}, []string{busy, late}},
+		{"busy client", measured(1e9, 1, 200), []string{busy}},
+		{"late dispatcher", measured(20, 50, 200), []string{late}},
+		{"both", measured(1e9, 50, 200), []string{busy, late}},
+		// 5 ms of CPU in a 2 ms window is a scheduler tick, not a busy client.
+		{"tiny window", record.ClientStats{CPUSeconds: 0.005, CPUPercent: 250, Sent: 200}, nil},
+		{"just under a second", record.ClientStats{CPUSeconds: 0.99e7, CPUPercent: 1e9, Sent: 200}, nil},
+		// The p99 of 99 lags is their maximum: one late send.
+		{"few dispatches", measured(20, 50, 99), nil},
+		{"enough dispatches", measured(20, 50, 100), []string{late}},
 	}
 	for _, tt := range tests {
 		var a Aggregator
@@ -42,4 +49,9 @@ func TestClientWarnings(t *testing.T) {
 			t.Errorf("%s: point client %+v, want the run's %+v", tt.name, s.Points[0].Client, tt.client)
 		}
 	}
+}
+
+// measured is a point's client figures over a 2 s window.
+func measured(cpuPct, lagP99MS float64, sent int) record.ClientStats {
+	return record.ClientStats{CPUSeconds: 2 * cpuPct / 100, CPUPercent: cpuPct, LagP99MS: lagP99MS, Sent: sent}
 }

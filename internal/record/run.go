@@ -45,10 +45,13 @@ type Run struct {
 
 // Target is the server measured. The API key is never recorded.
 type Target struct {
-	URL       string `json:"url"`
-	API       string `json:"api"`
-	Model     string `json:"model"`
-	Simulated bool   `json:"simulated"`
+	URL   string `json:"url"`
+	API   string `json:"api"`
+	Model string `json:"model"`
+	// ModelPicked: no model was given, and Model is the only one the
+	// server serves.
+	ModelPicked bool `json:"model_picked,omitempty"`
+	Simulated   bool `json:"simulated"`
 	// Server describes what the server said about itself (version, max context).
 	Server map[string]string `json:"server,omitempty"`
 }
@@ -77,6 +80,15 @@ type ClientStats struct {
 	// stayed full until the point's last arrival.
 	Dropped     int  `json:"dropped,omitempty"`
 	Interrupted bool `json:"interrupted"`
+}
+
+// WallSeconds is the point's wall time, over which CPUPercent was taken;
+// 0 when no CPU time was measured.
+func (c ClientStats) WallSeconds() float64 {
+	if c.CPUPercent <= 0 {
+		return 0
+	}
+	return 100 * c.CPUSeconds / c.CPUPercent
 }
 
 // Scale is the run's time scale, 1 when none was recorded. A run.json
