@@ -20,11 +20,13 @@ import (
 // sized, the workload and the load points. A command line parses its flags
 // into one; NewConfig assembles the run from it.
 type Setup struct {
-	Target    *backend.Target
-	API       string
-	Model     string
-	Simulated bool              // the built-in simulator; run.json names it builtin:sim
-	Server    map[string]string // what the server said about itself (backend.Describe)
+	Target *backend.Target
+	API    string
+	Model  string
+	// ModelPicked: Model was not given but is the server's only one.
+	ModelPicked bool
+	Simulated   bool              // the built-in simulator; run.json names it builtin:sim
+	Server      map[string]string // what the server said about itself (backend.Describe)
 	// Timeout and FirstTokenTimeout are per request, in model time.
 	Timeout, FirstTokenTimeout time.Duration
 	IgnoreEOS                  bool
@@ -89,7 +91,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		NewSource: w.Source,
 		Run: record.Run{
 			Schema: record.RunSchema, Version: s.Version, TimeScale: scale,
-			Target:       record.Target{URL: url, API: s.API, Model: s.Model, Simulated: s.Simulated, Server: s.Server},
+			Target:       record.Target{URL: url, API: s.API, Model: s.Model, ModelPicked: s.ModelPicked, Simulated: s.Simulated, Server: s.Server},
 			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(),
 			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload),
 		},

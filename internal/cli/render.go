@@ -35,7 +35,7 @@ func renderReport(w io.Writer, rep *slo.Report, format string) error {
 func unmet(o *slo.Objective, v *slo.Verdict) error {
 	if v.Failing {
 		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", slo.LoadText(v.TargetLoad),
-			strings.Join(v.Reasons, "; ")), Hint: "check --url, --model and --api; the errors by class are listed under the table", Code: ExitFailure}
+			strings.Join(v.Reasons, "; ")), Hint: hintFailing, Code: ExitFailure}
 	}
 	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
 		strings.Join(v.Reasons, "; ")), Code: ExitObjective}

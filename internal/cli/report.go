@@ -83,7 +83,11 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if o == nil {
-		return render(env.Stdout, s)
+		// Printed first, then exit 1 as run does: every request failed.
+		if err := render(env.Stdout, s); err != nil {
+			return err
+		}
+		return allFailed(s)
 	}
 	if *objective != "" {
 		// A named objective comes with its workload; SLOs set for it say

@@ -177,7 +177,33 @@ func allFailed(s *metrics.Summary) error {
 	if sample != "" {
 		msg += "; first " + classes[0] + " error: " + sample
 	}
-	return &Error{Err: errors.New(msg), Hint: "check --url, --model and --api; the errors by class are listed under the table", Code: ExitFailure}
+	return &Error{Err: errors.New(msg), Hint: failureHint(all), Code: ExitFailure}
+}
+
+// Hints for a run whose requests failed, by what the failures say about
+// the server (record.Kind).
+const (
+	hintFailing    = "check --url, --model, --api and the credentials (--api-key-env, --header); the errors by class are listed under the table"
+	hintOverloaded = "the server did not keep up: lower the load (--concurrency, --rate), or raise --timeout or --first-token-timeout; the errors by class are listed under the table"
+	hintOther      = "see the server's log, and check --url, --model and --api; the errors by class are listed under the table"
+)
+
+// failureHint says what to do about failures counted by class: a failing
+// class (connect, 4xx, unreadable answers) fails at any load and is fixed
+// first; failures that are all overload call for less load or more time.
+func failureHint(errs map[string]int) string {
+	kinds := map[string]bool{}
+	for c := range errs {
+		kinds[record.Kind(c)] = true
+	}
+	switch {
+	case kinds[record.KindFailing]:
+		return hintFailing
+	case kinds[record.KindOverloaded] && !kinds[record.KindOther]:
+		return hintOverloaded
+	}
+	// a 5xx or a cut stream, which either cause can explain
+	return hintOther
 }
 
 // ExitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
@@ -20,6 +21,7 @@ type target struct {
 	// the redactor of its credentials, parsed once from the flags.
 	server    *backend.Target
 	model     string
+	picked    bool // model is the server's only one, none was given
 	simulated bool
 	info      map[string]string
 	close     func()
@@ -103,7 +105,16 @@ func (f *runFlags) preflight(ctx context.Context, env *Env, t *target) error {
 	var pe *backend.PreflightError
 	switch {
 	case errors.As(err, &pe):
-		return &Error{Err: fmt.Errorf("preflight: %w", err), Hint: preflightHints[pe.Kind], Code: ExitFailure}
+		if t.simulated {
+			// its loopback address is no name the user gave or knows
+			pe.Msg = strings.ReplaceAll(pe.Msg, "the server at "+t.server.Base(), "the built-in simulator")
+			pe.Msg = strings.ReplaceAll(pe.Msg, t.server.Base(), "the built-in simulator")
+		}
+		hint := preflightHints[pe.Kind]
+		if pe.Kind == backend.PreflightAuth {
+			hint = f.authHint()
+		}
+		return &Error{Err: fmt.Errorf("preflight: %w", err), Hint: hint, Code: ExitFailure}
 	case err != nil:
 		return err
 	}
@@ -111,7 +122,7 @@ func (f *runFlags) preflight(ctx context.Context, env *Env, t *target) error {
 		fmt.Fprintf(env.Stderr, "note: %s\n", p.Note)
 	}
 	if p.Picked {
-		t.model = p.Model
+		t.model, t.picked = p.Model, true
 		fmt.Fprintf(env.Stderr, "model: %s (no --model given; the only model the server serves)\n", p.Model)
 	}
 	return nil
@@ -125,8 +136,19 @@ var preflightHints = map[string]string{
 	backend.PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
 	backend.PreflightNoAnswer: "check --url; --no-preflight skips this check",
 	backend.PreflightNetwork:  "check --url; --no-preflight skips this check",
-	backend.PreflightAuth:     "put the API key in $" + defaultAPIKeyEnv + " (or name its variable with --api-key-env), or pass --header 'Authorization: Bearer KEY'",
 	backend.PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
+}
+
+// authHint says where the API key goes: the variable --api-key-env names.
+func (f *runFlags) authHint() string {
+	const header = "pass --header 'Authorization: Bearer KEY'"
+	switch f.apiKeyEnv {
+	case "":
+		return "name the variable holding the API key with --api-key-env, or " + header
+	case defaultAPIKeyEnv:
+		return "put the API key in $" + defaultAPIKeyEnv + " (or name its variable with --api-key-env), or " + header
+	}
+	return "put the API key in $" + f.apiKeyEnv + " (named by --api-key-env), or " + header
 }
 
 // server parses the flags that say how to reach a server at url: --ca-cert,
@@ -155,7 +177,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	spec := f.workload
 	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
 	s := bench.Setup{
-		Target: t.server, API: f.api, Model: t.model, Simulated: t.simulated, Server: t.info,
+		Target: t.server, API: f.api, Model: t.model, ModelPicked: t.picked, Simulated: t.simulated, Server: t.info,
 		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, IgnoreEOS: f.ignoreEOS,
 		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Seed: f.seed,
 		Points: plan.points, OutDir: f.out, Grace: f.grace, Version: version(),

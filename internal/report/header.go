@@ -19,8 +19,12 @@ func Header(s *metrics.Summary) string {
 		return ""
 	}
 	t := s.Run.Target
+	model := orDash(t.Model)
+	if t.ModelPicked {
+		model += " (the server's only one)"
+	}
 	return fmt.Sprintf("servebench · %s · %s · model %s · %s · seed %d",
-		targetName(s.Run), t.API, orDash(t.Model), workloadText(s), s.Run.Seed)
+		targetName(s.Run), t.API, model, workloadText(s), s.Run.Seed)
 }
 
 // targetName names the server, and says when its figures are in model
