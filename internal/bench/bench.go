@@ -135,7 +135,7 @@ func Open(cfg Config) (*Session, error) {
 // RunPoint runs one load point and returns its summary. Point indexes must
 // be unique within a session. run.json is rewritten after each point, so
 // that a killed run keeps the client figures of the points it finished.
-func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.Point, error) {
+func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSummary, error) {
 	c, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
 	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
 	if werr := s.sink.writeRun(&s.run); err == nil {

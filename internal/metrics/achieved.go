@@ -41,7 +41,7 @@ type Overload struct {
 }
 
 // achieved fills in the point's achieved load and whether it held.
-func (p *pointAgg) achieved(s *Point) {
+func (p *pointAgg) achieved(s *PointSummary) {
 	if p.measured == 0 {
 		return
 	}
@@ -199,7 +199,7 @@ func (p *pointAgg) overload() *Overload {
 }
 
 // loadWarnings says when a point did not hold its load or was overloaded.
-func (p *pointAgg) loadWarnings(s Point) []string {
+func (p *pointAgg) loadWarnings(s PointSummary) []string {
 	var w []string
 	// An all-failed point says so already, and louder.
 	if p.measured > 0 && !s.LoadHeld && !s.AllFailed && p.load.Concurrency > 0 {

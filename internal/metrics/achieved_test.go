@@ -21,7 +21,7 @@ func span(id, schedMS, sentMS, endMS int64, load record.Load, failed string) *re
 	return r
 }
 
-func onePoint(recs []*record.Record) Point {
+func onePoint(recs []*record.Record) PointSummary {
 	var a Aggregator
 	for _, r := range recs {
 		a.Add(r)

@@ -36,9 +36,9 @@ type Warmup struct {
 	DecodeTPSReq stats.Dist `json:"decode_tps_per_request"`
 }
 
-// Point is the summary of one load point. JSON names are the contract of
+// PointSummary is the summary of one load point. JSON names are the contract of
 // summary.json (docs/OUTPUT.md): add fields freely, rename none.
-type Point struct {
+type PointSummary struct {
 	Index    int         `json:"index"`
 	Load     record.Load `json:"load"`
 	API      string      `json:"api,omitempty"`
@@ -114,13 +114,13 @@ func (a *Aggregator) Add(r *record.Record) {
 }
 
 // Points returns the summaries ordered by point index.
-func (a *Aggregator) Points() []Point {
+func (a *Aggregator) Points() []PointSummary {
 	idx := make([]int, 0, len(a.points))
 	for i := range a.points {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	out := make([]Point, 0, len(idx))
+	out := make([]PointSummary, 0, len(idx))
 	for _, i := range idx {
 		out = append(out, a.points[i].summary())
 	}
@@ -128,10 +128,10 @@ func (a *Aggregator) Points() []Point {
 }
 
 // Point returns the summary of one point and whether it has any records.
-func (a *Aggregator) Point(i int) (Point, bool) {
+func (a *Aggregator) Point(i int) (PointSummary, bool) {
 	p, ok := a.points[i]
 	if !ok {
-		return Point{}, false
+		return PointSummary{}, false
 	}
 	return p.summary(), true
 }
@@ -307,7 +307,7 @@ func (p *pointAgg) sample(r *record.Record) {
 	}
 }
 
-func (p *pointAgg) summary() Point {
+func (p *pointAgg) summary() PointSummary {
 	errs := make(map[string]int, len(p.errors))
 	for k, v := range p.errors {
 		errs[k] = v
@@ -316,7 +316,7 @@ func (p *pointAgg) summary() Point {
 	for k, v := range p.samples {
 		msgs[k] = v.msg
 	}
-	s := Point{
+	s := PointSummary{
 		Index: p.index, Load: p.load, API: p.api, Model: p.model,
 		Requests:  Requests{Completed: p.completed, Failed: p.failed, Cancelled: p.cancelled, Errors: errs, ErrorSamples: msgs},
 		AllFailed: p.failed > 0 && p.completed == 0,
@@ -362,7 +362,7 @@ func (p *pointAgg) summary() Point {
 	return s
 }
 
-func (p *pointAgg) warnings(s Point) []string {
+func (p *pointAgg) warnings(s PointSummary) []string {
 	w := []string{}
 	if s.AllFailed {
 		w = append(w, fmt.Sprintf("every request failed (%s): nothing about the server's speed was measured (see the errors by class)", ErrorCounts(s.Requests.Errors)))
@@ -424,7 +424,7 @@ func maxInFlight(iv []interval) int {
 // thinTails lists the printed tail quantiles that rest on too few samples,
 // named as the table's columns and the SLOs name them: per-request speed
 // is judged by the speed most requests reached, so its p5 reads "speed p95".
-func thinTails(s Point) string {
+func thinTails(s PointSummary) string {
 	var parts []string
 	for _, d := range []struct {
 		name string

@@ -30,10 +30,10 @@ const (
 // Summary is the content of summary.json: the run's context and one entry
 // per load point.
 type Summary struct {
-	Schema   string      `json:"schema"`
-	Run      *record.Run `json:"run,omitempty"`
-	Points   []Point     `json:"points"`
-	Warnings []string    `json:"warnings"`
+	Schema   string         `json:"schema"`
+	Run      *record.Run    `json:"run,omitempty"`
+	Points   []PointSummary `json:"points"`
+	Warnings []string       `json:"warnings"`
 }
 
 // Summarize builds the summary of the records folded into a, with the run's
@@ -95,7 +95,7 @@ func (s *Summary) AllFailed() bool {
 
 // dropped judges an open loop's arrivals that the concurrency cap kept
 // from being sent: the server held every place until the point ended.
-func (p *Point) dropped(c record.ClientStats) []string {
+func (p *PointSummary) dropped(c record.ClientStats) []string {
 	if c.Dropped == 0 {
 		return nil
 	}

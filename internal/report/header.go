@@ -95,7 +95,7 @@ func workloadSource(w any) string {
 
 // measuredLengths is the mean prompt and output length of every completed
 // request of the run.
-func measuredLengths(ps []metrics.Point) (in, out float64, ok bool) {
+func measuredLengths(ps []metrics.PointSummary) (in, out float64, ok bool) {
 	n := 0
 	for i := range ps {
 		c := ps[i].Requests.Completed

@@ -38,7 +38,7 @@ func JSON(w io.Writer, s *metrics.Summary) error {
 // value taken from a point.
 type column struct {
 	group, name string
-	value       func(p *metrics.Point) string
+	value       func(p *metrics.PointSummary) string
 }
 
 func dist(d stats.Dist, key string, prec int) string {
@@ -57,11 +57,11 @@ func num(v float64, prec int) string {
 }
 
 // LoadLabel names a load point the way a user set it: "c=4" or "r=2/s".
-func LoadLabel(p *metrics.Point) string { return p.Load.Label() }
+func LoadLabel(p *metrics.PointSummary) string { return p.Load.Label() }
 
 // loadCell is the table's load column: the nominal load, and beside it the
 // load achieved when the point did not hold it ("c=64 (6.3 in flight)").
-func loadCell(p *metrics.Point) string {
+func loadCell(p *metrics.PointSummary) string {
 	switch {
 	case p.LoadHeld || p.AllFailed || p.Requests.Completed+p.Requests.Failed == 0:
 		return LoadLabel(p)
@@ -71,7 +71,7 @@ func loadCell(p *metrics.Point) string {
 	return fmt.Sprintf("%s (%s/s sent)", LoadLabel(p), strconv.FormatFloat(p.AchievedRate, 'g', 3, 64))
 }
 
-func errorsCell(p *metrics.Point) string {
+func errorsCell(p *metrics.PointSummary) string {
 	cell := fmt.Sprintf("%d (%.1f%%)", p.Requests.Failed, 100*p.ErrorRate)
 	switch {
 	case p.Requests.Failed == 0:
@@ -92,19 +92,19 @@ var columns = []column{
 	{"load", "", loadCell},
 	// Per-request speed is named as SLOs name it: "speed p95" is the speed
 	// 95% of requests reached, the distribution's 5th percentile.
-	{"speed tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p50", 1) }},
-	{"", "p95", func(p *metrics.Point) string { return dist(p.DecodeTPSReq, "p5", 1) }},
-	{"output tok/s", "aggregate", func(p *metrics.Point) string { return num(p.OutputTPS, 1) }},
-	{"prefill tok/s/req", "p50", func(p *metrics.Point) string { return dist(p.PrefillTPS, "p50", 0) }},
-	{"TTFT ms", "p50", func(p *metrics.Point) string { return dist(p.TTFT, "p50", 0) }},
-	{"", "p95", func(p *metrics.Point) string { return dist(p.TTFT, "p95", 0) }},
-	{"", "p99", func(p *metrics.Point) string { return dist(p.TTFT, "p99", 0) }},
-	{"ITL ms", "p95", func(p *metrics.Point) string { return dist(p.ITL, "p95", 1) }},
-	{"", "p99", func(p *metrics.Point) string { return dist(p.ITL, "p99", 1) }},
-	{"E2E ms", "p95", func(p *metrics.Point) string { return dist(p.E2E, "p95", 0) }},
-	{"", "p99", func(p *metrics.Point) string { return dist(p.E2E, "p99", 0) }},
-	{"req/min", "", func(p *metrics.Point) string { return num(p.RequestsPerMinute, 1) }},
-	{"ok", "", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Completed) }},
+	{"speed tok/s/req", "p50", func(p *metrics.PointSummary) string { return dist(p.DecodeTPSReq, "p50", 1) }},
+	{"", "p95", func(p *metrics.PointSummary) string { return dist(p.DecodeTPSReq, "p5", 1) }},
+	{"output tok/s", "aggregate", func(p *metrics.PointSummary) string { return num(p.OutputTPS, 1) }},
+	{"prefill tok/s/req", "p50", func(p *metrics.PointSummary) string { return dist(p.PrefillTPS, "p50", 0) }},
+	{"TTFT ms", "p50", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p50", 0) }},
+	{"", "p95", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p95", 0) }},
+	{"", "p99", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p99", 0) }},
+	{"ITL ms", "p95", func(p *metrics.PointSummary) string { return dist(p.ITL, "p95", 1) }},
+	{"", "p99", func(p *metrics.PointSummary) string { return dist(p.ITL, "p99", 1) }},
+	{"E2E ms", "p95", func(p *metrics.PointSummary) string { return dist(p.E2E, "p95", 0) }},
+	{"", "p99", func(p *metrics.PointSummary) string { return dist(p.E2E, "p99", 0) }},
+	{"req/min", "", func(p *metrics.PointSummary) string { return num(p.RequestsPerMinute, 1) }},
+	{"ok", "", func(p *metrics.PointSummary) string { return strconv.Itoa(p.Requests.Completed) }},
 	{"errors", "", errorsCell},
 }
 

@@ -139,13 +139,13 @@ func TestJSONContract(t *testing.T) {
 // nominal load; one that held it, or measured nothing, shows the load only.
 func TestLoadCellShowsAchievedLoad(t *testing.T) {
 	tests := []struct {
-		p    metrics.Point
+		p    metrics.PointSummary
 		want string
 	}{
-		{metrics.Point{Load: record.Load{Concurrency: 4}, LoadHeld: true, Requests: metrics.Requests{Completed: 40}}, "c=4"},
-		{metrics.Point{Load: record.Load{Concurrency: 64}, ConcurrencyAchieved: 6.34, Requests: metrics.Requests{Completed: 10}}, "c=64 (6.3 in flight)"},
-		{metrics.Point{Load: record.Load{Rate: 100, MaxConcurrency: 2}, AchievedRate: 20.41, Requests: metrics.Requests{Completed: 10}}, "r=100/s ≤2 (20.4/s sent)"},
-		{metrics.Point{Load: record.Load{Concurrency: 4}, AllFailed: true, Requests: metrics.Requests{Failed: 4}}, "c=4"},
+		{metrics.PointSummary{Load: record.Load{Concurrency: 4}, LoadHeld: true, Requests: metrics.Requests{Completed: 40}}, "c=4"},
+		{metrics.PointSummary{Load: record.Load{Concurrency: 64}, ConcurrencyAchieved: 6.34, Requests: metrics.Requests{Completed: 10}}, "c=64 (6.3 in flight)"},
+		{metrics.PointSummary{Load: record.Load{Rate: 100, MaxConcurrency: 2}, AchievedRate: 20.41, Requests: metrics.Requests{Completed: 10}}, "r=100/s ≤2 (20.4/s sent)"},
+		{metrics.PointSummary{Load: record.Load{Concurrency: 4}, AllFailed: true, Requests: metrics.Requests{Failed: 4}}, "c=4"},
 	}
 	for _, tt := range tests {
 		if got := loadCell(&tt.p); got != tt.want {
@@ -167,7 +167,7 @@ func TestErrorsCellCountsCancelled(t *testing.T) {
 		{metrics.Requests{Completed: 8, Failed: 2, Cancelled: 3}, 0.2, "2 (20.0%) +3 cancelled"},
 	}
 	for _, tt := range tests {
-		if got := errorsCell(&metrics.Point{Requests: tt.r, ErrorRate: tt.rate}); got != tt.want {
+		if got := errorsCell(&metrics.PointSummary{Requests: tt.r, ErrorRate: tt.rate}); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.r, got, tt.want)
 		}
 	}

@@ -14,39 +14,39 @@ import (
 // statistic (e.g. ttft_ms_p95).
 var csvDists = []struct {
 	name string
-	get  func(p *metrics.Point) stats.Dist
+	get  func(p *metrics.PointSummary) stats.Dist
 }{
-	{"ttft_ms", func(p *metrics.Point) stats.Dist { return p.TTFT }},
-	{"ttft_sched_ms", func(p *metrics.Point) stats.Dist { return p.TTFTSched }},
-	{"ttfo_ms", func(p *metrics.Point) stats.Dist { return p.TTFO }},
-	{"itl_ms", func(p *metrics.Point) stats.Dist { return p.ITL }},
-	{"tpot_ms", func(p *metrics.Point) stats.Dist { return p.TPOT }},
-	{"e2e_ms", func(p *metrics.Point) stats.Dist { return p.E2E }},
-	{"queue_ms", func(p *metrics.Point) stats.Dist { return p.Queue }},
-	{"decode_tps_per_request", func(p *metrics.Point) stats.Dist { return p.DecodeTPSReq }},
-	{"prefill_tps_per_request", func(p *metrics.Point) stats.Dist { return p.PrefillTPS }},
+	{"ttft_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFT }},
+	{"ttft_sched_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFTSched }},
+	{"ttfo_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFO }},
+	{"itl_ms", func(p *metrics.PointSummary) stats.Dist { return p.ITL }},
+	{"tpot_ms", func(p *metrics.PointSummary) stats.Dist { return p.TPOT }},
+	{"e2e_ms", func(p *metrics.PointSummary) stats.Dist { return p.E2E }},
+	{"queue_ms", func(p *metrics.PointSummary) stats.Dist { return p.Queue }},
+	{"decode_tps_per_request", func(p *metrics.PointSummary) stats.Dist { return p.DecodeTPSReq }},
+	{"prefill_tps_per_request", func(p *metrics.PointSummary) stats.Dist { return p.PrefillTPS }},
 }
 
 var csvStats = []string{"mean", "p5", "p50", "p90", "p95", "p99", "p999", "max"}
 
 var csvScalars = []struct {
 	name string
-	get  func(p *metrics.Point) string
+	get  func(p *metrics.PointSummary) string
 }{
-	{"index", func(p *metrics.Point) string { return strconv.Itoa(p.Index) }},
-	{"concurrency", func(p *metrics.Point) string { return strconv.Itoa(p.Load.Concurrency) }},
-	{"rate", func(p *metrics.Point) string { return num(p.Load.Rate, 3) }},
-	{"completed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Completed) }},
-	{"failed", func(p *metrics.Point) string { return strconv.Itoa(p.Requests.Failed) }},
-	{"error_rate", func(p *metrics.Point) string { return num(p.ErrorRate, 4) }},
-	{"all_failed", func(p *metrics.Point) string { return strconv.FormatBool(p.AllFailed) }},
-	{"errors", func(p *metrics.Point) string { return errorList(p.Requests.Errors) }},
-	{"output_tps", func(p *metrics.Point) string { return num(p.OutputTPS, 3) }},
-	{"input_tps", func(p *metrics.Point) string { return num(p.InputTPS, 3) }},
-	{"request_rate", func(p *metrics.Point) string { return num(p.RequestRate, 4) }},
-	{"requests_per_minute", func(p *metrics.Point) string { return num(p.RequestsPerMinute, 3) }},
-	{"concurrency_achieved", func(p *metrics.Point) string { return num(p.ConcurrencyAchieved, 3) }},
-	{"duration_s", func(p *metrics.Point) string { return num(p.DurationS, 3) }},
+	{"index", func(p *metrics.PointSummary) string { return strconv.Itoa(p.Index) }},
+	{"concurrency", func(p *metrics.PointSummary) string { return strconv.Itoa(p.Load.Concurrency) }},
+	{"rate", func(p *metrics.PointSummary) string { return num(p.Load.Rate, 3) }},
+	{"completed", func(p *metrics.PointSummary) string { return strconv.Itoa(p.Requests.Completed) }},
+	{"failed", func(p *metrics.PointSummary) string { return strconv.Itoa(p.Requests.Failed) }},
+	{"error_rate", func(p *metrics.PointSummary) string { return num(p.ErrorRate, 4) }},
+	{"all_failed", func(p *metrics.PointSummary) string { return strconv.FormatBool(p.AllFailed) }},
+	{"errors", func(p *metrics.PointSummary) string { return errorList(p.Requests.Errors) }},
+	{"output_tps", func(p *metrics.PointSummary) string { return num(p.OutputTPS, 3) }},
+	{"input_tps", func(p *metrics.PointSummary) string { return num(p.InputTPS, 3) }},
+	{"request_rate", func(p *metrics.PointSummary) string { return num(p.RequestRate, 4) }},
+	{"requests_per_minute", func(p *metrics.PointSummary) string { return num(p.RequestsPerMinute, 3) }},
+	{"concurrency_achieved", func(p *metrics.PointSummary) string { return num(p.ConcurrencyAchieved, 3) }},
+	{"duration_s", func(p *metrics.PointSummary) string { return num(p.DurationS, 3) }},
 }
 
 // CSV writes one row per load point: scalars, then every statistic of every

@@ -110,7 +110,7 @@ func verdicts(loads []int, pass []bool, tps []float64, e2e []float64) []PointVer
 		if !pass[i] {
 			m = 2100
 		}
-		chk := check(s, &metrics.Point{TTFT: stats.Dist{P95: &m, Count: 100}})
+		chk := check(s, &metrics.PointSummary{TTFT: stats.Dist{P95: &m, Count: 100}})
 		pv := PointVerdict{Load: record.Load{Concurrency: c}, Pass: pass[i], OutputTPS: tps[i],
 			E2EMeanMS: &e2e[i], Checks: []Check{chk}, Failed: []string{}}
 		if !pass[i] {

@@ -83,7 +83,7 @@ type Interval struct {
 func (c Check) SLOValue() SLO { return c.slo }
 
 // check compares one SLO with a load's pooled summary.
-func check(s SLO, pt *metrics.Point) Check {
+func check(s SLO, pt *metrics.PointSummary) Check {
 	c := Check{SLO: s.Expr, Metric: s.Metric, Stat: s.Stat, Field: s.Field, Op: s.Op,
 		Target: s.Value, Unit: s.Unit, slo: s}
 	v, n := measure(s, pt)
@@ -103,7 +103,7 @@ func check(s SLO, pt *metrics.Point) Check {
 }
 
 // measure reads the SLO's statistic from a summary point.
-func measure(s SLO, pt *metrics.Point) (float64, int) {
+func measure(s SLO, pt *metrics.PointSummary) (float64, int) {
 	if s.def.dist == nil {
 		return s.def.point(pt)
 	}

@@ -210,7 +210,7 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 }
 
 // notHeld says how a point fell short of its nominal load.
-func notHeld(pt *metrics.Point) string {
+func notHeld(pt *metrics.PointSummary) string {
 	if pt.Load.Rate > 0 {
 		return fmt.Sprintf("%.3g req/s sent of %.3g offered", pt.AchievedRate, pt.OfferedRate)
 	}

@@ -52,10 +52,10 @@ type metricDef struct {
 	field   string // the summary.json field read
 	// dist is the summary distribution of a per-request metric (nil for
 	// a metric that is one number per load point).
-	dist func(*metrics.Point) stats.Dist
+	dist func(*metrics.PointSummary) stats.Dist
 	// point is a one-number metric's value at a load point and how many
 	// requests back it; NaN when nothing was measured.
-	point func(*metrics.Point) (float64, int)
+	point func(*metrics.PointSummary) (float64, int)
 	// judge is the value each request is held to for goodput; NaN where
 	// the request has none (it is then not judged on this metric). Nil
 	// for metrics that do not judge single requests.
@@ -68,17 +68,17 @@ type metricDef struct {
 // metricDefs are the metrics SLOs can name (docs/METRICS.md, Objectives).
 var metricDefs = []metricDef{
 	{name: metricTTFT, aliases: []string{"time_to_first_token", "ttft_ms"}, kind: latency, field: "ttft_ms",
-		dist:  func(p *metrics.Point) stats.Dist { return p.TTFT },
+		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TTFT },
 		judge: func(v reqVals) float64 { return v.ttft }, samples: func(v reqVals) []float64 { return one(v.ttft) }},
 	// A request is judged on its mean inter-token latency, which is its TPOT.
 	{name: metricITL, aliases: []string{"inter_token_latency", "itl_ms"}, kind: latency, field: "itl_ms",
-		dist:  func(p *metrics.Point) stats.Dist { return p.ITL },
+		dist:  func(p *metrics.PointSummary) stats.Dist { return p.ITL },
 		judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return v.itl }},
 	{name: metricTPOT, aliases: []string{"tpot_ms", "time_per_output_token"}, kind: latency, field: "tpot_ms",
-		dist:  func(p *metrics.Point) stats.Dist { return p.TPOT },
+		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TPOT },
 		judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return one(v.tpot) }},
 	{name: metricE2E, aliases: []string{"e2e_ms", "latency", "end_to_end"}, kind: latency, field: "e2e_ms",
-		dist:  func(p *metrics.Point) stats.Dist { return p.E2E },
+		dist:  func(p *metrics.PointSummary) stats.Dist { return p.E2E },
 		judge: func(v reqVals) float64 { return v.e2e }, samples: func(v reqVals) []float64 {
 			if v.failed {
 				return nil
@@ -87,12 +87,12 @@ var metricDefs = []metricDef{
 		}},
 	{name: metricSpeed, aliases: []string{"decode_speed", "decode_tps", "decode_tps_per_request", "tps_per_user", "per_user_speed"},
 		kind: speed, field: "decode_tps_per_request",
-		dist:  func(p *metrics.Point) stats.Dist { return p.DecodeTPSReq },
+		dist:  func(p *metrics.PointSummary) stats.Dist { return p.DecodeTPSReq },
 		judge: func(v reqVals) float64 { return v.spd }, samples: func(v reqVals) []float64 { return one(v.spd) }},
 	// The error rate is the mean of each request's 0 (completed) or 1
 	// (failed), which is what its interval resamples.
 	{name: metricErrorRate, aliases: []string{"errors"}, kind: fraction, field: "error_rate",
-		point: func(p *metrics.Point) (float64, int) {
+		point: func(p *metrics.PointSummary) (float64, int) {
 			n := p.Requests.Completed + p.Requests.Failed
 			if n == 0 {
 				return math.NaN(), 0
@@ -106,14 +106,14 @@ var metricDefs = []metricDef{
 			return []float64{0}
 		}},
 	{name: metricThroughput, aliases: []string{"output_tps", "aggregate_throughput"}, kind: throughput, field: "output_tps",
-		point: func(p *metrics.Point) (float64, int) {
+		point: func(p *metrics.PointSummary) (float64, int) {
 			if p.Requests.Completed == 0 {
 				return math.NaN(), 0
 			}
 			return p.OutputTPS, p.Requests.Completed
 		}},
 	{name: metricOOM, aliases: []string{"oom"}, kind: count, field: "requests.errors." + record.ClassOOM,
-		point: func(p *metrics.Point) (float64, int) {
+		point: func(p *metrics.PointSummary) (float64, int) {
 			return float64(p.Requests.Errors[record.ClassOOM]), p.Requests.Completed + p.Requests.Failed
 		}},
 }

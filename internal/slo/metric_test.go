@@ -18,7 +18,7 @@ import (
 func TestMetricTable(t *testing.T) {
 	// A point whose every distribution has a distinct count, and whose
 	// one-number fields are distinct, so a wrong accessor shows.
-	var pt metrics.Point
+	var pt metrics.PointSummary
 	v := reflect.ValueOf(&pt).Elem()
 	for i := range v.NumField() {
 		if f := v.Field(i); f.Type() == reflect.TypeFor[stats.Dist]() {
@@ -82,7 +82,7 @@ func jsonPath(doc map[string]any, path string) any {
 // TestMetricNotMeasured: a one-number metric of a point without requests
 // is not measured (NaN), rather than a zero that would pass.
 func TestMetricNotMeasured(t *testing.T) {
-	var pt metrics.Point
+	var pt metrics.PointSummary
 	for _, name := range []string{metricErrorRate, metricThroughput} {
 		m, _ := lookupMetric(name)
 		if v, n := m.point(&pt); !math.IsNaN(v) || n != 0 {

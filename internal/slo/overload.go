@@ -150,7 +150,7 @@ const failingShare = 0.5
 
 // failing says why a load's errors show a server failing at any load
 // (record.KindFailing: connect, 4xx, unreadable answers), or "".
-func failing(pt *metrics.Point) string {
+func failing(pt *metrics.PointSummary) string {
 	n := pt.Requests.Completed + pt.Requests.Failed
 	bad := map[string]int{}
 	total := 0
