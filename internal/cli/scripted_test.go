@@ -25,24 +25,26 @@ type scripted struct {
 	started   atomic.Int64
 
 	// What the server actually did, which a busy machine makes differ
-	// from the script: first flush after arrival, and gaps between
-	// flushes (ms).
+	// from the script: per request, the first flush after arrival and the
+	// mean gap between its flushes (ms).
 	mu         sync.Mutex
 	firstFlush []float64
-	gaps       []float64
+	meanGaps   []float64
 }
 
-// truth returns the server's median time to first flush and mean gap.
-func (s *scripted) truth() (ttft, gap float64) {
+// span is the range of a server-side value over the requests it served.
+type span struct{ min, max float64 }
+
+// truth returns the range, over the requests served, of the server's time
+// to first flush and of its mean gap between flushes (a request's TPOT as
+// the server sent it). A busy machine stretches single requests, so the
+// client is held to what the server did to some request, not to a mean
+// that one slow gap moves.
+func (s *scripted) truth() (ttft, gap span) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := slices.Clone(s.firstFlush)
-	slices.Sort(f)
-	var sum float64
-	for _, g := range s.gaps {
-		sum += g
-	}
-	return f[len(f)/2], sum / float64(len(s.gaps))
+	return span{slices.Min(s.firstFlush), slices.Max(s.firstFlush)},
+		span{slices.Min(s.meanGaps), slices.Max(s.meanGaps)}
 }
 
 func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +56,7 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
 	start := time.Now()
-	last := start
+	var first time.Time
 	for i := range s.tokens {
 		wait := s.gap
 		if i == 0 {
@@ -70,12 +72,12 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		s.mu.Lock()
 		if i == 0 {
+			first = now
 			s.firstFlush = append(s.firstFlush, ms(now.Sub(start)))
-		} else {
-			s.gaps = append(s.gaps, ms(now.Sub(last)))
+		} else if i == s.tokens-1 {
+			s.meanGaps = append(s.meanGaps, ms(now.Sub(first))/float64(s.tokens-1))
 		}
 		s.mu.Unlock()
-		last = now
 	}
 	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", s.prompt, s.tokens)
 	fl.Flush()
