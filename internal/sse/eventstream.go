@@ -85,33 +85,12 @@ func (d *EventStream) Next() bool {
 		return false
 	}
 	d.data, d.hasData, d.name = d.data[:0], false, ""
-	for {
-		if d.bomDone || d.checkBOM() {
-			for {
-				line, ok := r.line()
-				if r.err != nil {
-					return false
-				}
-				if !ok {
-					break
-				}
-				if d.processLine(line) {
-					return true
-				}
-				if r.err != nil {
-					return false
-				}
-			}
-		}
-		if r.eof || r.readErr != nil {
-			return d.finish()
-		}
-		r.fill()
-		if r.err != nil {
-			return false
-		}
-	}
+	return r.scan(d.bomChecked, d.processLine, d.finish)
 }
+
+// bomChecked reports whether lines may be read: once a leading BOM has
+// been dropped or ruled out.
+func (d *EventStream) bomChecked() bool { return d.bomDone || d.checkBOM() }
 
 // checkBOM drops a leading BOM; it reports false while the bytes read so
 // far could still be the start of one.

@@ -52,27 +52,7 @@ func (d *NDJSON) Next() bool {
 	if r.done || r.err != nil {
 		return false
 	}
-	for {
-		for {
-			line, ok := r.line()
-			if r.err != nil {
-				return false
-			}
-			if !ok {
-				break
-			}
-			if d.deliver(line) {
-				return true
-			}
-		}
-		if r.eof || r.readErr != nil {
-			return d.finish()
-		}
-		r.fill()
-		if r.err != nil {
-			return false
-		}
-	}
+	return r.scan(nil, d.deliver, d.finish)
 }
 
 func (d *NDJSON) deliver(line []byte) bool {

@@ -227,3 +227,37 @@ func (r *reader) rest() []byte {
 	r.start = r.end
 	return b
 }
+
+// scan is the read loop both decoders share: it hands each complete line
+// to line until line reports an event, reads more when no complete line is
+// buffered, and calls finish at the end of the input. ready, when set,
+// holds lines back until enough bytes are buffered to judge the stream's
+// start (the event stream's BOM).
+func (r *reader) scan(ready func() bool, line func([]byte) bool, finish func() bool) bool {
+	for {
+		if ready == nil || ready() {
+			for {
+				l, ok := r.line()
+				if r.err != nil {
+					return false
+				}
+				if !ok {
+					break
+				}
+				if line(l) {
+					return true
+				}
+				if r.err != nil {
+					return false
+				}
+			}
+		}
+		if r.eof || r.readErr != nil {
+			return finish()
+		}
+		r.fill()
+		if r.err != nil {
+			return false
+		}
+	}
+}
