@@ -59,9 +59,11 @@ func TestRunAgainstScriptedServer(t *testing.T) {
 	if got := sum.Points[1].ConcurrencyMax; got != 3 {
 		t.Errorf("c=3 peak in flight %d", got)
 	}
-	// Aggregate output rate at c=3 is about three times c=1's (more if
-	// the machine slowed c=1 down).
-	if r := sum.Points[1].OutputTPS / sum.Points[0].OutputTPS; r < 2 {
+	// Aggregate output rate at c=3 is about three times c=1's; a busy
+	// machine stretches the three parallel streams more than the single
+	// one, so 1.5 is the floor: a loop that ran its users one at a time
+	// would give 1.
+	if r := sum.Points[1].OutputTPS / sum.Points[0].OutputTPS; r < 1.5 {
 		t.Errorf("c=3/c=1 aggregate ratio %v, want about 3", r)
 	}
 	for _, f := range []string{"records.jsonl", "run.json", "summary.json"} {
