@@ -13,19 +13,22 @@ import (
 // the --format check, an objective's report, and its exit-3 error.
 
 // renderReport prints an objective's report: the summary in the chosen
-// format followed by the verdict, or one JSON document. CSV carries the
-// summary alone.
+// format followed by the verdict in the same format, or one JSON document,
+// or one CSV table with the verdict in columns.
 func renderReport(w io.Writer, rep *slo.Report, format string) error {
-	if format == "json" {
+	switch format {
+	case "json":
 		return report.ObjectiveJSON(w, rep)
+	case "csv":
+		return report.ObjectiveCSV(w, rep)
 	}
 	if err := report.Formats[format](w, rep.Summary); err != nil {
 		return err
 	}
-	if format == "csv" {
-		return nil
-	}
 	fmt.Fprintln(w)
+	if format == "markdown" {
+		return report.VerdictMarkdown(w, rep.Objective, rep.Verdict)
+	}
 	return report.Verdict(w, rep.Objective, rep.Verdict)
 }
 

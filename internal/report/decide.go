@@ -78,17 +78,7 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 		return append(row, "-", "-", "-", "error", "")
 	}
 	v := x.Verdict
-	capy, sat := "-", "-"
-	switch {
-	case v.Capacity.Load != nil && (v.Capacity.FailsAt == nil || v.Capacity.BoundedBy == slo.BoundedBySample):
-		// a lower bound: nothing above failed, or what did pass above was
-		// not held and is no evidence
-		capy = "≥" + loadLabel(*v.Capacity.Load)
-	case v.Capacity.Load != nil:
-		capy = loadLabel(*v.Capacity.Load)
-	case v.Capacity.FailsAt != nil:
-		capy = "<" + loadLabel(*v.Capacity.FailsAt)
-	}
+	capy, sat := orDash(capacityCell(v.Capacity)), "-"
 	if v.Saturation.Found {
 		sat = loadLabel(*v.Saturation.Load)
 	}
@@ -101,6 +91,22 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 		mark = "← recommended"
 	}
 	return append(row, capy, sat, orDash(strings.Join(x.Binding, ", ")), at, mark)
+}
+
+// capacityCell is the capacity as one load: "c=8", "≥c=8" for a lower
+// bound, "<c=1" when even the lowest load failed, "" when not measured.
+func capacityCell(c slo.Capacity) string {
+	switch {
+	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample):
+		// a lower bound: nothing above failed, or what did pass above was
+		// not held and is no evidence
+		return "≥" + loadLabel(*c.Load)
+	case c.Load != nil:
+		return loadLabel(*c.Load)
+	case c.FailsAt != nil:
+		return "<" + loadLabel(*c.FailsAt)
+	}
+	return ""
 }
 
 func differenceLine(d slo.Difference) string {

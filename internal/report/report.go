@@ -128,7 +128,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	}
 	writeAligned(&b, rows)
 	writeErrors(&b, s, "  ")
-	writeWarmup(&b, s)
+	writeWarmup(&b, s, "  ")
 	warn := warnings(s)
 	if len(warn) > 0 {
 		b.WriteString("\nWarnings:\n")
@@ -229,7 +229,7 @@ func runes(s string) int { return len([]rune(s)) }
 
 // writeWarmup lists the cold-start figures of the points that had warm-up
 // requests (excluded from the table above).
-func writeWarmup(b *strings.Builder, s *metrics.Summary) {
+func writeWarmup(b *strings.Builder, s *metrics.Summary, bullet string) {
 	first := true
 	for i := range s.Points {
 		p := &s.Points[i]
@@ -245,7 +245,7 @@ func writeWarmup(b *strings.Builder, s *metrics.Summary) {
 		if w.FirstTTFTMS != nil {
 			firstTTFT = num(*w.FirstTTFTMS, 0) + " ms"
 		}
-		fmt.Fprintf(b, "  %s: %d requests (%d failed), first TTFT %s, TTFT p50 %s ms, decode p50 %s tok/s\n",
-			LoadLabel(p), w.Count, w.Failed, firstTTFT, dist(w.TTFT, "p50", 0), dist(w.DecodeTPSReq, "p50", 1))
+		fmt.Fprintf(b, "%s%s: %d requests (%d failed), first TTFT %s, TTFT p50 %s ms, decode p50 %s tok/s\n",
+			bullet, LoadLabel(p), w.Count, w.Failed, firstTTFT, dist(w.TTFT, "p50", 0), dist(w.DecodeTPSReq, "p50", 1))
 	}
 }

@@ -52,7 +52,11 @@ var csvScalars = []struct {
 // CSV writes one row per load point: scalars, then every statistic of every
 // distribution. Empty distributions give empty cells.
 func CSV(w io.Writer, s *metrics.Summary) error {
-	cw := csv.NewWriter(w)
+	return writeCSV(w, csvRows(s))
+}
+
+// csvRows is CSV's table, the first row its heading.
+func csvRows(s *metrics.Summary) [][]string {
 	var head []string
 	for _, c := range csvScalars {
 		head = append(head, c.name)
@@ -62,9 +66,7 @@ func CSV(w io.Writer, s *metrics.Summary) error {
 			head = append(head, d.name+"_"+st)
 		}
 	}
-	if err := cw.Write(head); err != nil {
-		return err
-	}
+	rows := [][]string{head}
 	for i := range s.Points {
 		p := &s.Points[i]
 		var row []string
@@ -82,17 +84,27 @@ func CSV(w io.Writer, s *metrics.Summary) error {
 				row = append(row, num(v, 3))
 			}
 		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	cw.Flush()
+	return rows
+}
+
+func writeCSV(w io.Writer, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
 	return cw.Error()
 }
 
-// Markdown writes the terminal table as a GitHub-flavoured Markdown table.
+// Markdown writes what Text writes in GitHub-flavoured Markdown: the
+// header line, the table, errors by class, cold start and the warnings
+// under their own heading.
 func Markdown(w io.Writer, s *metrics.Summary) error {
 	var b strings.Builder
+	if h := Header(s); h != "" {
+		b.WriteString(h + "\n\n")
+	}
 	head := make([]string, len(columns))
 	for i, c := range columns {
 		head[i] = strings.TrimSpace(c.group + " " + c.name)
@@ -113,8 +125,9 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	writeErrors(&b, s, "- ")
+	writeWarmup(&b, s, "- ")
 	if warn := warnings(s); len(warn) > 0 {
-		b.WriteString("\n")
+		b.WriteString("\n### Warnings\n\n")
 		for _, x := range warn {
 			b.WriteString("- " + x + "\n")
 		}

@@ -21,48 +21,116 @@ func ObjectiveJSON(w io.Writer, r *slo.Report) error {
 	return enc.Encode(r)
 }
 
+// verdictDoc is everything a verdict says, gathered once so that every
+// format says the same: a title, the per-load table (its first row the
+// heading), the intervals (nil without repeats), the named lines
+// (capacity, saturation, requirements, the verdict sentence) and the
+// closing line.
+type verdictDoc struct {
+	title   string
+	table   [][]string
+	ci      [][]string
+	lines   [][2]string
+	closing string
+}
+
+func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
+	checks := o.Checks()
+	d := verdictDoc{
+		title: fmt.Sprintf("Objective %s · target load %s · %d SLOs", orDash(o.Name), slo.LoadText(v.TargetLoad), len(checks)),
+		table: [][]string{verdictHeader(checks)},
+		ci:    intervalRows(checks, v.Points),
+		lines: [][2]string{{"capacity", capacityLine(v.Capacity)}, {"saturation", saturationLine(v.Saturation)}},
+	}
+	for _, pv := range v.Points {
+		d.table = append(d.table, verdictRow(pv))
+	}
+	for _, r := range v.Requirements {
+		d.lines = append(d.lines, [2]string{r.Name, r.Note})
+	}
+	d.lines = append(d.lines, [2]string{"verdict", v.Text})
+	switch {
+	case v.Holds:
+		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s", slo.LoadText(v.TargetLoad))
+	case v.Failing:
+		d.closing = fmt.Sprintf("SERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)", slo.LoadText(v.TargetLoad))
+	default:
+		d.closing = fmt.Sprintf("OBJECTIVE NOT MET at %s (exit 3)", slo.LoadText(v.TargetLoad))
+	}
+	return d
+}
+
+// ciTitle introduces the table of intervals.
+const ciTitle = "Confidence intervals (bootstrap over repeats and requests):"
+
 // Verdict writes an objective's verdict: one row per load with each SLO's
 // measured value and margin, goodput and attainment; the confidence
 // intervals when there are any; then capacity, saturation, requirements
 // and the verdict in a sentence.
 func Verdict(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
+	d := verdictParts(o, v)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Objective %s · target load %s · %d SLOs\n\n", orDash(o.Name), slo.LoadText(v.TargetLoad), len(o.Checks()))
-	checks := o.Checks()
-	rows := [][]string{verdictHeader(checks)}
-	for _, pv := range v.Points {
-		rows = append(rows, verdictRow(pv))
-	}
-	writeAligned(&b, rows)
+	b.WriteString(d.title + "\n\n")
+	writeAligned(&b, d.table)
 	b.WriteString(ratioLegend + "\n")
-	if ci := intervalRows(checks, v.Points); ci != nil {
-		b.WriteString("\nConfidence intervals (bootstrap over repeats and requests):\n")
-		writeAligned(&b, ci)
+	if d.ci != nil {
+		b.WriteString("\n" + ciTitle + "\n")
+		writeAligned(&b, d.ci)
 	}
 	b.WriteString("\n")
-	lines := [][2]string{{"capacity", capacityLine(v.Capacity)}, {"saturation", saturationLine(v.Saturation)}}
-	for _, r := range v.Requirements {
-		lines = append(lines, [2]string{r.Name, r.Note})
-	}
-	lines = append(lines, [2]string{"verdict", v.Text})
 	width := 0
-	for _, l := range lines {
+	for _, l := range d.lines {
 		width = max(width, len(l[0]))
 	}
-	for _, l := range lines {
+	for _, l := range d.lines {
 		fmt.Fprintf(&b, "%-*s  %s\n", width, l[0], l[1])
 	}
-	switch {
-	case v.Holds:
-		fmt.Fprintf(&b, "\nOBJECTIVE HOLDS at %s\n", slo.LoadText(v.TargetLoad))
-	case v.Failing:
-		fmt.Fprintf(&b, "\nSERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)\n", slo.LoadText(v.TargetLoad))
-	default:
-		fmt.Fprintf(&b, "\nOBJECTIVE NOT MET at %s (exit 3)\n", slo.LoadText(v.TargetLoad))
-	}
+	b.WriteString("\n" + d.closing + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// VerdictMarkdown writes the verdict Verdict writes, in Markdown: the
+// title as a heading, the per-load table and the intervals as tables, the
+// named lines as a list and the closing line in bold.
+func VerdictMarkdown(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
+	d := verdictParts(o, v)
+	var b strings.Builder
+	b.WriteString("### " + d.title + "\n\n")
+	writeMarkdownTable(&b, d.table)
+	b.WriteString("\n" + ratioLegend + "\n")
+	if d.ci != nil {
+		b.WriteString("\n" + ciTitle + "\n\n")
+		writeMarkdownTable(&b, d.ci)
+	}
+	b.WriteString("\n")
+	for _, l := range d.lines {
+		fmt.Fprintf(&b, "- **%s**: %s\n", l[0], l[1])
+	}
+	b.WriteString("\n**" + d.closing + "**\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdownTable writes rows as a Markdown table, the first row its
+// heading, in the summary table's plain style.
+func writeMarkdownTable(b *strings.Builder, rows [][]string) {
+	for i, r := range rows {
+		cells := make([]string, len(r))
+		for j, c := range r {
+			cells[j] = mdCell(c)
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString("|" + strings.Repeat("---|", len(r)) + "\n")
+		}
+	}
+}
+
+// mdCell escapes the one character that would end a table cell early.
+// The rest is written as the terminal shows it: "<=" and "<c=4" start no
+// HTML tag, and an underscore inside a word ("out_of_memory") no emphasis.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func verdictHeader(checks []slo.SLO) []string {
 	h := []string{"load"}
@@ -240,4 +308,61 @@ func Rows(w io.Writer, rows [][]string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// csvVerdict are the columns ObjectiveCSV adds to each point's row: the
+// objective's verdict (the same on every row) and the verdict of the load
+// the point measured (pooled over repeats, as in the verdict table).
+var csvVerdict = []struct {
+	name string
+	get  func(v *slo.Verdict, pv *slo.PointVerdict) string
+}{
+	{"objective_holds", func(v *slo.Verdict, _ *slo.PointVerdict) string { return strconv.FormatBool(v.Holds) }},
+	{"capacity", func(v *slo.Verdict, _ *slo.PointVerdict) string { return capacityCell(v.Capacity) }},
+	{"slo_pass", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strconv.FormatBool(pv.Pass) }},
+	{"slo_failed", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strings.Join(pv.Failed, "; ") }},
+	{"slo_shortfalls", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strings.Join(pv.Shortfalls, "; ") }},
+	{"slo_overloaded", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.Overloaded }},
+	{"slo_failing", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.Failing }},
+	{"slo_not_held", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.NotHeld }},
+	{"goodput_rps", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return num(pv.Goodput, 4) }},
+	{"attainment", func(_ *slo.Verdict, pv *slo.PointVerdict) string {
+		if pv.Attainment == nil {
+			return ""
+		}
+		return num(*pv.Attainment, 4)
+	}},
+}
+
+// ObjectiveCSV writes CSV's one row per point with the verdict in columns
+// after the summary's: the objective's name, whether it holds at the
+// target load and the capacity (the same on every row), then the verdict
+// of the point's load — pass, the failed SLOs and how each missed, why it
+// is overloaded, failing or not held, goodput and attainment. Still one
+// table: a spreadsheet filters the passing loads on slo_pass.
+func ObjectiveCSV(w io.Writer, r *slo.Report) error {
+	rows := csvRows(r.Summary)
+	rows[0] = append(rows[0], "objective")
+	for _, c := range csvVerdict {
+		rows[0] = append(rows[0], c.name)
+	}
+	byPoint := map[int]*slo.PointVerdict{}
+	for i := range r.Verdict.Points {
+		for _, idx := range r.Verdict.Points[i].Points {
+			byPoint[idx] = &r.Verdict.Points[i]
+		}
+	}
+	for i := range r.Summary.Points {
+		row := append(rows[i+1], r.Objective.Name)
+		pv := byPoint[r.Summary.Points[i].Index]
+		for _, c := range csvVerdict {
+			if pv == nil { // a point the verdict did not judge
+				row = append(row, "")
+				continue
+			}
+			row = append(row, c.get(r.Verdict, pv))
+		}
+		rows[i+1] = row
+	}
+	return writeCSV(w, rows)
 }

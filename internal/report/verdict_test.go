@@ -2,10 +2,13 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -205,6 +208,135 @@ func TestDecisionCapacityCell(t *testing.T) {
 		row := decisionRow(slo.Outcome{Candidate: slo.Candidate{Name: "x"}, Verdict: &slo.Verdict{Capacity: tt.capy}}, false)
 		if !slices.Contains(row, tt.want) {
 			t.Errorf("capacity %+v: row %q lacks %q", tt.capy, row, tt.want)
+		}
+	}
+}
+
+func TestVerdictMarkdownGolden(t *testing.T) {
+	o, v, _ := verdictFixture(t)
+	var buf bytes.Buffer
+	if err := VerdictMarkdown(&buf, o, v); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verdict.markdown.golden", buf.Bytes())
+}
+
+func TestObjectiveCSVGolden(t *testing.T) {
+	o, v, sum := verdictFixture(t)
+	var buf bytes.Buffer
+	if err := ObjectiveCSV(&buf, &slo.Report{Summary: sum, Objective: o, Verdict: v}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verdict.csv.golden", buf.Bytes())
+}
+
+// textPieces splits terminal output into what it says: each line's
+// cells, which the terminal separates by two spaces or more.
+func textPieces(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, p := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), -1) {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// TestMarkdownVerdictSaysWhatTextSays: every cell, line and word the
+// terminal verdict prints — SLO cells, goodput, attainment, the load's
+// verdict, the legend, intervals, capacity, saturation, requirements, the
+// verdict sentence and the closing line — is in the Markdown verdict, in
+// Markdown tables with one row per load.
+func TestMarkdownVerdictSaysWhatTextSays(t *testing.T) {
+	o, v, _ := verdictFixture(t)
+	failing := *v
+	failing.Holds, failing.Failing = false, true
+	for name, v := range map[string]*slo.Verdict{"holds": v, "failing": &failing} {
+		var text, md bytes.Buffer
+		if err := Verdict(&text, o, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := VerdictMarkdown(&md, o, v); err != nil {
+			t.Fatal(err)
+		}
+		pieces := textPieces(text.String())
+		if len(pieces) < 60 {
+			t.Fatalf("%s: only %d pieces of text in:\n%s", name, len(pieces), text.String())
+		}
+		for _, p := range pieces {
+			if !strings.Contains(md.String(), p) {
+				t.Errorf("%s: the text verdict says %q, the Markdown verdict does not:\n%s", name, p, md.String())
+			}
+		}
+		// Two tables (verdict, intervals), each a heading, a separator and
+		// one row per load.
+		var rows int
+		for _, l := range strings.Split(md.String(), "\n") {
+			if strings.HasPrefix(l, "| c=") {
+				rows++
+			}
+		}
+		if want := 2 * len(v.Points); rows != want || strings.Count(md.String(), "\n|---|") != 2 {
+			t.Errorf("%s: %d table rows, want %d in two tables:\n%s", name, rows, want, md.String())
+		}
+		if !strings.Contains(md.String(), "- **verdict**: "+v.Text+"\n") {
+			t.Errorf("%s: the verdict sentence is not its own list item:\n%s", name, md.String())
+		}
+	}
+}
+
+// TestObjectiveCSV reads the objective's CSV as a spreadsheet would: one
+// table, every row as wide as the heading, each point carrying its load's
+// verdict (both repeats of a load the same) and the objective's.
+func TestObjectiveCSV(t *testing.T) {
+	o, v, sum := verdictFixture(t)
+	var buf bytes.Buffer
+	if err := ObjectiveCSV(&buf, &slo.Report{Summary: sum, Objective: o, Verdict: v}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll() // fails on rows of another width
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+8 {
+		t.Fatalf("%d rows, want a heading and 8 points (4 loads × 2 repeats)", len(rows))
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "OUTPUT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+		if i >= len(rows[0])-1-len(csvVerdict) && !bytes.Contains(doc, []byte("`"+h+"`")) {
+			t.Errorf("CSV column %q is not documented in docs/OUTPUT.md", h)
+		}
+	}
+	for _, r := range rows[1:] {
+		conc := r[col["concurrency"]]
+		wantPass, wantFailed := "true", ""
+		if conc == "8" {
+			wantPass, wantFailed = "false", "ttft p95 <= 300ms; error_rate <= 1%"
+		}
+		got := func(name string) string {
+			i, ok := col[name]
+			if !ok {
+				t.Fatalf("no column %q in %q", name, rows[0])
+			}
+			return r[i]
+		}
+		if got("objective") != "demo" || got("objective_holds") != "true" || got("capacity") != "c=4" ||
+			got("slo_pass") != wantPass || got("slo_failed") != wantFailed {
+			t.Errorf("c=%s: objective %q holds %q capacity %q pass %q failed %q", conc, got("objective"),
+				got("objective_holds"), got("capacity"), got("slo_pass"), got("slo_failed"))
+		}
+		if conc == "8" && (!strings.Contains(got("slo_shortfalls"), "ttft p95 ") || got("attainment") == "" || got("attainment") == "1.0000") {
+			t.Errorf("c=8: shortfalls %q attainment %q", got("slo_shortfalls"), got("attainment"))
+		}
+		if conc == "1" && (got("goodput_rps") == "" || got("attainment") != "1.0000") {
+			t.Errorf("c=1: goodput %q attainment %q", got("goodput_rps"), got("attainment"))
 		}
 	}
 }
