@@ -135,13 +135,17 @@ func TestOpenLoopScheduleAndCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 195*time.Millisecond+30*time.Millisecond+100*time.Millisecond {
+	// Bounds below leave a busy machine's scheduling room (tens of ms)
+	// while a loop that sent every arrival late would still cross them:
+	// the 20 extra arrivals at 100 req/s would run the point to ~400 ms.
+	if el := time.Since(start); el > 195*time.Millisecond+30*time.Millisecond+130*time.Millisecond {
 		t.Errorf("the point ran %v: arrivals were sent after the point's last arrival", el)
 	}
 	if len(s.recs)+c.Dropped != 40 || c.Sent != len(s.recs) {
 		t.Errorf("%d records, %d sent, %d dropped: want records = sent and sent + dropped = 40", len(s.recs), c.Sent, c.Dropped)
 	}
-	if c.Dropped < 10 || c.Dropped > 25 {
+	// About 20; more when a busy machine stretches the 30 ms requests.
+	if c.Dropped < 10 || c.Dropped > 32 {
 		t.Errorf("%d dropped, want about 20", c.Dropped)
 	}
 	if got := f.peak.Load(); got > 3 {
@@ -154,7 +158,7 @@ func TestOpenLoopScheduleAndCap(t *testing.T) {
 		if rec.SentNS-rec.ScheduledNS > int64(10*time.Millisecond) {
 			waited++
 		}
-		if rec.SentNS-start.Sub(epoch).Nanoseconds() > int64(200*time.Millisecond) {
+		if rec.SentNS-start.Sub(epoch).Nanoseconds() > int64(250*time.Millisecond) {
 			t.Errorf("request sent %v after the point started, past its last arrival", time.Duration(rec.SentNS))
 		}
 	}
@@ -164,8 +168,10 @@ func TestOpenLoopScheduleAndCap(t *testing.T) {
 	if c.InFlightPeak > 3 {
 		t.Errorf("client peak %d above cap", c.InFlightPeak)
 	}
-	// The waits for the cap are the server's, not dispatch lag.
-	if c.LagP99MS > 15 {
+	// The waits for the cap are the server's, not dispatch lag: counted
+	// as lag they read 100 ms and more here; 40 ms leaves room for a busy
+	// machine's wake-ups.
+	if c.LagP99MS > 40 {
 		t.Errorf("dispatch lag p99 %.1f ms counts the waits for the cap", c.LagP99MS)
 	}
 }
