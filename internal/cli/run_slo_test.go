@@ -29,9 +29,16 @@ const (
 	// reports): far above a prefill step (about 2 ms) and far below a
 	// queued request's wait (a whole request, about 325 ms).
 	testTTFT = 100.0
-	// testTimeScale keeps a queued request's wait well above the noise of
-	// a busy machine.
-	testTimeScale = 5
+	// testTimeScale is the simulator's speed-up. A busy machine delays a
+	// token's delivery, and a closed-loop client's next request, by tens of
+	// milliseconds of wall time, which the client reads as that many times
+	// time_scale of model time: at 5 a 20 ms stall already crossed the
+	// 100 ms TTFT target (a probe well below the slot count failed), and a
+	// 13 ms turnaround per request took 20% off a full load's throughput
+	// (the saturation knee moved). At 2 those stalls must reach 50 ms and
+	// 32 ms of wall time; a queued request still waits a whole request
+	// (about 325 ms of model time), far over the target.
+	testTimeScale = 2
 )
 
 func testSimConfig() sim.Config {
@@ -177,13 +184,13 @@ func TestDecideSimulated(t *testing.T) {
 	cands := filepath.Join(t.TempDir(), "candidates.yaml")
 	os.WriteFile(cands, []byte(`candidates:
   - name: slots-2
-    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 2}}
+    sim: {time_scale: `+ftoa(testTimeScale)+`, jitter: 0, engine: {max_num_seqs: 2}}
     labels: {gpus: 1, cost: 1}
   - name: slots-4
-    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 4}}
+    sim: {time_scale: `+ftoa(testTimeScale)+`, jitter: 0, engine: {max_num_seqs: 4}}
     labels: {gpus: 1, cost: 2}
   - name: slots-6
-    sim: {time_scale: 5, jitter: 0, engine: {max_num_seqs: 6}, model: {name: other-model}}
+    sim: {time_scale: `+ftoa(testTimeScale)+`, jitter: 0, engine: {max_num_seqs: 6}, model: {name: other-model}}
     labels: {gpus: 2, cost: 3}
 `), 0o644)
 	code, stdout, stderr := runMain(t, "decide", "--candidates", cands, "--prompt-tokens", itoa(testPrompt),
