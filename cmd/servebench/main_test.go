@@ -38,7 +38,17 @@ func TestMain(m *testing.M) {
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runEnv(t, nil, args...)
+}
+
+// runEnv runs the binary with extra environment variables (NAME=value)
+// and returns its exit code, stdout and stderr.
+func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

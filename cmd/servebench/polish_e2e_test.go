@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,23 +18,6 @@ import (
 // warnings named as the table names its columns, a client CPU judged only
 // over a window long enough to measure, hints that fit the failure, and
 // report exiting as run does.
-
-// polishRunEnv runs the binary with extra environment variables.
-func polishRunEnv(t *testing.T, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, out.String(), errb.String()
-}
 
 // polishServer lists model "m" and answers every completion with status,
 // or, when status is 0, holds it until the client gives up (a server that
@@ -225,7 +207,7 @@ func TestPolishAuthHintNamesKeyVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		args := append(targetArgs(url, filepath.Join(t.TempDir(), "r"), "--model", "m"), tt.args...)
-		code, _, stderr := polishRunEnv(t, tt.env, args...)
+		code, _, stderr := runEnv(t, tt.env, args...)
 		if code != 1 || !strings.Contains(stderr, "Try: ") || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.dontWant) {
 			t.Errorf("%s: exit %d, want 1 and a hint naming %s (not %s):\n%s", tt.name, code, tt.want, tt.dontWant, stderr)
 		}
