@@ -105,13 +105,13 @@ func (p *Preflight) check(t *Target, a *api) error {
 		p.Model, p.Picked = p.Models[0], true
 	case p.Model == "" && a != nil && a.needsModel:
 		return &PreflightError{Kind: PreflightModel, Models: p.Models,
-			Msg: fmt.Sprintf("no model given, and the server at %s serves several: %s", t.base, served)}
+			Msg: fmt.Sprintf("no model given, and %s serves several: %s", t.theServer(), served)}
 	case p.Model != "" && !slices.ContainsFunc(p.Models, func(m string) bool { return sameModel(m, p.Model) }):
 		if served == "" {
 			served = "none"
 		}
 		return &PreflightError{Kind: PreflightModel, Models: p.Models,
-			Msg: fmt.Sprintf("the server at %s does not serve model %q; it serves: %s", t.base, p.Model, t.Redact(served))}
+			Msg: fmt.Sprintf("%s does not serve model %q; it serves: %s", t.theServer(), p.Model, t.Redact(served))}
 	}
 	return nil
 }
@@ -157,10 +157,10 @@ func (t *Target) refused(resp *http.Response, body []byte) error {
 			what = "wants credentials, and none were given"
 		}
 		return &PreflightError{Kind: PreflightAuth,
-			Msg: fmt.Sprintf("the server at %s %s (HTTP %d): %s", t.base, what, resp.StatusCode, cmp.Or(words, http.StatusText(resp.StatusCode)))}
+			Msg: fmt.Sprintf("%s %s (HTTP %d): %s", t.theServer(), what, resp.StatusCode, cmp.Or(words, http.StatusText(resp.StatusCode)))}
 	case resp.StatusCode == http.StatusBadRequest && strings.Contains(string(body), "HTTP request to an HTTPS server"):
 		return &PreflightError{Kind: PreflightScheme,
-			Msg: fmt.Sprintf("the server at %s speaks https, not plain HTTP: use https:// in the URL (it said: %s)", t.base, words)}
+			Msg: fmt.Sprintf("%s speaks https, not plain HTTP: use https:// in the URL (it said: %s)", t.theServer(), words)}
 	}
 	return nil
 }
@@ -178,17 +178,17 @@ func (t *Target) unreachable(ctx context.Context, err error) error {
 	case errors.As(err, &dns):
 		return &PreflightError{Kind: PreflightDNS, Msg: fmt.Sprintf("cannot resolve host %q: %s", dns.Name, dns.Err)}
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return &PreflightError{Kind: PreflightRefused, Msg: fmt.Sprintf("no server answers at %s (connection refused)", t.base)}
+		return &PreflightError{Kind: PreflightRefused, Msg: fmt.Sprintf("no server answers at %s (connection refused)", t.where())}
 	case errors.As(err, &rh), strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return &PreflightError{Kind: PreflightScheme,
-			Msg: fmt.Sprintf("the server at %s speaks plain HTTP, not https: use http:// in the URL", t.base)}
+			Msg: fmt.Sprintf("%s speaks plain HTTP, not https: use http:// in the URL", t.theServer())}
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verify):
-		return &PreflightError{Kind: PreflightTLS, Msg: fmt.Sprintf("the TLS certificate of %s is not trusted: %s", t.base, msg)}
+		return &PreflightError{Kind: PreflightTLS, Msg: fmt.Sprintf("the TLS certificate of %s is not trusted: %s", t.where(), msg)}
 	case errors.Is(ctx.Err(), context.Canceled):
 		return ctx.Err()
 	case ctx.Err() != nil:
 		return &PreflightError{Kind: PreflightNoAnswer,
-			Msg: fmt.Sprintf("no answer from %s within %v", t.base, PreflightTimeout)}
+			Msg: fmt.Sprintf("no answer from %s within %v", t.where(), PreflightTimeout)}
 	}
-	return &PreflightError{Kind: PreflightNetwork, Msg: fmt.Sprintf("cannot reach %s: %s", t.base, msg)}
+	return &PreflightError{Kind: PreflightNetwork, Msg: fmt.Sprintf("cannot reach %s: %s", t.where(), msg)}
 }

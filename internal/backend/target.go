@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -27,6 +28,9 @@ type TargetOptions struct {
 	// TLS is the client's TLS configuration (see LoadTLS); nil means the
 	// system's defaults.
 	TLS *tls.Config
+	// Name, when set, is how messages name the server in place of its URL
+	// (a server servebench started itself has no address the user knows).
+	Name string
 }
 
 // Target is one server, parsed once: its normalised base URL, the headers
@@ -41,6 +45,8 @@ type Target struct {
 	tls    *tls.Config
 	red    *Redactor
 	hc     *http.Client
+	// name is TargetOptions.Name.
+	name string
 }
 
 // NewTarget checks o and returns its Target.
@@ -84,7 +90,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 	secrets = append(secrets, headerSecrets(h.Get("Authorization"))...)
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1"), "/")
 	u.RawPath = ""
-	t.base, t.header, t.red = u.String(), h, NewRedactor(secrets...)
+	t.base, t.header, t.red, t.name = u.String(), h, NewRedactor(secrets...), o.Name
 	t.hc = &http.Client{
 		Transport: &http.Transport{TLSClientConfig: o.TLS, Proxy: http.ProxyFromEnvironment},
 		// A probe that is redirected is answered by the redirect itself.
@@ -113,6 +119,13 @@ func LoadTLS(caFile string, insecure bool) (*tls.Config, error) {
 	}
 	return c, nil
 }
+
+// where names the server in a message: its name, or its URL.
+func (t *Target) where() string { return cmp.Or(t.name, t.base) }
+
+// theServer names the server as a sentence's subject: its name, or "the
+// server at URL".
+func (t *Target) theServer() string { return cmp.Or(t.name, "the server at "+t.base) }
 
 // Base is the server root without a trailing "/" or "/v1" and without
 // credentials: each API appends its own path, and it is safe to print.

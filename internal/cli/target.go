@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
@@ -50,7 +49,7 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		if f.simConfig != "" {
 			return nil, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 		}
-		server, err := f.server(env, f.url)
+		server, err := f.server(env, f.url, "")
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +75,8 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the simulated server: %w", err)
 	}
-	server, err := f.server(env, url)
+	// its loopback address is no name the user gave or knows
+	server, err := f.server(env, url, "the built-in simulator")
 	if err != nil {
 		srv.Close()
 		return nil, err
@@ -105,11 +105,6 @@ func (f *runFlags) preflight(ctx context.Context, env *Env, t *target) error {
 	var pe *backend.PreflightError
 	switch {
 	case errors.As(err, &pe):
-		if t.simulated {
-			// its loopback address is no name the user gave or knows
-			pe.Msg = strings.ReplaceAll(pe.Msg, "the server at "+t.server.Base(), "the built-in simulator")
-			pe.Msg = strings.ReplaceAll(pe.Msg, t.server.Base(), "the built-in simulator")
-		}
 		hint := preflightHints[pe.Kind]
 		if pe.Kind == backend.PreflightAuth {
 			hint = f.authHint()
@@ -153,8 +148,9 @@ func (f *runFlags) authHint() string {
 
 // server parses the flags that say how to reach a server at url: --ca-cert,
 // --insecure, --header and the API key in the environment. Its redactor
-// also guards every error this command prints.
-func (f *runFlags) server(env *Env, url string) (*backend.Target, error) {
+// also guards every error this command prints. name, when set, names the
+// server in messages instead of url.
+func (f *runFlags) server(env *Env, url, name string) (*backend.Target, error) {
 	tlsConf, err := backend.LoadTLS(f.caCert, f.insecure)
 	if err != nil {
 		return nil, usagef("servebench run --ca-cert ca.pem", "--ca-cert: %v", err)
@@ -163,7 +159,7 @@ func (f *runFlags) server(env *Env, url string) (*backend.Target, error) {
 	if f.apiKeyEnv != "" {
 		key = env.Getenv(f.apiKeyEnv)
 	}
-	t, err := backend.NewTarget(backend.TargetOptions{URL: url, APIKey: key, Header: f.headers.h, TLS: tlsConf})
+	t, err := backend.NewTarget(backend.TargetOptions{URL: url, APIKey: key, Header: f.headers.h, TLS: tlsConf, Name: name})
 	if err != nil {
 		return nil, usagef("servebench run --url http://127.0.0.1:8000", "--url: %v", err)
 	}
