@@ -21,8 +21,11 @@ type scripted struct {
 	ttft, gap time.Duration
 	tokens    int
 	prompt    int
-	done      atomic.Int64
-	started   atomic.Int64
+	// first is how many tokens the first chunk carries (0 means 1), as a
+	// server that coalesces tokens or decodes speculatively sends them.
+	first   int
+	done    atomic.Int64
+	started atomic.Int64
 
 	// What the server actually did, which a busy machine makes differ
 	// from the script: per request, the first flush after arrival and the
@@ -57,25 +60,28 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fl := w.(http.Flusher)
 	start := time.Now()
 	var first time.Time
-	for i := range s.tokens {
-		wait := s.gap
+	k0 := max(s.first, 1)
+	chunks := s.tokens - k0 + 1
+	for i := range chunks {
+		wait, text := s.gap, " the"
 		if i == 0 {
-			wait = s.ttft
+			wait, text = s.ttft, strings.Repeat(" the", k0)
 		}
 		select {
 		case <-time.After(wait):
 		case <-r.Context().Done():
 			return
 		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\" tok%d\",\"finish_reason\":null}]}\n\n", i)
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":%q,\"finish_reason\":null}]}\n\n", text)
 		fl.Flush()
 		now := time.Now()
 		s.mu.Lock()
 		if i == 0 {
 			first = now
 			s.firstFlush = append(s.firstFlush, ms(now.Sub(start)))
-		} else if i == s.tokens-1 {
-			s.meanGaps = append(s.meanGaps, ms(now.Sub(first))/float64(s.tokens-1))
+		} else if i == chunks-1 {
+			// The tokens after the first chunk over the time after it.
+			s.meanGaps = append(s.meanGaps, ms(now.Sub(first))/float64(s.tokens-k0))
 		}
 		s.mu.Unlock()
 	}

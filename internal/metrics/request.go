@@ -48,17 +48,32 @@ func E2ESched(r *record.Record) float64 { return ms(r.EndNS - r.ScheduledNS) }
 // Queue is the client-side wait between the scheduled and the sent time.
 func Queue(r *record.Record) float64 { return ms(r.SentNS - r.ScheduledNS) }
 
-// TPOT is a request's time per output token after the first, in ms:
-// (end − first token) / (output tokens − 1). ok is false for a request
-// with no token or fewer than two (docs/METRICS.md, TPOT).
+// TPOT is a request's time per output token after its first chunk, in ms:
+// (end − first token) / (output tokens − tokens of the first chunk). The
+// first chunk's tokens arrive together at the first token, so only the
+// tokens after it were generated in the time after it; counting n − 1
+// would read a server that bundles k0 tokens into its first chunk as
+// faster by (n − 1)/(n − k0). ok is false for a request with no token
+// after its first chunk (docs/METRICS.md, TPOT).
 func TPOT(r *record.Record) (ms float64, ok bool) {
-	if r.FirstTokenNS == 0 || r.OutputTokens < 2 || r.EndNS <= r.FirstTokenNS {
+	after := r.OutputTokens - firstChunkTokens(r)
+	if r.FirstTokenNS == 0 || after < 1 || r.EndNS <= r.FirstTokenNS {
 		return 0, false
 	}
-	return float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(r.OutputTokens-1), true
+	return float64(r.EndNS-r.FirstTokenNS) / nsPerMS / float64(after), true
 }
 
-// DecodeSpeed is a request's decode speed in tokens per second, 1000/TPOT
+// firstChunkTokens is how many tokens came with the first token: the first
+// chunk's share, or 1 for a record without chunk counts.
+func firstChunkTokens(r *record.Record) int {
+	if len(r.Chunks) > 0 && r.Chunks[0].Tokens > 0 {
+		return r.Chunks[0].Tokens
+	}
+	return 1
+}
+
+// DecodeSpeed is a request's decode speed in tokens per second, 1000/TPOT:
+// tokens generated after the first chunk over the time after it
 // (docs/METRICS.md, decode_tps_per_request).
 func DecodeSpeed(r *record.Record) (tps float64, ok bool) {
 	tpot, ok := TPOT(r)

@@ -73,3 +73,54 @@ func TestRequestValuesMissing(t *testing.T) {
 }
 
 func second(_ float64, ok bool) bool { return ok }
+
+// TestTPOTFirstChunkBundlesTokens: a server that sends its first k0 tokens
+// in one chunk generated only n − k0 tokens in the time after that chunk.
+// Every case is 10 tokens, first chunk at 100 ms, end at 260 ms.
+func TestTPOTFirstChunkBundlesTokens(t *testing.T) {
+	chunks := func(sizes ...int) []record.Chunk {
+		// Evenly spaced from 100 ms to the end at 260 ms.
+		var cs []record.Chunk
+		for i, n := range sizes {
+			at := 100*msNS + int64(i)*160*msNS/int64(len(sizes)-1)
+			cs = append(cs, record.Chunk{AtNS: at, Tokens: n})
+		}
+		return cs
+	}
+	for _, c := range []struct {
+		name   string
+		chunks []record.Chunk
+		tpot   float64 // ms
+		ok     bool
+	}{
+		// 9 tokens after the first, one per chunk: 160 ms / 9.
+		{"one token first", chunks(1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 160.0 / 9, true},
+		// 2 tokens in the first chunk: 8 tokens in 160 ms.
+		{"two tokens first", chunks(2, 1, 1, 1, 1, 1, 1, 1, 1), 20, true},
+		// 3 tokens in the first chunk, then one or two a chunk: 7 tokens in 160 ms.
+		{"three tokens first", chunks(3, 2, 1, 2, 2), 160.0 / 7, true},
+		// No chunk counts (an old record): the first token alone.
+		{"no chunks", nil, 160.0 / 9, true},
+		// Every token in the first chunk: nothing was decoded after it.
+		{"all in the first chunk", []record.Chunk{{AtNS: 100 * msNS, Tokens: 10}}, 0, false},
+	} {
+		r := &record.Record{SentNS: 0, FirstTokenNS: 100 * msNS, EndNS: 260 * msNS, OutputTokens: 10, Chunks: c.chunks}
+		got, ok := TPOT(r)
+		if ok != c.ok || math.Abs(got-c.tpot) > 1e-9 {
+			t.Errorf("%s: TPOT = %v, %v; want %v, %v", c.name, got, ok, c.tpot, c.ok)
+		}
+		if !ok {
+			continue
+		}
+		// The mean ITL of a request whose last chunk is its end is its TPOT.
+		var sum float64
+		var n int
+		ITL(r.Chunks, func(g float64) { sum += g; n++ })
+		if n > 0 && math.Abs(sum/float64(n)-got) > 1e-9 {
+			t.Errorf("%s: mean ITL %v, TPOT %v", c.name, sum/float64(n), got)
+		}
+		if spd, _ := DecodeSpeed(r); math.Abs(spd-1000/c.tpot) > 1e-9 {
+			t.Errorf("%s: decode speed %v, want %v", c.name, spd, 1000/c.tpot)
+		}
+	}
+}

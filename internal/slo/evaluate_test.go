@@ -280,3 +280,30 @@ func TestOpenLoopTimeoutsAreOverload(t *testing.T) {
 		t.Errorf("pass %v, overloaded %q, failing %q", pv.Pass, pv.Overloaded, pv.Failing)
 	}
 }
+
+// TestFirstChunkBundlesTokens: a request whose first chunk carries 3 of its
+// 11 tokens, then 8 chunks 25 ms apart, decoded 8 tokens in 200 ms: ITL
+// and TPOT 25 ms, 40 tok/s. Counting 10 tokens after the first would read
+// 20 ms and 50 tok/s and call it good against either objective.
+func TestFirstChunkBundlesTokens(t *testing.T) {
+	c1 := record.Load{Concurrency: 1}
+	r := req(0, c1, 0, 0, 100, 25, 9)
+	r.Chunks[0].Tokens, r.OutputTokens = 3, 11
+	for _, c := range []struct {
+		slo  string
+		good int
+	}{
+		{"itl p50 <= 22ms", 0},
+		{"itl p50 <= 26ms", 1},
+		{"tpot p50 <= 22ms", 0},
+		{"speed p50 >= 45 tok/s", 0},
+		{"speed p50 >= 39 tok/s", 1},
+	} {
+		var ev Evaluator
+		ev.Add(r)
+		pts := ev.Evaluate(mustParse(t, c.slo), Options{})
+		if got := pts[0].Good; got != c.good {
+			t.Errorf("%s: good %d, want %d", c.slo, got, c.good)
+		}
+	}
+}

@@ -70,10 +70,11 @@ var metricDefs = []metricDef{
 	{name: metricTTFT, aliases: []string{"time_to_first_token", "ttft_ms"}, kind: latency, field: "ttft_ms",
 		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TTFT },
 		judge: func(v reqVals) float64 { return v.ttft }, samples: func(v reqVals) []float64 { return one(v.ttft) }},
-	// A request is judged on its mean inter-token latency, which is its TPOT.
+	// A request is judged on the mean of its own inter-token gaps: the
+	// tokens after its first chunk over the time after it.
 	{name: metricITL, aliases: []string{"inter_token_latency", "itl_ms"}, kind: latency, field: "itl_ms",
 		dist:  func(p *metrics.PointSummary) stats.Dist { return p.ITL },
-		judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return v.itl }},
+		judge: func(v reqVals) float64 { return meanOr(v.itl, math.NaN()) }, samples: func(v reqVals) []float64 { return v.itl }},
 	{name: metricTPOT, aliases: []string{"tpot_ms", "time_per_output_token"}, kind: latency, field: "tpot_ms",
 		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TPOT },
 		judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return one(v.tpot) }},
@@ -147,4 +148,16 @@ func metricNames() string {
 		names[i] = m.name
 	}
 	return strings.Join(names, ", ")
+}
+
+// meanOr is the mean of xs, or none when xs is empty.
+func meanOr(xs []float64, none float64) float64 {
+	if len(xs) == 0 {
+		return none
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
