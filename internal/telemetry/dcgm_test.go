@@ -1,0 +1,115 @@
+package telemetry
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDCGMSource(t *testing.T) {
+	_, hs := servePage(t, readTestdata(t, "dcgm.txt"))
+	got, err := NewDCGMSource(Endpoint{URL: hs.URL + "/metrics"}).Read(context.Background(), 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d samples, want one per GPU (2)", len(got))
+	}
+	const mb = 1 << 20
+	want := []GPU{
+		{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-5fb3b3a4-0000-0000-0000-000000000000",
+			MemoryUsedBytes: f(76000 * mb), MemoryTotalBytes: f((76000 + 4096 + 1000) * mb),
+			Utilization: f(0.87), PowerW: f(512.25), EnergyJ: f(123456.789), TemperatureC: f(61), SMClockMHz: f(1980)},
+		// 68 = 0x40 (hardware thermal slowdown) | 0x4 (software power cap).
+		{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-7a21c9d2-0000-0000-0000-000000000000",
+			MemoryUsedBytes: f(78000 * mb), MemoryTotalBytes: f((78000 + 2048 + 1000) * mb),
+			Utilization: f(1), PowerW: f(699.5), EnergyJ: f(987654.321), TemperatureC: f(83), SMClockMHz: f(1755),
+			Throttle: []string{"power_cap", "hw_thermal"}},
+	}
+	for i, s := range got {
+		if s.Source != KindGPU || s.Instance != "dcgm:"+hs.URL+"/metrics" || s.TNS != 42 {
+			t.Errorf("sample %d: source %q instance %q t %d", i, s.Source, s.Instance, s.TNS)
+		}
+		if !reflect.DeepEqual(*s.GPU, want[i]) {
+			t.Errorf("GPU %d:\n got %s\nwant %s", i, gpuString(s.GPU), gpuString(&want[i]))
+		}
+	}
+}
+
+func gpuString(g *GPU) string {
+	return strings.Join([]string{g.Name, fmtPtr(g.MemoryUsedBytes), fmtPtr(g.MemoryTotalBytes),
+		fmtPtr(g.Utilization), fmtPtr(g.PowerW), fmtPtr(g.EnergyJ), fmtPtr(g.TemperatureC),
+		fmtPtr(g.SMClockMHz), strings.Join(g.Throttle, "+")}, " ")
+}
+
+func TestDCGMXidEvents(t *testing.T) {
+	page := func(xid string) string {
+		return "DCGM_FI_DEV_FB_USED{gpu=\"3\"} 100\nDCGM_FI_DEV_XID_ERRORS{gpu=\"3\"} " + xid + "\n"
+	}
+	ps, hs := servePage(t, page("13")) // an Xid from before the run
+	src := NewDCGMSource(Endpoint{URL: hs.URL})
+	steps := []struct {
+		xid    string
+		events int
+	}{
+		{"13", 0}, // the first reading: its Xid may be old
+		{"13", 0}, // unchanged
+		{"79", 1}, // a new Xid
+		{"0", 0},  // cleared
+	}
+	for i, st := range steps {
+		ps.set(page(st.xid))
+		got, err := src.Read(context.Background(), int64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev []*Event
+		for _, s := range got {
+			if s.Event != nil {
+				ev = append(ev, s.Event)
+			}
+		}
+		if len(ev) != st.events {
+			t.Fatalf("step %d (xid %s): %d events, want %d", i, st.xid, len(ev), st.events)
+		}
+		if len(ev) == 1 && (ev[0].Kind != EventXid || ev[0].Detail != "GPU 3: Xid 79") {
+			t.Errorf("event %+v", ev[0])
+		}
+	}
+}
+
+func TestNodeSource(t *testing.T) {
+	ps, hs := servePage(t, readTestdata(t, "node.txt"))
+	src := NewNodeSource(Endpoint{URL: hs.URL})
+	got, err := src.Read(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := got[0].Host
+	if got[0].Instance != "node:"+hs.URL || *h.RAMTotalBytes != 3.2e10 || *h.RAMAvailBytes != 1.2e10 ||
+		*h.RAMUsedBytes != 2e10 || h.CPUPercent != nil {
+		t.Fatalf("first read: %+v (cpu %s), want RAM and no CPU %% yet", *h, fmtPtr(h.CPUPercent))
+	}
+	// Second read: cpu0 +30 user, +10 idle, +10 iowait; cpu1 +20 system,
+	// +30 idle. Busy 50 of 100 s.
+	next := strings.NewReplacer(
+		`cpu="0",mode="user"} 140`, `cpu="0",mode="user"} 170`,
+		`cpu="0",mode="idle"} 1000`, `cpu="0",mode="idle"} 1010`,
+		`cpu="0",mode="iowait"} 10`, `cpu="0",mode="iowait"} 20`,
+		`cpu="1",mode="system"} 20`, `cpu="1",mode="system"} 40`,
+		`cpu="1",mode="idle"} 1100`, `cpu="1",mode="idle"} 1130`,
+	).Replace(readTestdata(t, "node.txt"))
+	ps.set(next)
+	got, err = src.Read(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got[0].Host.CPUPercent; c == nil || !near(*c, 50) {
+		t.Errorf("cpu = %s, want 50", fmtPtr(c))
+	}
+	ps.set("up 1\n")
+	if _, err := src.Read(context.Background(), 3); err == nil || !strings.Contains(err.Error(), "not a node exporter") {
+		t.Errorf("err = %v, want it to say this is not a node exporter", err)
+	}
+}
