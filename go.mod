@@ -3,6 +3,7 @@ module github.com/servebench/servebench
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/gpustack/gguf-parser-go v0.28.1
 	github.com/prometheus/client_golang v1.25.0

@@ -90,8 +90,11 @@ type GPU struct {
 	TemperatureC *float64 `json:"temperature_c,omitempty"`
 	SMClockMHz   *float64 `json:"sm_clock_mhz,omitempty"`
 	// Throttle names the clock-throttle reasons active at the reading
-	// (thermal, power_cap, ...); empty when the clocks run free.
-	Throttle []string `json:"throttle,omitempty"`
+	// (power_cap, sw_thermal, idle, ...: docs/METRICS.md): [] when the
+	// clocks run free, null when the source cannot tell. Not omitempty, so
+	// that the two survive telemetry.jsonl and throttle_s is absent, not 0,
+	// for a GPU whose reasons are unknown.
+	Throttle []string `json:"throttle"`
 }
 
 // Host is one reading of the host and, when known, the server process
@@ -122,8 +125,8 @@ const (
 	EventServerRestart = "server_restart" // a counter went backwards
 	EventScrapeFailed  = "scrape_failed"  // a source could not be read
 	EventGap           = "gap"            // a source was silent for longer than two intervals
-	EventOOM           = "oom"            // out of memory: server error text, or a GPU Xid
-	EventXid           = "xid"            // an NVML Xid error other than out of memory
+	EventOOM           = "oom"            // out of memory: the server's error text (no Xid means it)
+	EventXid           = "xid"            // an NVML Xid error (GPU or driver fault)
 	EventServerExit    = "server_exit"    // the server process went away
 	EventThrottle      = "throttle"       // a GPU's clocks began to be throttled
 )
@@ -189,6 +192,9 @@ type Quantiles struct {
 
 // GPUPoint is one GPU over a point's window.
 type GPUPoint struct {
+	// Instance is the source that saw it ("nvml", "dcgm:URL"): two hosts'
+	// GPU 0 are two GPUs.
+	Instance           string   `json:"instance,omitempty"`
 	Index              int      `json:"index"`
 	Name               string   `json:"name,omitempty"`
 	MemoryUsedBytesMax *float64 `json:"memory_used_bytes_max,omitempty"`
