@@ -123,3 +123,70 @@ func TestDispatchLagQuantiles(t *testing.T) {
 		t.Errorf("lag p99 %v, max %v; want 99.01 and 100", c.LagP99MS, c.LagMaxMS)
 	}
 }
+
+// TestTakeDispatchLag: the sampler's reading is the largest lag since its
+// previous reading, then nothing until another send is late or on time.
+func TestTakeDispatchLag(t *testing.T) {
+	var r Runner
+	if _, ok := r.TakeDispatchLag(); ok {
+		t.Fatal("a lag before any send")
+	}
+	for _, d := range []time.Duration{3 * time.Millisecond, 0, 7 * time.Millisecond, time.Millisecond} {
+		r.noteLag(d)
+	}
+	if got, ok := r.TakeDispatchLag(); !ok || got != 7*time.Millisecond {
+		t.Errorf("got %v %v, want the largest, 7ms", got, ok)
+	}
+	if got, ok := r.TakeDispatchLag(); ok {
+		t.Errorf("read twice: got %v again", got)
+	}
+	// An on-time send is a lag of zero, which is a reading, not none.
+	r.noteLag(0)
+	if got, ok := r.TakeDispatchLag(); !ok || got != 0 {
+		t.Errorf("on time: got %v %v, want 0 true", got, ok)
+	}
+}
+
+// TestTakeDispatchLagDuringRun: read while an open loop runs (the race
+// detector watches), the readings' maximum is the point's own lag max;
+// a closed loop has no dispatch lag to read.
+func TestTakeDispatchLagDuringRun(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: time.Millisecond}
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: (&sink{}).emit}
+	done := make(chan struct{})
+	reads := make(chan float64)
+	go func() {
+		most, tick := -1.0, time.NewTicker(2*time.Millisecond)
+		defer tick.Stop()
+		take := func() {
+			if d, ok := r.TakeDispatchLag(); ok {
+				most = max(most, float64(d)/1e6)
+			}
+		}
+		for {
+			select {
+			case <-done:
+				take()
+				reads <- most
+				return
+			case <-tick.C:
+				take()
+			}
+		}
+	}()
+	c, err := r.Run(context.Background(), Point{Load: record.Load{Rate: 500}, Requests: 50, Arrival: Arrival{Process: ArrivalConstant}})
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most := <-reads; most != c.LagMaxMS {
+		t.Errorf("readings' max %v ms, the point's lag max %v ms", most, c.LagMaxMS)
+	}
+	if _, err := r.Run(context.Background(), Point{Load: record.Load{Concurrency: 2}, Requests: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := r.TakeDispatchLag(); ok {
+		t.Errorf("closed loop: a dispatch lag of %v", d)
+	}
+}

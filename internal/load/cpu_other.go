@@ -2,5 +2,5 @@
 
 package load
 
-// cpuSeconds is not measured on this platform.
-func cpuSeconds() float64 { return 0 }
+// CPUSeconds is not measured on this platform: always 0.
+func CPUSeconds() float64 { return 0 }

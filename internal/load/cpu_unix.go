@@ -4,8 +4,9 @@ package load
 
 import "syscall"
 
-// cpuSeconds returns the user+system CPU time this process has used.
-func cpuSeconds() float64 {
+// CPUSeconds returns the user+system CPU time this process has used: the
+// per-point client figures and the client telemetry source read it.
+func CPUSeconds() float64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

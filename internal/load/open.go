@@ -95,7 +95,9 @@ func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
 		// Lag is the dispatcher's own lateness: time spent waiting for a
 		// place under the cap (for this arrival or the one before) is the
 		// server's doing and shows as queue time instead.
-		d.lag.Add(float64(time.Since(later(target, d.freed))) / 1e6)
+		lag := time.Since(later(target, d.freed))
+		d.lag.Add(float64(lag) / 1e6)
+		d.r.noteLag(lag)
 		ok = d.acquire(ctx, timer)
 		d.freed = time.Now()
 		if !ok {

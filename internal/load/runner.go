@@ -65,6 +65,26 @@ type Runner struct {
 	Grace time.Duration
 
 	nextID atomic.Int64
+	// lagMax is the largest open-loop dispatch lag (ns, plus one so that
+	// zero means none) since TakeDispatchLag last read it.
+	lagMax atomic.Int64
+}
+
+// TakeDispatchLag returns the largest lag of an open-loop send behind its
+// schedule since the previous call, and resets it; ok is false when no
+// open-loop request was dispatched meanwhile (a closed loop, or idle).
+// It is safe to call from any goroutine while points run: the sampler
+// reads the client's pace without touching the dispatcher's own figures.
+func (r *Runner) TakeDispatchLag() (lag time.Duration, ok bool) {
+	v := r.lagMax.Swap(0)
+	return time.Duration(v - 1), v > 0
+}
+
+// noteLag raises the lag TakeDispatchLag reports to d if d is larger.
+func (r *Runner) noteLag(d time.Duration) {
+	v := int64(max(d, 0)) + 1
+	for old := r.lagMax.Load(); v > old && !r.lagMax.CompareAndSwap(old, v); old = r.lagMax.Load() {
+	}
 }
 
 // Run runs one load point until its stop condition or until ctx is
@@ -83,7 +103,7 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	stop, stopSending := context.WithCancel(ctx)
 	defer stopSending()
 	brk := &breaker{trip: stopSending}
-	cpu0, wall0 := cpuSeconds(), time.Now()
+	cpu0, wall0 := CPUSeconds(), time.Now()
 	var c Client
 	var err error
 	if p.Load.Rate > 0 {
@@ -94,7 +114,7 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if err == nil {
 		err = brk.err()
 	}
-	c.CPUSeconds = cpuSeconds() - cpu0
+	c.CPUSeconds = CPUSeconds() - cpu0
 	if wall := time.Since(wall0).Seconds(); wall > 0 {
 		c.CPUPercent = 100 * c.CPUSeconds / wall
 	}
