@@ -129,6 +129,7 @@ const (
 	EventXid           = "xid"            // an NVML Xid error (GPU or driver fault)
 	EventServerExit    = "server_exit"    // the server process went away
 	EventThrottle      = "throttle"       // a GPU's clocks began to be throttled
+	EventServerProcess = "server_process" // a process joined or left the server's tree (a runner restarted)
 )
 
 // Event is something that happened at a moment of the run.
