@@ -15,6 +15,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.43.0
+	gonum.org/v1/gonum v0.15.1
 )
 
 require (
@@ -32,6 +33,5 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
-	gonum.org/v1/gonum v0.15.1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
