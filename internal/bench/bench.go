@@ -119,6 +119,7 @@ func Open(cfg Config) (*Session, error) {
 	}
 	sink.observe = cfg.Observe
 	sink.scale = cfg.Run.Scale()
+	sink.agg.Slice = cfg.Run.Slice()
 	epoch := time.Now()
 	run := cfg.Run
 	run.Schema = record.RunSchema

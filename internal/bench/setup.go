@@ -39,10 +39,12 @@ type Setup struct {
 	Workload       workload.Spec
 	Seed           uint64
 	Points         []load.Point
-	OutDir         string
-	Grace          time.Duration
-	Progress       io.Writer // live progress (a terminal), or nil
-	Version        string    // the tool's, for run.json
+	// Slice cuts each point into slices of this much model time (0: none).
+	Slice    time.Duration
+	OutDir   string
+	Grace    time.Duration
+	Progress io.Writer // live progress (a terminal), or nil
+	Version  string    // the tool's, for run.json
 }
 
 // SetupError is a setting of a Setup that cannot be used; Setting is its
@@ -94,6 +96,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 			Target:       record.Target{URL: url, API: s.API, Model: s.Model, ModelPicked: s.ModelPicked, Simulated: s.Simulated, Server: s.Server},
 			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(),
 			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload),
+			SliceS: s.Slice.Seconds(),
 		},
 		Points:           s.Points,
 		OutDir:           s.OutDir,

@@ -30,6 +30,9 @@ warning; --strict refuses such a file instead. A run directory without
 summary.json is a run that did not finish (killed, or a second Ctrl-C);
 its report says so.
 
+A run made with --slice (or a --duration of 10m or more) shows its slices
+and drift check; --slice here cuts any recorded run into slices of its own.
+
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold.
 
@@ -38,6 +41,7 @@ Examples:
   servebench report --objective chat runs/a
   servebench report --slo 'ttft p95 <= 1s' --slo 'speed p95 >= 20 tok/s' runs/a
   servebench report --json runs/a/records.jsonl
+  servebench report --slice 5m runs/long
   cat runs/a/records.jsonl | servebench report --format markdown
 `
 
@@ -54,6 +58,8 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	})
 	targetLoad := fs.Float64("target-load", 0, "the load at which the objective must hold (default: the objective's target, else the highest load)")
 	strict := fs.Bool("strict", false, "refuse a records file with a damaged line instead of skipping it with a warning")
+	var slice sliceFlag
+	fs.Var(&slice, "slice", "cut each load point into slices of this much (model) time and check them for drift, e.g. 1m (default: the run's own --slice)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,7 +84,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	ev := &slo.Evaluator{}
-	s, err := loadSummary(env, fs.Arg(0), *strict, ev.Add)
+	s, err := loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
 	if err != nil {
 		return err
 	}
@@ -164,7 +170,7 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 // loadSummary reads records from a run directory, a file or stdin and
 // summarises them; run.json is used for context when it sits beside them.
 // Unless strict, damaged lines are skipped with a warning on stderr.
-func loadSummary(env *Env, arg string, strict bool, observe func(*record.Record)) (*metrics.Summary, error) {
+func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record)) (*metrics.Summary, error) {
 	var r io.Reader = env.Stdin
 	var run *record.Run
 	name, dir := "standard input", ""
@@ -191,7 +197,11 @@ func loadSummary(env *Env, arg string, strict bool, observe func(*record.Record)
 			dir = filepath.Dir(path) // a records file inside a run directory
 		}
 	}
-	var agg metrics.Aggregator
+	// The run's own slices unless --slice asks for others.
+	agg := metrics.Aggregator{Slice: run.Slice()}
+	if slice.set {
+		agg.Slice = slice.d
+	}
 	rd := record.NewReader(r)
 	if !strict {
 		rd.SkipDamaged()

@@ -69,7 +69,8 @@ type runFlags struct {
 	out, format, simConfig             string
 	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
 	jsonOut                            bool
-	slo                                sloFlags // objective, verdicts, capacity (run_slo.go)
+	slice                              sliceFlag // sustained runs (run_slice.go)
+	slo                                sloFlags  // objective, verdicts, capacity (run_slo.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -91,6 +92,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.requests, "requests", 0, fmt.Sprintf("measured requests per load point (default %d when no --duration)", defaultRequests))
 	fs.DurationVar(&f.dur, "duration", 0, "measured sending time per load point, e.g. 60s")
 	fs.Var(&f.warmup, "warmup", "warm-up per load point: requests (5) or time (10s), excluded from the steady state")
+	f.slice.define(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for lengths, prompts and arrival times")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, run.json and summary.json (must not hold a run already)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
@@ -214,6 +216,7 @@ const ExitInterrupted = 130
 type loadPlan struct {
 	points         []load.Point
 	prompt, output workload.LengthDist
+	slice          time.Duration // 0: no slices
 }
 
 // plan checks the load and workload flags and builds the load points.
@@ -226,6 +229,9 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	}
 	p := &loadPlan{}
 	var err error
+	if p.slice, err = f.slice.resolve(f.dur); err != nil {
+		return nil, err
+	}
 	if p.prompt, err = workload.ParseLengthDist(f.promptTokens); err != nil {
 		return nil, usagef("servebench run --prompt-tokens 512", "--prompt-tokens: %v", err)
 	}

@@ -176,7 +176,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Target: t.server, API: f.api, Model: t.model, ModelPicked: t.picked, Simulated: t.simulated, Server: t.info,
 		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, IgnoreEOS: f.ignoreEOS,
 		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Seed: f.seed,
-		Points: plan.points, OutDir: f.out, Grace: f.grace, Version: version(),
+		Points: plan.points, Slice: plan.slice, OutDir: f.out, Grace: f.grace, Version: version(),
 	}
 	if env.StderrIsTerminal {
 		s.Progress = env.Stderr

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
@@ -90,6 +91,11 @@ type PointSummary struct {
 	Warmup          *Warmup `json:"warmup,omitempty"`
 	// Client is the load generator's own figures (from run.json).
 	Client *record.ClientStats `json:"client,omitempty"`
+	// Slices and Drift: the point's window in slices of --slice, and
+	// whether throughput or p95 TTFT trended across them (docs/METRICS.md,
+	// "Slices and drift"); absent without --slice.
+	Slices []Slice `json:"slices,omitempty"`
+	Drift  *Drift  `json:"drift,omitempty"`
 
 	Warnings []string `json:"warnings"`
 }
@@ -97,6 +103,10 @@ type PointSummary struct {
 // Aggregator collects records and produces per-point summaries. The zero
 // value is ready to use; Add may be called in any order of points.
 type Aggregator struct {
+	// Slice, when positive, cuts each point's window into slices of this
+	// much model time (points[].slices, points[].drift); set it before
+	// the first Add, since slicing keeps every request's chunks.
+	Slice  time.Duration
 	points map[int]*pointAgg
 }
 
@@ -107,7 +117,7 @@ func (a *Aggregator) Add(r *record.Record) {
 	}
 	p := a.points[r.Point]
 	if p == nil {
-		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}}
+		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
 		a.points[r.Point] = p
 	}
 	p.add(r)
@@ -158,6 +168,9 @@ type pointAgg struct {
 	shortfall, shortfallToks, mismatch        int
 	mismatchChat                              bool
 
+	slice     time.Duration // slices' length, 0 for none
+	sliceReqs []sliceReq
+
 	warm                Warmup
 	warmSeen            bool
 	warmFirst           int64 // SentNS of the earliest warm-up request seen
@@ -181,6 +194,7 @@ func (p *pointAgg) add(r *record.Record) {
 		return
 	}
 	p.window(r)
+	p.keepForSlices(r)
 	if r.Error != nil {
 		p.failed++
 		p.errors[r.Error.Class]++
@@ -358,6 +372,8 @@ func (p *pointAgg) summary() PointSummary {
 		w.TTFT, w.E2E, w.DecodeTPSReq = p.warmT.Summary(), p.warmE.Summary(), p.warmD.Summary()
 		s.Warmup = &w
 	}
+	s.Slices = p.slices()
+	s.Drift = DriftOf(s.Slices)
 	s.Warnings = p.warnings(s)
 	return s
 }
@@ -382,6 +398,9 @@ func (p *pointAgg) warnings(s PointSummary) []string {
 		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
 	}
 	w = append(w, p.loadWarnings(s)...)
+	if d := s.Drift.Warning(); d != "" {
+		w = append(w, d)
+	}
 	if thin := thinTails(s); thin != "" {
 		w = append(w, fmt.Sprintf("too few requests for the tail percentiles shown (%s): a p95 needs at least 20 requests, a p99 100", thin))
 	}

@@ -1,6 +1,10 @@
 package record
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+	"time"
+)
 
 // RunSchema names the run metadata file (run.json).
 const RunSchema = "servebench.run/v1"
@@ -35,6 +39,9 @@ type Run struct {
 	// those of docs/WORKLOADS.md. Absent for plain synthetic runs.
 	Workload any           `json:"workload,omitempty"`
 	Points   []PointClient `json:"points"`
+	// SliceS is the length of the slices each point was cut into for the
+	// drift check (--slice), in model-time seconds; absent when none.
+	SliceS float64 `json:"slice_s,omitempty"`
 	// ClientCPUs is how many CPUs the load generator could use
 	// (GOMAXPROCS), so that its CPU figures are judged against the machine
 	// that ran it, not the one reading them; 0 when not recorded.
@@ -105,4 +112,12 @@ func (r *Run) Scale() float64 {
 		return v
 	}
 	return 1
+}
+
+// Slice is the run's slice length (SliceS) as a duration, 0 when none.
+func (r *Run) Slice() time.Duration {
+	if r == nil || !(r.SliceS > 0) {
+		return 0
+	}
+	return time.Duration(math.Round(r.SliceS * 1e9))
 }

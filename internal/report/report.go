@@ -115,6 +115,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
+	writeDriftTop(&b, s, "")
 	rows := [][]string{make([]string, len(columns)), make([]string, len(columns))}
 	for i, c := range columns {
 		rows[0][i], rows[1][i] = c.group, c.name
@@ -129,6 +130,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	writeAligned(&b, rows)
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
+	writeSlices(&b, s, false)
 	warn := warnings(s)
 	if len(warn) > 0 {
 		b.WriteString("\nWarnings:\n")
@@ -149,6 +151,7 @@ func orDash(s string) string {
 
 // warnings lists the run's and every point's warnings; a warning that
 // several points share is printed once, prefixed with all their labels.
+// A drift is not among them: it is printed above the table.
 func warnings(s *metrics.Summary) []string {
 	out := append([]string(nil), s.Warnings...)
 	var order []string
@@ -156,6 +159,9 @@ func warnings(s *metrics.Summary) []string {
 	for i := range s.Points {
 		p := &s.Points[i]
 		for _, x := range p.Warnings {
+			if isDrift(x) {
+				continue
+			}
 			if _, seen := labels[x]; !seen {
 				order = append(order, x)
 			}

@@ -86,7 +86,7 @@ func csvRows(s *metrics.Summary) [][]string {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return addDriftCSV(rows, s)
 }
 
 func writeCSV(w io.Writer, rows [][]string) error {
@@ -105,6 +105,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
+	writeDriftTop(&b, s, "> ")
 	head := make([]string, len(columns))
 	for i, c := range columns {
 		head[i] = strings.TrimSpace(c.group + " " + c.name)
@@ -126,6 +127,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	}
 	writeErrors(&b, s, "- ")
 	writeWarmup(&b, s, "- ")
+	writeSlices(&b, s, true)
 	if warn := warnings(s); len(warn) > 0 {
 		b.WriteString("\n### Warnings\n\n")
 		for _, x := range warn {
