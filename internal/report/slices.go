@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,12 @@ type sliceColumn struct {
 	group, name string
 	tel         bool
 	value       func(s *metrics.Slice) string
+}
+
+// seconds writes a slice's bound to the millisecond, without trailing
+// zeros: "60", "6.041".
+func seconds(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 
 func optNum(v *float64, prec int) string {
@@ -39,8 +46,8 @@ func telNum(get func(t *metrics.SliceTelemetry) *float64, scale float64, prec in
 
 var sliceColumns = []sliceColumn{
 	{"slice", "", false, func(s *metrics.Slice) string { return strconv.Itoa(s.Index) }},
-	{"time s", "from", false, func(s *metrics.Slice) string { return num(s.StartS, 1) }},
-	{"", "to", false, func(s *metrics.Slice) string { return num(s.EndS, 1) }},
+	{"time s", "from", false, func(s *metrics.Slice) string { return seconds(s.StartS) }},
+	{"", "to", false, func(s *metrics.Slice) string { return seconds(s.EndS) }},
 	{"phase", "", false, func(s *metrics.Slice) string { return s.Phase }},
 	{"ok", "", false, func(s *metrics.Slice) string { return strconv.Itoa(s.Completed) }},
 	{"errors", "", false, func(s *metrics.Slice) string { return strconv.Itoa(s.Errors) }},
