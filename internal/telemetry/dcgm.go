@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -29,44 +30,19 @@ const (
 
 const mib = 1 << 20
 
-// ThrottleReasons are the clock-throttle reasons of NVML's bitmask
-// (nvmlClocksEventReasons, the same bits DCGM exports), by bit. The idle
-// and display bits are left out: neither slows a loaded GPU.
-var ThrottleReasons = []struct {
-	Bit  uint64
-	Name string
-}{
-	{0x2, "applications_clocks"},
-	{0x4, "power_cap"},
-	{0x8, "hw_slowdown"},
-	{0x10, "sync_boost"},
-	{0x20, "thermal"},
-	{0x40, "hw_thermal"},
-	{0x80, "power_brake"},
-}
-
-// ThrottleNames names the reasons set in mask, in bit order.
-func ThrottleNames(mask uint64) []string {
-	var out []string
-	for _, r := range ThrottleReasons {
-		if mask&r.Bit != 0 {
-			out = append(out, r.Name)
-		}
-	}
-	return out
-}
-
 // DCGMSource scrapes a DCGM exporter (--gpu-metrics-url): one GPU sample
-// per gpu label, Instance "dcgm:URL". A change of a GPU's last Xid is an
-// xid event.
+// per gpu label, Instance "dcgm:URL". Events as for NVML: a change of a
+// GPU's last Xid is an xid event, a limiting clock reason becoming active
+// a throttle event.
 type DCGMSource struct {
 	s       *scraper
 	lastXid map[int]float64
+	limits  map[int][]string // each GPU's limiting clock reasons at its last reading
 }
 
 // NewDCGMSource scrapes ep, a DCGM exporter's /metrics.
 func NewDCGMSource(ep Endpoint) *DCGMSource {
-	return &DCGMSource{s: newScraper(ep), lastXid: map[int]float64{}}
+	return &DCGMSource{s: newScraper(ep), lastXid: map[int]float64{}, limits: map[int][]string{}}
 }
 
 // Name implements Source.
@@ -86,8 +62,10 @@ func (d *DCGMSource) Read(ctx context.Context, now int64) ([]Sample, error) {
 	var out []Sample
 	for _, g := range gpus {
 		out = append(out, Sample{TNS: now, Source: KindGPU, Instance: inst, GPU: g.gpu})
-		if ev := d.xidEvent(g, inst); ev != nil {
-			out = append(out, Sample{TNS: now, Source: KindEvent, Instance: inst, Event: ev})
+		for _, ev := range []*Event{d.xidEvent(g, inst), d.throttleEvent(g.gpu, inst)} {
+			if ev != nil {
+				out = append(out, eventSample(now, ev))
+			}
 		}
 	}
 	return out, nil
@@ -102,10 +80,25 @@ func (d *DCGMSource) xidEvent(g dcgmGPU, inst string) *Event {
 	}
 	prev, seen := d.lastXid[g.gpu.Index]
 	d.lastXid[g.gpu.Index] = *g.xid
-	if !seen || *g.xid == prev || *g.xid == 0 {
+	if !seen || *g.xid == prev || *g.xid <= 0 || *g.xid >= 1<<32 {
 		return nil
 	}
-	return &Event{Kind: EventXid, Source: inst, Detail: fmt.Sprintf("GPU %d: Xid %g", g.gpu.Index, *g.xid)}
+	return xidEvent(inst, g.gpu.Index, uint64(*g.xid))
+}
+
+// throttleEvent reports limiting clock reasons that became active since
+// the GPU's last reading (NVML's rule, nvmlSource.throttleEvent).
+func (d *DCGMSource) throttleEvent(g *GPU, inst string) *Event {
+	if g.Throttle == nil {
+		return nil // the exporter does not export the reasons
+	}
+	began := throttleBegins(d.limits[g.Index], g.Throttle)
+	d.limits[g.Index] = limitingReasons(g.Throttle)
+	if len(began) == 0 {
+		return nil
+	}
+	return &Event{Kind: EventThrottle, Source: inst,
+		Detail: fmt.Sprintf("GPU %d: %s", g.Index, strings.Join(began, ", "))}
 }
 
 type dcgmGPU struct {
@@ -174,7 +167,7 @@ func dcgmThrottleReasons(fams map[string]*dto.MetricFamily, each func(string, fu
 	}
 	each(name, func(g *dcgmGPU, v float64) {
 		if v >= 0 && v < 1<<53 {
-			g.gpu.Throttle = ThrottleNames(uint64(v))
+			g.gpu.Throttle = clockReasonNames(uint64(v))
 		}
 	})
 }

@@ -13,14 +13,18 @@ func TestDCGMSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 {
-		t.Fatalf("%d samples, want one per GPU (2)", len(got))
+	// One sample per GPU, and GPU 1's limits becoming active: an event.
+	if len(got) != 3 || got[2].Event == nil || got[2].Event.Kind != EventThrottle ||
+		got[2].Event.Detail != "GPU 1: power_cap, hw_thermal" {
+		t.Fatalf("%d samples (%+v), want GPUs 0 and 1 and a throttle event for GPU 1", len(got), got)
 	}
+	got = got[:2]
 	const mb = 1 << 20
 	want := []GPU{
 		{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-5fb3b3a4-0000-0000-0000-000000000000",
 			MemoryUsedBytes: f(76000 * mb), MemoryTotalBytes: f((76000 + 4096 + 1000) * mb),
-			Utilization: f(0.87), PowerW: f(512.25), EnergyJ: f(123456.789), TemperatureC: f(61), SMClockMHz: f(1980)},
+			Utilization: f(0.87), PowerW: f(512.25), EnergyJ: f(123456.789), TemperatureC: f(61), SMClockMHz: f(1980),
+			Throttle: []string{}},
 		// 68 = 0x40 (hardware thermal slowdown) | 0x4 (software power cap).
 		{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-7a21c9d2-0000-0000-0000-000000000000",
 			MemoryUsedBytes: f(78000 * mb), MemoryTotalBytes: f((78000 + 2048 + 1000) * mb),
@@ -73,9 +77,34 @@ func TestDCGMXidEvents(t *testing.T) {
 		if len(ev) != st.events {
 			t.Fatalf("step %d (xid %s): %d events, want %d", i, st.xid, len(ev), st.events)
 		}
-		if len(ev) == 1 && (ev[0].Kind != EventXid || ev[0].Detail != "GPU 3: Xid 79") {
+		if len(ev) == 1 && (ev[0].Kind != EventXid || ev[0].Detail != "GPU 3: Xid 79: GPU has fallen off the bus") {
 			t.Errorf("event %+v", ev[0])
 		}
+	}
+}
+
+func TestDCGMThrottleEvents(t *testing.T) {
+	page := func(mask string) string {
+		return "DCGM_FI_DEV_FB_USED{gpu=\"0\"} 100\nDCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"0\"} " + mask + "\n"
+	}
+	ps, hs := servePage(t, page("1"))
+	src := NewDCGMSource(Endpoint{URL: hs.URL})
+	var details []string
+	for i, mask := range []string{"1", "5", "5", "69", "1", "4"} { // idle; +power cap; same; +hw thermal; free; power cap again
+		ps.set(page(mask))
+		got, err := src.Read(context.Background(), int64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range got {
+			if s.Event != nil {
+				details = append(details, itoa(i)+" "+s.Event.Kind+" "+s.Event.Detail)
+			}
+		}
+	}
+	want := []string{"1 throttle GPU 0: power_cap", "3 throttle GPU 0: hw_thermal", "5 throttle GPU 0: power_cap"}
+	if !reflect.DeepEqual(details, want) {
+		t.Errorf("events %q, want %q", details, want)
 	}
 }
 
