@@ -47,14 +47,14 @@ type planFlags struct {
 	tp, parallel                      int
 	headroom, util                    float64
 	computeEff, bandwidthEff, linkEff float64
-	allReduce, overhead               time.Duration
+	allReduce, overhead, reqOverhead  time.Duration
 }
 
 func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "Hugging Face config.json, or the model `directory` holding it")
 	fs.StringVar(&f.gguf, "gguf", "", "GGUF model `file` (header only is read)")
 	fs.BoolVar(&f.approximate, "approximate", false, "read an unknown architecture as a dense decoder (with a warning)")
-	fs.StringVar(&f.engine, "engine", plan.EngineVLLM, "engine memory semantics: "+strings.Join(plan.Engines(), ", "))
+	fs.StringVar(&f.engine, "engine", plan.EngineVLLM, "engine (memory semantics and overheads): "+strings.Join(plan.Engines(), ", "))
 	fs.StringVar(&f.weights, "weights", "", "weight `format` (bf16, fp16, fp8, int8, awq, gptq, q8_0, q4_k_m, ...; default: the checkpoint's)")
 	fs.StringVar(&f.kv, "kv-dtype", "auto", "KV-cache `type`: auto, fp16, bf16, fp8 (vLLM), q8_0, q4_0 (llama.cpp/Ollama)")
 	fs.IntVar(&f.PromptTokens, "prompt-tokens", 1024, "prompt length in tokens")
@@ -75,6 +75,7 @@ func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.Float64Var(&f.linkEff, "interconnect-efficiency", def.Interconnect, "achieved fraction of interconnect bandwidth (all-reduce)")
 	fs.DurationVar(&f.allReduce, "allreduce-latency", time.Duration(def.AllReduceLatency*float64(time.Second)), "fixed cost of one all-reduce")
 	fs.DurationVar(&f.overhead, "step-overhead", -1, "host time per forward pass (negative = the engine's default)")
+	fs.DurationVar(&f.reqOverhead, "request-overhead", -1, "time per request outside engine steps: API server, template, tokenization, first chunk (negative = the engine's default)")
 	fs.BoolVar(&f.json, "json", false, "write JSON instead of text")
 	fs.StringVar(&f.compare, "compare", "", "run `directory` (summary.json) to compare predictions with; needs one --gpu")
 	fs.BoolVar(&f.list, "list-devices", false, "print the device catalog with each number's source, then exit")
@@ -146,7 +147,7 @@ func (f *planFlags) loadModel() (*plan.Shape, error) {
 
 func (f *planFlags) options(fs *flag.FlagSet) (plan.Options, error) {
 	eff := plan.Efficiency{Compute: f.computeEff, Bandwidth: f.bandwidthEff, Interconnect: f.linkEff,
-		AllReduceLatency: f.allReduce.Seconds(), StepOverhead: f.overhead.Seconds()}
+		AllReduceLatency: f.allReduce.Seconds(), StepOverhead: f.overhead.Seconds(), RequestOverhead: f.reqOverhead.Seconds()}
 	o := plan.Options{Engine: f.engine, Weights: f.weights, KVType: f.kv, GPUs: f.tp, Parallel: f.parallel,
 		Headroom: f.headroom / 100, Eff: eff}
 	if f.util != 0 {

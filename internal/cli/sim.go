@@ -49,6 +49,7 @@ var simFlags = []simFlag{
 	{"kv-tokens", "engine.kv_tokens", "KV cache capacity in tokens (0 = from device memory)", func(c *sim.Config) any { return &c.Engine.KVTokens }},
 	{"block-size", "engine.block_size", "KV block size in tokens", func(c *sim.Config) any { return &c.Engine.BlockSize }},
 	{"preemption", "engine.preemption", "when the KV cache runs out: recompute or reject", func(c *sim.Config) any { return &c.Engine.Preemption }},
+	{"request-overhead-ms", "engine.request_overhead_ms", "per-request time before scheduling (API server, template, tokenization), ms", func(c *sim.Config) any { return &c.Engine.RequestOverheadMS }},
 	{"eos-mean-tokens", "engine.eos_mean_tokens", "mean natural answer length without ignore_eos (0 = always max_tokens)", func(c *sim.Config) any { return &c.Engine.EOSMeanTokens }},
 	{"model-name", "model.name", "served model name", func(c *sim.Config) any { return &c.Model.Name }},
 	{"params", "model.params", "model parameters", func(c *sim.Config) any { return &c.Model.Params }},
@@ -57,6 +58,9 @@ var simFlags = []simFlag{
 	{"heads", "model.heads", "query heads (0 = hidden / head-dim)", func(c *sim.Config) any { return &c.Model.Heads }},
 	{"kv-heads", "model.kv_heads", "KV heads", func(c *sim.Config) any { return &c.Model.KVHeads }},
 	{"head-dim", "model.head_dim", "head dimension", func(c *sim.Config) any { return &c.Model.HeadDim }},
+	{"intermediate", "model.intermediate", "MLP width (sizes vLLM's activation peak)", func(c *sim.Config) any { return &c.Model.Intermediate }},
+	{"vocab", "model.vocab", "vocabulary size (embedding table; activation peak)", func(c *sim.Config) any { return &c.Model.Vocab }},
+	{"tied-embeddings", "model.tied_embeddings", "the input embedding is the output head (read whole each step)", func(c *sim.Config) any { return &c.Model.TiedEmbeddings }},
 	{"bytes-per-weight", "model.bytes_per_weight", "bytes per weight (2 = BF16)", func(c *sim.Config) any { return &c.Model.BytesPerWeight }},
 	{"bytes-per-kv", "model.bytes_per_kv", "bytes per KV cache element", func(c *sim.Config) any { return &c.Model.BytesPerKV }},
 	{"max-model-len", "model.max_model_len", "prompt + output token cap", func(c *sim.Config) any { return &c.Model.MaxModelLen }},
@@ -150,6 +154,8 @@ func bindInto(fs *flag.FlagSet, name string, ptr any, usage string) {
 		fs.Float64Var(p, name, *p, usage)
 	case *string:
 		fs.StringVar(p, name, *p, usage)
+	case *bool:
+		fs.BoolVar(p, name, *p, usage)
 	}
 }
 

@@ -31,7 +31,7 @@ func (p *planner) budget(d *Device, ctx, seqs int64) Budget {
 		// Layers are split across devices: each holds its share of them.
 		b.KVPerToken, b.KV, b.State = b.KVPerToken/g, b.KV/g, b.State/g
 	}
-	b.Activation, b.ActivationBasis = p.eng.activation(p.s, a.PerSeq, p.gpus)
+	b.Activation, b.ActivationBasis = p.eng.activation(p.s, a.PerSeq)
 	b.Runtime, b.RuntimeBasis = p.eng.runtime(d, p.gpus)
 	sum := b.Weights + b.KV + b.State + b.Activation + b.Runtime
 	b.Total = int64(float64(sum) / (1 - p.opt.Headroom))

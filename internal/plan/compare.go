@@ -237,8 +237,9 @@ func comparePoint(s *Shape, o Options, d *Device, pt SummaryPoint) (ComparePoint
 		TTFTP50: pair(pt.TTFT.P50/1000, f.TTFTP50S), TTFTP95: pair(pt.TTFT.P95/1000, f.TTFTP95S),
 		TTFTBurst: pair(pt.TTFT.P95/1000, f.TTFTBurstS),
 		TPOT:      pair(pt.TPOT.Mean/1000, f.TPOTS), DecodeTPS: pair(pt.DecodeTPS.P50, f.DecodeTPS), Bound: f.DecodeBound}
-	// A closed loop's users each complete output tokens per E2E.
-	cp.OutputTPS = pair(pt.OutputTPS, float64(w.Concurrency)*float64(w.OutputTokens)/f.E2ES)
+	// The plan's own closed-loop throughput: users x output / E2E with
+	// the queue in the E2E, never above the batch's decode rate.
+	cp.OutputTPS = pair(pt.OutputTPS, f.AggregateTPS)
 	if pt.PeakMemoryBytes > 0 {
 		pm := pair(pt.PeakMemoryBytes, float64(p.resident(d, dr.Budget)))
 		cp.PeakMemory = &pm

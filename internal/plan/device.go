@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/servebench/servebench/internal/perfmodel"
 	"math"
 )
 
@@ -67,12 +68,8 @@ func (p *planner) unsourced(d *Device) []string {
 // 16-token blocks.
 func (p *planner) kvPool(d *Device) int64 {
 	b := p.budget(d, p.ctx, p.seqs)
-	pool := float64(d.Usable())*(1-p.opt.Headroom) - float64(b.Weights+b.Activation+b.Runtime)
-	per := p.kv.PerToken()
-	if pool <= 0 || per <= 0 {
-		return 0
-	}
-	return int64(pool/float64(per*vllmBlockTokens)) * vllmBlockTokens
+	return perfmodel.VLLMPoolTokens(float64(d.Usable())*(1-p.opt.Headroom), float64(b.Weights),
+		float64(b.Activation), float64(b.Runtime), float64(p.kv.PerToken()), vllmBlockTokens)
 }
 
 // minGPUs is the fewest GPUs (2, 4, 8 or 16) over which the workload fits.
@@ -103,26 +100,18 @@ func (p *planner) perf(d *Device, fit int64) Perf {
 	batch = max(batch, 1)
 	in, out := int64(p.w.PromptTokens), int64(p.w.OutputTokens)
 	pre, step := r.prefill(in), r.decode(batch, in+out/2)
-	perf := Perf{Batch: batch, PrefillS: pre.Total(), PrefillBound: pre.Bound(d.Kind), Step: step,
-		StepS: step.Total(), DecodeBound: step.Bound(d.Kind), Crossover: r.crossover(in + out/2), CrossoverShort: r.crossover(1)}
-	// Each other user's prompt stalls this user's decode once per request.
-	perf.TPOTS = perf.StepS + float64(batch-1)*perf.PrefillS/float64(out)
-	service := perf.PrefillS + float64(out)*perf.TPOTS
-	busy := min(1, perf.PrefillS/service)
-	perf.TTFTP50S = perf.PrefillS * float64(1+binomQuantile(batch-1, busy, 0.5))
-	perf.TTFTP95S = perf.PrefillS * float64(1+binomQuantile(batch-1, busy, 0.95))
-	perf.TTFTBurstS = float64(batch) * perf.PrefillS
-	if waiting := users - batch; waiting > 0 { // users beyond the batch wait whole services
-		waves := float64(ceilDiv64(waiting, batch))
-		perf.TTFTP95S += waves * service
-		perf.TTFTBurstS += waves * service
-		if 2*waiting >= users {
-			perf.TTFTP50S += service
-		}
-	}
+	perf := Perf{Batch: batch, PrefillS: perfmodel.PrefillTime(r.m, in, r.m.PrefillChunk), PrefillBound: pre.Bound(d.Kind == KindCPU),
+		Step: step, StepS: step.Total(), DecodeBound: step.Bound(d.Kind == KindCPU),
+		Crossover: r.crossover(in + out/2), CrossoverShort: r.crossover(1)}
+	// A prefill sharing a step with decodes replaces a lone decode step:
+	// what it adds to the batch's decode is the prefill less that step.
+	stall := max(0, perf.PrefillS-r.decode(1, in+out/2).Total())
+	l := closedLoop{users: users, batch: batch, out: out, pre: perf.PrefillS, step: perf.StepS, stall: stall, req: r.m.Request}
+	perf.TPOTS = l.tpot()
+	perf.TTFTP50S, perf.TTFTP95S, perf.TTFTBurstS = l.ttft()
 	perf.DecodeTPS = 1 / perf.TPOTS
-	perf.AggregateTPS = float64(batch) / perf.TPOTS
 	perf.E2ES = perf.TTFTP50S + float64(out-1)*perf.TPOTS
+	perf.AggregateTPS = l.outputTPS(perf.E2ES)
 	if math.IsInf(perf.StepS, 0) || math.IsNaN(perf.StepS) {
 		perf.DecodeTPS, perf.AggregateTPS = 0, 0
 	}

@@ -3,29 +3,25 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/servebench/servebench/internal/perfmodel"
 )
 
 // Engines.
 const (
-	EngineVLLM     = "vllm"
-	EngineLlamaCpp = "llamacpp"
-	EngineOllama   = "ollama"
+	EngineVLLM     = perfmodel.VLLM
+	EngineSGLang   = perfmodel.SGLang
+	EngineTRTLLM   = perfmodel.TRTLLM
+	EngineLlamaCpp = perfmodel.LlamaCpp
+	EngineOllama   = perfmodel.Ollama
 )
 
 // Engine memory and scheduling constants, each with the basis it rests on.
 const (
-	// vLLM allocates KV in blocks of 16 tokens (--block-size default).
-	vllmBlockTokens = 16
-	// vLLM's profile run uses max_num_batched_tokens tokens; 8192 is the
-	// default on large GPUs (docs ENGINES.md).
-	vllmProfileTokens = 8192
-	// Sequences whose fp32 logits the profile run's sampler holds; with the
-	// token count above this reproduces the 1.26 GiB activation peak vLLM
-	// logs for Llama-3-8B on an H100 (vllm-project/vllm#10511).
-	vllmProfileSeqs = 256
-	// vLLM's non-torch memory (CUDA context, cuBLAS workspace, NCCL): 1.79
-	// GiB at TP 1 and 3.58 GiB at TP 2 in the same log.
-	vllmNonTorchGiB = 1.8
+	// vLLM's memory rule lives in internal/perfmodel, shared with the
+	// simulator.
+	vllmBlockTokens   = perfmodel.VLLMBlockTokens
+	vllmProfileTokens = perfmodel.VLLMProfileTokens
 	// llama.cpp pads the context (KV cells) to a multiple of 256
 	// (llama-context.cpp: GGML_PAD(n_ctx, 256)).
 	llamaCellPad = 256
@@ -36,16 +32,12 @@ const (
 	// memory reserve) and 512 MiB on Metal.
 	ollamaGPUReserveMiB   = 457
 	ollamaMetalReserveMiB = 512
-	// vLLM's per-step CPU work (scheduling, sampling, detokenizing) when
-	// decode runs from CUDA graphs: an estimate in the low milliseconds.
-	vllmStepOverhead = 2e-3
-	// llama.cpp's per-token host overhead (graph build, sampling): an
-	// estimate.
-	llamaStepOverhead = 0.5e-3
 )
 
 // Engines lists the engine names the planner models.
-func Engines() []string { return []string{EngineVLLM, EngineLlamaCpp, EngineOllama} }
+func Engines() []string {
+	return []string{EngineVLLM, EngineSGLang, EngineTRTLLM, EngineLlamaCpp, EngineOllama}
+}
 
 // engineSpec is one engine's memory and scheduling behaviour.
 type engineSpec struct {
@@ -54,7 +46,9 @@ type engineSpec struct {
 	defaultKV    string
 	paged        bool // vLLM: KV in blocks from a shared pool
 	prefillChunk int  // prompt tokens per forward pass
-	stepOverhead float64
+	// overheads are the engine's step and per-request host times
+	// (internal/perfmodel, with their sources).
+	overheads perfmodel.Overheads
 	// tensorParallel: GPUs split every layer (all-reduce per layer);
 	// otherwise layers are split across GPUs and run one after another.
 	tensorParallel bool
@@ -65,9 +59,15 @@ type engineSpec struct {
 
 var engineSpecs = map[string]engineSpec{
 	EngineVLLM: {name: EngineVLLM, title: "vLLM", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, stepOverhead: vllmStepOverhead, tensorParallel: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineVLLM), tensorParallel: true},
+	// SGLang and TensorRT-LLM are timed with their own overheads; their
+	// memory is planned with vLLM's rule (their own rules are not modelled).
+	EngineSGLang: {name: EngineSGLang, title: "SGLang", defaultKV: "auto", paged: true,
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineSGLang), tensorParallel: true},
+	EngineTRTLLM: {name: EngineTRTLLM, title: "TensorRT-LLM", defaultKV: "auto", paged: true,
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineTRTLLM), tensorParallel: true},
 	EngineLlamaCpp: {name: EngineLlamaCpp, title: "llama.cpp", defaultKV: "f16",
-		prefillChunk: llamaUBatch, stepOverhead: llamaStepOverhead},
+		prefillChunk: llamaUBatch, overheads: overheads(EngineLlamaCpp)},
 	// Ollama gives each slot its own KV stream (kv_unified = false) and
 	// llama.cpp then splits a batch into micro-batches of consecutive
 	// sequence ids, so a decode step can run as several passes; per-sequence
@@ -76,13 +76,18 @@ var engineSpecs = map[string]engineSpec{
 	// B single-user steps, so the planner takes B x step(1). Not measured on
 	// a GPU, where the planner keeps one pass per step.
 	EngineOllama: {name: EngineOllama, title: "Ollama", defaultKV: "f16",
-		prefillChunk: llamaUBatch, stepOverhead: llamaStepOverhead, passPerSeqCPU: true},
+		prefillChunk: llamaUBatch, overheads: overheads(EngineOllama), passPerSeqCPU: true},
+}
+
+func overheads(name string) perfmodel.Overheads {
+	e, _ := perfmodel.LookupEngine(name)
+	return e.Overheads
 }
 
 func lookupEngine(name string) (engineSpec, error) {
 	key := strings.ToLower(name)
-	if key == "llama.cpp" || key == "llama-cpp" || key == "llama-server" {
-		key = EngineLlamaCpp
+	if pe, ok := perfmodel.LookupEngine(key); ok {
+		key = pe.Name
 	}
 	e, ok := engineSpecs[key]
 	if !ok {
@@ -94,11 +99,8 @@ func lookupEngine(name string) (engineSpec, error) {
 // runtime is the engine's fixed memory per device and its basis.
 func (e engineSpec) runtime(d *Device, gpus int) (int64, string) {
 	if e.paged {
-		n := vllmNonTorchGiB
-		if gpus > 1 {
-			n *= 2
-		}
-		return int64(n * gib), fmt.Sprintf("vLLM non-torch memory (CUDA context, cuBLAS, NCCL): %.2g GiB, as logged for Llama-3-8B at TP %s (vllm#10511)", n, map[bool]string{true: "2", false: "1"}[gpus > 1])
+		n := perfmodel.VLLMNonTorch(gpus)
+		return n, fmt.Sprintf("vLLM non-torch memory (CUDA context, cuBLAS, NCCL): %.2g GiB, as logged for Llama-3-8B at TP %s (vllm#10511)", float64(n)/gib, map[bool]string{true: "2", false: "1"}[gpus > 1])
 	}
 	switch d.Kind {
 	case KindApple:
@@ -110,14 +112,14 @@ func (e engineSpec) runtime(d *Device, gpus int) (int64, string) {
 }
 
 // activation is the engine's activation or compute-buffer peak per device.
-// cellsPerSeq is the KV cells one llama.cpp slot attends over.
-func (e engineSpec) activation(s *Shape, cellsPerSeq int64, gpus int) (int64, string) {
+// cellsPerSeq is the KV cells one llama.cpp slot attends over. vLLM's
+// peak is the same at every TP degree (its logs at TP 1, 2 and 4).
+func (e engineSpec) activation(s *Shape, cellsPerSeq int64) (int64, string) {
 	h, v := int64(s.Hidden), int64(s.Vocab)
 	if e.paged {
 		inter := int64(max(s.Intermediate, s.ExpertsPerToken*s.ExpertIntermediate+s.SharedExperts*s.ExpertIntermediate))
-		n := vllmProfileTokens*(3*inter/int64(gpus)+8*h)*2 + vllmProfileSeqs*v*4
-		return n, fmt.Sprintf("profile run: %d tokens x (3 x %d/%d + 8 x %d) x 2 B + %d seqs x %d vocab x 4 B",
-			vllmProfileTokens, inter, gpus, h, vllmProfileSeqs, v)
+		return perfmodel.VLLMActivation(h, inter, v), fmt.Sprintf("profile run: %d tokens x (3 x %d + 8 x %d) x 2 B + %d seqs x %d vocab x 4 B",
+			perfmodel.VLLMProfileTokens, inter, h, perfmodel.VLLMProfileSeqs, v)
 	}
 	// With flash attention (llama.cpp's default) the compute buffer holds
 	// the larger of the FFN phase and the logits phase in f32, plus the f16

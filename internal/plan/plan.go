@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/internal/perfmodel"
 	"strings"
 )
 
@@ -27,19 +28,12 @@ const (
 	// DefaultHeadroom keeps 10% of usable memory free: vLLM's default
 	// gpu_memory_utilization of 0.90, room for CUDA graphs and fragments.
 	DefaultHeadroom = 0.10
-	// DefaultComputeEff is the fraction of peak tensor throughput prefill
-	// reaches (model FLOPs utilization); 40-60% is typical of FlashAttention
-	// prefill on datacenter GPUs.
-	DefaultComputeEff = 0.5
-	// DefaultBandwidthEff is the fraction of peak memory bandwidth decode
-	// reaches; well-tuned decode kernels reach 70-85%.
-	DefaultBandwidthEff = 0.8
-	// DefaultInterconnectEff is the fraction of link bandwidth an
-	// all-reduce reaches.
-	DefaultInterconnectEff = 0.7
-	// DefaultAllReduceLatency is the fixed cost of one small all-reduce
-	// (NCCL or vLLM's custom kernel over NVLink): about 10 µs.
-	DefaultAllReduceLatency = 10e-6
+	// The efficiency defaults are the shared performance model's
+	// (internal/perfmodel), where their reasons are written.
+	DefaultComputeEff       = perfmodel.DefaultComputeEff
+	DefaultBandwidthEff     = perfmodel.DefaultBandwidthEff
+	DefaultInterconnectEff  = perfmodel.DefaultInterconnectEff
+	DefaultAllReduceLatency = perfmodel.DefaultAllReduceLatency
 )
 
 // Efficiency holds the factors that turn peak rates into achievable ones.
@@ -51,12 +45,16 @@ type Efficiency struct {
 	// StepOverhead is host time per forward pass; negative means the
 	// engine's default.
 	StepOverhead float64 `json:"step_overhead_s"`
+	// RequestOverhead is time per request outside engine steps (API
+	// server, template, tokenization, first chunk); negative means the
+	// engine's default.
+	RequestOverhead float64 `json:"request_overhead_s"`
 }
 
 // DefaultEfficiency returns the documented defaults.
 func DefaultEfficiency() Efficiency {
 	return Efficiency{Compute: DefaultComputeEff, Bandwidth: DefaultBandwidthEff,
-		Interconnect: DefaultInterconnectEff, AllReduceLatency: DefaultAllReduceLatency, StepOverhead: -1}
+		Interconnect: DefaultInterconnectEff, AllReduceLatency: DefaultAllReduceLatency, StepOverhead: -1, RequestOverhead: -1}
 }
 
 // Options choose the engine, formats and hardware layout.
@@ -101,7 +99,10 @@ func newPlanner(s *Shape, w Workload, o Options) (*planner, error) {
 		return nil, err
 	}
 	if p.opt.Eff.StepOverhead < 0 {
-		p.opt.Eff.StepOverhead = p.eng.stepOverhead
+		p.opt.Eff.StepOverhead = p.eng.overheads.Step
+	}
+	if p.opt.Eff.RequestOverhead < 0 {
+		p.opt.Eff.RequestOverhead = p.eng.overheads.Request
 	}
 	p.kv = newKVModel(s, p.kvType, p.eng, p.gpus)
 	return p, p.checkOptions()
@@ -195,8 +196,8 @@ func (p *planner) checkOptions() error {
 		return fmt.Errorf("headroom %.0f%% is outside 0..90%%", 100*o.Headroom)
 	case bad(o.Eff.Compute) || bad(o.Eff.Bandwidth) || bad(o.Eff.Interconnect):
 		return fmt.Errorf("efficiency factors must be in (0, 1]: compute %v, bandwidth %v, interconnect %v", o.Eff.Compute, o.Eff.Bandwidth, o.Eff.Interconnect)
-	case o.Eff.AllReduceLatency < 0 || o.Eff.StepOverhead < 0:
-		return errors.New("all-reduce latency and step overhead must not be negative")
+	case o.Eff.AllReduceLatency < 0 || o.Eff.StepOverhead < 0 || o.Eff.RequestOverhead < 0:
+		return errors.New("all-reduce latency, step overhead and request overhead must not be negative")
 	case p.gpus > 64:
 		return fmt.Errorf("%d GPUs: at most 64 are modelled", p.gpus)
 	case p.eng.tensorParallel && p.gpus > 1 && !p.s.MLA && p.s.Heads%p.gpus != 0:

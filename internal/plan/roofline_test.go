@@ -21,17 +21,20 @@ func TestDecodeStep(t *testing.T) {
 	o.Eff.StepOverhead = 0
 	r := rooflineFor(t, "Llama-3.1-8B", "H100-SXM", o)
 	got := r.decode(1, 1000)
-	// Memory: 16,060,522,496 weight bytes + 1,000 x 131,072 KV bytes over
-	// 3.35 TB/s x 0.8.
-	mem := (16060522496.0 + 1000*131072) / (3.35e12 * 0.8)
+	// Memory: 16,060,522,496 weight bytes less the untied 128,256 x 4,096
+	// input-embedding table, of which one 4,096-wide row is read, + 1,000
+	// cached tokens read and one written x 131,072 KV bytes, over 3.35 TB/s
+	// x 0.8.
+	mem := (16060522496.0 - 128256*4096*2 + 4096*2 + 1001*131072) / (3.35e12 * 0.8)
 	// Compute: 2 x (8.03 B - 0.525 B embedding) + 2 x 32 heads x 256 x 32
-	// layers x 1,000 tokens, over 989 TFLOP/s x 0.5.
-	comp := (2*(8030261248.0-128256*4096) + 2*32*256*32*1000) / (989e12 * 0.5)
+	// layers x 1,001 keys (the cached tokens and its own), over 989 TFLOP/s
+	// x 0.5.
+	comp := (2*(8030261248.0-128256*4096) + 2*32*256*32*1001) / (989e12 * 0.5)
 	if !approx(got.Memory, mem, 1e-9) || !approx(got.Compute, comp, 1e-9) || got.Comm != 0 || got.Total() != mem {
 		t.Errorf("terms %+v, want memory %g compute %g", got, mem, comp)
 	}
-	if got.Bound(KindGPU) != "memory bandwidth" {
-		t.Errorf("bound %q", got.Bound(KindGPU))
+	if got.Bound(false) != "memory bandwidth" {
+		t.Errorf("bound %q", got.Bound(false))
 	}
 	// Weights-only crossover: the batch where B x compute per token
 	// overtakes the weight stream, about 2 x 10^2 on an H100 in BF16.
@@ -55,12 +58,12 @@ func TestPrefill(t *testing.T) {
 	r := rooflineFor(t, "Llama-3.1-8B", "H100-SXM", o)
 	got := r.prefill(4000)
 	flops := 4000*2*(8030261248.0-128256*4096) + 2*32*256*(32*4000.0*4001/2)
-	if !approx(got.Compute, flops/(989e12*0.5), 1e-9) || got.Bound(KindGPU) != "compute" {
+	if !approx(got.Compute, flops/(989e12*0.5), 1e-9) || got.Bound(false) != "compute" {
 		t.Errorf("prefill %+v, want compute %g", got, flops/(989e12*0.5))
 	}
 	// On a host CPU the compute limit is named CPU.
-	if got.Bound(KindCPU) != "CPU" {
-		t.Errorf("cpu bound %q", got.Bound(KindCPU))
+	if got.Bound(true) != "CPU" {
+		t.Errorf("cpu bound %q", got.Bound(true))
 	}
 }
 
@@ -76,12 +79,14 @@ func TestTensorParallelComm(t *testing.T) {
 	if !approx(got.Comm, 2*80*one, 1e-9) {
 		t.Errorf("comm %g, want %g", got.Comm, 2*80*one)
 	}
-	if !approx(r.weightsRead(1), 141107412992.0/4, 1e-9) {
+	// The untied 128,256 x 8,192 input-embedding table is not streamed.
+	table := 128256 * 8192 * 2.0
+	if !approx(r.weightsRead(1), (141107412992.0-table)/4, 1e-9) {
 		t.Errorf("weights per GPU %g", r.weightsRead(1))
 	}
 	o.Engine = EngineLlamaCpp
 	split := rooflineFor(t, "Llama-3.1-70B", "H100-SXM", o)
-	if c := split.decode(8, 1000).Comm; c != 0 || split.weightsRead(1) != 141107412992 {
+	if c := split.decode(8, 1000).Comm; c != 0 || split.weightsRead(1) != 141107412992-table {
 		t.Errorf("layer split: comm %g, weights %g", c, split.weightsRead(1))
 	}
 	// A device without an interconnect cannot run TP.
@@ -99,12 +104,14 @@ func TestMoETraffic(t *testing.T) {
 	r := rooflineFor(t, "Mixtral-8x7B-v0.1", "H100-SXM", defaultOptions(EngineVLLM))
 	s := r.p.s
 	total := float64(r.p.weightBytes)
-	one := r.weightsRead(1) / total
+	// The untied input-embedding table is never streamed whole.
+	table := float64(s.EmbedParams) * 2
+	one := (r.weightsRead(1) + table) / total
 	wantOne := float64(s.ActiveParams) / float64(s.Params)
 	if !approx(one, wantOne, 1e-9) {
 		t.Errorf("batch 1 reads %.4f of the weights, want %.4f (active/total)", one, wantOne)
 	}
-	if all := r.weightsRead(1000) / total; !approx(all, 1, 1e-6) {
+	if all := (r.weightsRead(1000) + table) / total; !approx(all, 1, 1e-6) {
 		t.Errorf("batch 1000 reads %.6f of the weights", all)
 	}
 }
@@ -131,8 +138,9 @@ func TestBinomQuantile(t *testing.T) {
 	}
 }
 
-// TestPerfWorkload checks how perf composes: TPOT adds the other users'
-// prefills, aggregate is batch / TPOT.
+// TestPerfWorkload checks how perf composes: TPOT adds what the other
+// users' prefills add to a decode step; TTFT adds the request overhead;
+// the output rate is users x output / E2E, never above batch / TPOT.
 func TestPerfWorkload(t *testing.T) {
 	s := loadModel(t, "Llama-3.1-8B")
 	p, err := newPlanner(s, workedExample, defaultOptions(EngineVLLM))
@@ -141,15 +149,18 @@ func TestPerfWorkload(t *testing.T) {
 	}
 	d := device(t, "H100-SXM")
 	f := p.perf(&d, 100)
-	if f.Batch != 4 || !approx(f.TPOTS, f.StepS+3*f.PrefillS/300, 1e-12) || !approx(f.AggregateTPS, 4/f.TPOTS, 1e-12) {
+	r := p.roofline(&d)
+	stall := f.PrefillS - r.decode(1, 4150).Total()
+	req := p.opt.Eff.RequestOverhead
+	if f.Batch != 4 || !approx(f.TPOTS, f.StepS+3*stall/300, 1e-12) || !approx(f.AggregateTPS, 4*300/f.E2ES, 1e-12) || f.AggregateTPS > 4/f.TPOTS {
 		t.Errorf("perf %+v", f)
 	}
-	if !approx(f.TTFTBurstS, 4*f.PrefillS, 1e-12) || f.TTFTP95S < f.TTFTP50S || math.IsNaN(f.E2ES) {
+	if req <= 0 || !approx(f.TTFTBurstS, req+4*f.PrefillS, 1e-12) || f.TTFTP50S < req+f.PrefillS || f.TTFTP95S < f.TTFTP50S || math.IsNaN(f.E2ES) {
 		t.Errorf("ttft %+v", f)
 	}
-	// Only two fit: the other two wait a whole service.
+	// Only two fit: the other two share the wait for a slot.
 	q := p.perf(&d, 2)
-	if q.Batch != 2 || q.TTFTP95S <= f.TTFTP95S {
+	if q.Batch != 2 || q.TTFTP50S <= f.TTFTP50S+f.E2ES/2 || q.AggregateTPS > 2/q.TPOTS {
 		t.Errorf("limited batch %+v", q)
 	}
 }

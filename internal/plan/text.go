@@ -200,8 +200,8 @@ func writeNotes(w *errWriter, r *Result) {
 		notes = append(notes, "unsourced catalog numbers (estimates; * on usable memory): "+strings.Join(unsourced, "; "))
 	}
 	notes = append(notes, r.Warnings...)
-	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %.2f, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass",
-		r.Assumptions.Compute, r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead)))
+	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %.2f, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass, request overhead %s (API server, template, tokenization, first chunk)",
+		r.Assumptions.Compute, r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead), fmtSeconds(r.Assumptions.RequestOverhead)))
 	w.printf("\nNotes\n")
 	for _, n := range notes {
 		w.printf("  - %s\n", n)

@@ -87,12 +87,12 @@ func sig(x float64) float64 {
 	return v
 }
 
-func (t *Terms) round() {
+func roundTerms(t *Terms) {
 	t.Memory, t.Compute, t.Comm, t.Overhead = sig(t.Memory), sig(t.Compute), sig(t.Comm), sig(t.Overhead)
 }
 
 func (p *Perf) round() {
-	p.Step.round()
+	roundTerms(&p.Step)
 	for _, f := range []*float64{&p.PrefillS, &p.TTFTP50S, &p.TTFTP95S, &p.TTFTBurstS, &p.StepS, &p.TPOTS, &p.DecodeTPS, &p.AggregateTPS, &p.E2ES} {
 		*f = sig(*f)
 	}

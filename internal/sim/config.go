@@ -7,6 +7,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/servebench/servebench/internal/perfmodel"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,11 @@ type Config struct {
 	Model  ModelConfig  `yaml:"model"`
 	Device DeviceConfig `yaml:"device"`
 	Engine EngineConfig `yaml:"engine"`
+
+	// Timer, when set, replaces the roofline built from Model and Device
+	// as the step-time model (a model fitted to a measured run); the
+	// scheduler, KV cache and HTTP serving are unchanged.
+	Timer perfmodel.StepTimer `yaml:"-"`
 }
 
 // ModelConfig is the shape of the served model.
@@ -40,9 +46,17 @@ type ModelConfig struct {
 	Layers int     `yaml:"layers"`
 	Hidden int     `yaml:"hidden"`
 	// Heads is the number of query heads; 0 means Hidden / HeadDim.
-	Heads          int     `yaml:"heads"`
-	KVHeads        int     `yaml:"kv_heads"`
-	HeadDim        int     `yaml:"head_dim"`
+	Heads   int `yaml:"heads"`
+	KVHeads int `yaml:"kv_heads"`
+	HeadDim int `yaml:"head_dim"`
+	// Intermediate is the MLP width and Vocab the vocabulary: with Hidden
+	// they size vLLM's activation peak, which the KV cache cannot use.
+	Intermediate int `yaml:"intermediate"`
+	Vocab        int `yaml:"vocab"`
+	// TiedEmbeddings: the input embedding is the output head. Untied, a
+	// decode step reads one row of the input table per token, not the
+	// table, so its bytes leave the weights each step streams.
+	TiedEmbeddings bool    `yaml:"tied_embeddings"`
 	BytesPerWeight float64 `yaml:"bytes_per_weight"`
 	BytesPerKV     float64 `yaml:"bytes_per_kv"`
 	// MaxModelLen caps prompt + output tokens; it is lowered to the KV
@@ -72,6 +86,11 @@ type EngineConfig struct {
 	KVTokens int `yaml:"kv_tokens"`
 	// Preemption is PreemptRecompute or PreemptReject.
 	Preemption string `yaml:"preemption"`
+	// RequestOverheadMS is each request's time outside engine steps (API
+	// server, chat template, tokenization, first chunk), in model
+	// milliseconds: the request enters the scheduler this much after it
+	// arrives.
+	RequestOverheadMS float64 `yaml:"request_overhead_ms"`
 	// EOSMeanTokens is the mean natural output length of a request that
 	// does not set ignore_eos; 0 means requests never stop before max_tokens.
 	EOSMeanTokens float64 `yaml:"eos_mean_tokens"`
@@ -86,8 +105,11 @@ const (
 	PreemptReject = "reject"
 )
 
-// Defaults. The model is Llama-3.1-8B's shape in BF16; the device is an
-// H100-SXM-like 80 GiB GPU with efficiencies typical of a tuned engine.
+// Defaults. The model is Llama-3.1-8B's shape in BF16 (its config.json);
+// the device is an H100 SXM as the planner's catalog has it (79.22 GiB as
+// CUDA reports 80 GB); efficiencies and overheads are the shared model's
+// vLLM defaults (internal/perfmodel), so an idle simulator matches
+// `servebench plan --engine vllm --gpu H100-SXM` for the same model.
 const (
 	// DefaultTimeScale makes the default demo sweep (concurrency 1–16, a few
 	// dozen 512→128-token requests each) take seconds, while a batch-1 decode
@@ -116,23 +138,25 @@ const (
 
 // DefaultConfig returns the default simulator configuration.
 func DefaultConfig() Config {
+	vllm, _ := perfmodel.LookupEngine(perfmodel.VLLM)
 	return Config{
 		Seed:      1,
 		TimeScale: DefaultTimeScale,
 		Jitter:    DefaultJitter,
 		Model: ModelConfig{
-			Name: DefaultModelName, Params: 8.03e9, Layers: 32, Hidden: 4096, Heads: 32,
-			KVHeads: 8, HeadDim: 128, BytesPerWeight: 2, BytesPerKV: 2, MaxModelLen: 131072,
+			Name: DefaultModelName, Params: 8030261248, Layers: 32, Hidden: 4096, Heads: 32,
+			KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256,
+			BytesPerWeight: 2, BytesPerKV: 2, MaxModelLen: 131072,
 		},
 		Device: DeviceConfig{
-			Name: "H100-SXM-like", PeakTFLOPS: 989, MemBandwidthGBs: 3350,
-			ComputeEfficiency: 0.5, BandwidthEfficiency: 0.8,
-			MemoryGiB: 80, MemoryUtilization: 0.9, StepOverheadMS: 0.5,
+			Name: "H100-SXM", PeakTFLOPS: 989, MemBandwidthGBs: 3350,
+			ComputeEfficiency: perfmodel.DefaultComputeEff, BandwidthEfficiency: perfmodel.DefaultBandwidthEff,
+			MemoryGiB: 79.22, MemoryUtilization: 0.9, StepOverheadMS: vllm.Step * 1e3,
 		},
 		Engine: EngineConfig{
 			MaxNumSeqs: DefaultMaxNumSeqs, MaxNumBatchedTokens: DefaultMaxNumBatchedTokens,
 			BlockSize: DefaultBlockSize, Preemption: PreemptRecompute,
-			EOSMeanTokens: DefaultEOSMeanTokens,
+			RequestOverheadMS: vllm.Request * 1e3, EOSMeanTokens: DefaultEOSMeanTokens,
 		},
 	}
 }
@@ -192,6 +216,12 @@ func (c Config) Validate() error {
 	}
 	posInt("model.kv_heads", m.KVHeads)
 	posInt("model.head_dim", m.HeadDim)
+	if m.Intermediate < 0 || m.Intermediate > maxInt || m.Vocab < 0 || m.Vocab > maxInt {
+		errs = append(errs, fieldErr("model.intermediate", "model.intermediate and model.vocab must be integers in [0, %d] (got %d, %d)", maxInt, m.Intermediate, m.Vocab))
+	}
+	if float64(m.Vocab)*float64(m.Hidden) >= m.Params {
+		errs = append(errs, fieldErr("model.vocab", "vocab x hidden (%d x %d) must be below model.params (%v): the embedding table is part of the parameters", m.Vocab, m.Hidden, m.Params))
+	}
 	pos("model.bytes_per_weight", m.BytesPerWeight)
 	pos("model.bytes_per_kv", m.BytesPerKV)
 	posInt("model.max_model_len", m.MaxModelLen)
@@ -228,6 +258,9 @@ func (e EngineConfig) validate() []error {
 	}
 	if e.Preemption != PreemptRecompute && e.Preemption != PreemptReject {
 		errs = append(errs, fieldErr("engine.preemption", "must be %q or %q (got %q)", PreemptRecompute, PreemptReject, e.Preemption))
+	}
+	if !(e.RequestOverheadMS >= 0 && e.RequestOverheadMS < 1e6) {
+		errs = append(errs, fieldErr("engine.request_overhead_ms", "must be >= 0 (got %v)", e.RequestOverheadMS))
 	}
 	if !(e.EOSMeanTokens >= 0 && e.EOSMeanTokens < 1e12) {
 		errs = append(errs, fieldErr("engine.eos_mean_tokens", "must be >= 0 (got %v)", e.EOSMeanTokens))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"github.com/servebench/servebench/internal/perfmodel"
 	"math/rand/v2"
 	"time"
 )
@@ -32,10 +33,12 @@ type seq struct {
 	blocks    int // KV blocks held
 	state     seqState
 
-	// Model-time stamps in seconds; scheduled and firstToken are < 0 until set.
-	arrival, scheduled, firstToken, prevToken, lastToken float64
-	preemptions                                          int
-	err                                                  error
+	// Model-time stamps in seconds; scheduled and firstToken are < 0 until
+	// set. ready is arrival plus the request overhead: when the request
+	// reaches the scheduler.
+	arrival, ready, scheduled, firstToken, prevToken, lastToken float64
+	preemptions                                                 int
+	err                                                         error
 }
 
 // known is the number of tokens whose ids exist: prompt + generated.
@@ -46,6 +49,7 @@ func (s *seq) known() int { return s.prompt + s.generated }
 // no wall clock, so it is deterministic and testable on its own.
 type engine struct {
 	cfg        Config
+	perf       perfmodel.StepTimer
 	now        float64 // model time, seconds
 	waiting    []*seq  // FIFO; preempted sequences return to the front
 	running    []*seq  // in admission order
@@ -87,15 +91,18 @@ type Step struct {
 
 func newEngine(cfg Config) *engine {
 	n := cfg.kvBlocks()
-	return &engine{cfg: cfg, freeBlocks: n, numBlocks: n,
+	return &engine{cfg: cfg, perf: cfg.Perf(), freeBlocks: n, numBlocks: n,
 		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed5eed))}
 }
 
 func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0 }
 
-// add queues s, which arrived at model time arrival (≤ e.now).
+// add queues s, which arrived at model time arrival (≤ e.now); the
+// scheduler sees it once the request overhead (API server, template,
+// tokenization) has passed.
 func (e *engine) add(s *seq, arrival float64) {
 	s.arrival, s.scheduled, s.firstToken, s.state = arrival, -1, -1, stWaiting
+	s.ready = arrival + e.perf.RequestTime()
 	e.waiting = append(e.waiting, s)
 }
 
@@ -172,6 +179,10 @@ func (e *engine) step() (*stepOut, bool) {
 	if len(e.sched) == 0 && e.out.Preempted > 0 {
 		e.admitWaiting(e.cfg.Engine.MaxNumBatchedTokens) // it preempted itself
 	}
+	if len(e.sched) == 0 && len(e.running) == 0 && len(e.waiting) > 0 && e.waiting[0].ready > e.now {
+		e.now = e.waiting[0].ready // idle until the next request is through its overhead
+		e.admitWaiting(e.cfg.Engine.MaxNumBatchedTokens)
+	}
 	if len(e.sched) == 0 {
 		e.failStuck()
 		return &e.out, len(e.out.failed) > 0
@@ -211,7 +222,7 @@ func (e *engine) admitWaiting(budget int) {
 	for len(e.waiting) > 0 && budget > 0 && len(e.running) < e.cfg.Engine.MaxNumSeqs {
 		s := e.waiting[0]
 		n := min(s.known()-s.computed, budget)
-		if !e.alloc(s, n) {
+		if s.ready > e.now || !e.alloc(s, n) {
 			return
 		}
 		e.waiting = e.waiting[1:]
@@ -241,18 +252,16 @@ func (e *engine) failStuck() {
 func (e *engine) cost() float64 {
 	var b Batch
 	for _, x := range e.sched {
-		c, n := int64(x.s.computed), int64(x.n)
-		b.Tokens += n
-		b.KVRead += c
-		b.AttnPairs += n*c + n*(n+1)/2
-		if x.s.generated > 0 && x.n == 1 && x.s.computed == x.s.known()-1 {
+		decode := x.s.generated > 0 && x.n == 1 && x.s.computed == x.s.known()-1
+		b.Add(e.perf.Chunk(int64(x.s.computed), int64(x.n), decode))
+		if decode {
 			e.out.Decode++
 		} else {
 			e.out.Prefill += x.n
 		}
 	}
 	e.out.Seqs = len(e.sched)
-	d := e.cfg.stepSeconds(b)
+	d := e.perf.StepTime(b)
 	if j := e.cfg.Jitter; j > 0 {
 		d *= 1 + j*(2*e.rng.Float64()-1)
 	}

@@ -30,7 +30,7 @@ type mailbox struct {
 // reqTiming is a finished request's server-side timeline, in the wall time
 // base a client measures (model time / time_scale), relative to arrival.
 type reqTiming struct {
-	Queue       time.Duration // arrival → first scheduled
+	Queue       time.Duration // through the request overhead → first scheduled
 	Prefill     time.Duration // first scheduled → first token
 	Decode      time.Duration // first token → last token
 	E2E         time.Duration // arrival → last token
@@ -221,9 +221,9 @@ func (l *loop) timing(s *seq) reqTiming {
 	t := reqTiming{Prompt: s.prompt, Generated: s.generated, Preemptions: s.preemptions}
 	end := l.eng.now
 	if s.scheduled >= 0 {
-		t.Queue = w(s.scheduled - s.arrival)
+		t.Queue = w(s.scheduled - s.ready)
 	} else {
-		t.Queue = w(end - s.arrival)
+		t.Queue = w(end - s.ready)
 	}
 	if s.firstToken >= 0 {
 		t.Prefill = w(s.firstToken - s.scheduled)
@@ -242,7 +242,7 @@ func (l *loop) shutdown() {
 	l.inbox, l.wallAt = nil, nil
 	l.mu.Unlock()
 	for _, s := range inbox {
-		s.arrival, s.scheduled, s.firstToken = l.eng.now, -1, -1
+		s.arrival, s.ready, s.scheduled, s.firstToken = l.eng.now, l.eng.now, -1, -1
 		l.finish(s, errShutdown)
 	}
 	for _, list := range [][]*seq{l.eng.running, l.eng.waiting} {

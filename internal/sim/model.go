@@ -1,71 +1,86 @@
 package sim
 
 import (
+	"github.com/servebench/servebench/internal/perfmodel"
 	"math"
 	"time"
 )
 
-// Batch is what one engine step computes, the input of the step-time model.
-type Batch struct {
-	// Tokens is the number of tokens run through the model: one per
-	// decoding sequence plus every prefill token in the step.
-	Tokens int64
-	// KVRead is the number of cached tokens whose K and V are read, summed
-	// over the sequences in the step.
-	KVRead int64
-	// AttnPairs is the number of causal query–key pairs: c+1 for a decode
-	// token after c cached tokens, q·c + q(q+1)/2 for a q-token prefill chunk.
-	AttnPairs int64
+// Batch is what one engine step computes, the input of the step-time
+// model (internal/perfmodel, shared with the planner).
+type Batch = perfmodel.Batch
+
+// Perf is the performance model the simulator runs on: the roofline of
+// internal/perfmodel filled from this configuration, unless Timer is set.
+func (c Config) Perf() perfmodel.StepTimer {
+	if c.Timer != nil {
+		return c.Timer
+	}
+	return c.Roofline()
 }
 
-// StepTime is the model time of one engine step:
-//
-//	compute = (2·params·Tokens + 4·layers·heads·head_dim·AttnPairs) / (FLOP/s · compute_efficiency)
-//	memory  = (weight bytes + KV bytes/token · (KVRead + Tokens)) / (bandwidth · bandwidth_efficiency)
-//	step    = max(compute, memory) + step_overhead
-//
-// Prefill steps are compute-bound, decode steps bandwidth-bound.
-func (c Config) StepTime(b Batch) time.Duration { return seconds(c.stepSeconds(b)) }
-
-func (c Config) stepSeconds(b Batch) float64 {
-	compute, memory := c.roofs(b)
-	return math.Max(compute, memory) + c.Device.StepOverheadMS/1e3
-}
-
-// roofs returns a batch's compute time and memory time, in seconds.
-func (c Config) roofs(b Batch) (compute, memory float64) {
+// Roofline is the shared roofline model of the configured model on the
+// configured device, as the planner builds it for the same inputs: the
+// weights a pass streams leave out an untied input-embedding table (one
+// row per token is read), and compute counts 2 FLOPs per matrix weight.
+func (c Config) Roofline() perfmodel.Model {
 	m, d := c.Model, c.Device
-	flops := 2*m.Params*float64(b.Tokens) +
-		4*float64(m.Layers)*float64(c.heads()*m.HeadDim)*float64(b.AttnPairs)
-	compute = flops / (d.PeakTFLOPS * 1e12 * d.ComputeEfficiency)
-	bytes := c.WeightBytes() + c.KVBytesPerToken()*float64(b.KVRead+b.Tokens)
-	memory = bytes / (d.MemBandwidthGBs * 1e9 * d.BandwidthEfficiency)
-	return compute, memory
+	embed := float64(m.Vocab) * float64(m.Hidden)
+	weights, matrix := c.WeightBytes(), m.Params
+	var row float64
+	if !m.TiedEmbeddings && embed > 0 {
+		weights -= embed * m.BytesPerWeight
+		matrix -= embed
+		row = float64(m.Hidden) * m.BytesPerWeight
+	}
+	pair := 2 * float64(c.heads()) * float64(2*m.HeadDim)
+	return perfmodel.Model{
+		Attention:   perfmodel.Attention{FullLayers: m.Layers},
+		Rates:       perfmodel.Rates{Bandwidth: d.MemBandwidthGBs * 1e9 * d.BandwidthEfficiency, FLOPS: d.PeakTFLOPS * 1e12 * d.ComputeEfficiency},
+		WeightBytes: weights, EmbedRowBytes: row, TokenFLOPs: 2 * matrix,
+		DecodePairFLOPs: pair, PrefillPairFLOPs: pair,
+		KVLayerBytes: 2 * float64(m.KVHeads) * float64(m.HeadDim) * m.BytesPerKV,
+		TP:           1, Layers: m.Layers, Hidden: m.Hidden,
+		Overheads:    perfmodel.Overheads{Step: d.StepOverheadMS / 1e3, Request: c.Engine.RequestOverheadMS / 1e3},
+		PrefillChunk: c.Engine.MaxNumBatchedTokens,
+	}
 }
+
+// StepTime is the model time of one engine step.
+func (c Config) StepTime(b Batch) time.Duration { return seconds(c.Perf().StepTime(b)) }
+
+func (c Config) stepSeconds(b Batch) float64 { return c.Perf().StepTime(b) }
 
 // DecodeStepTime is the model time of a step that decodes one token for each
 // of batch sequences holding kvTokens cached tokens in all.
 func (c Config) DecodeStepTime(batch, kvTokens int) time.Duration {
-	return c.StepTime(Batch{Tokens: int64(batch), KVRead: int64(kvTokens),
-		AttnPairs: int64(kvTokens) + int64(batch)})
+	t := c.Perf()
+	var b Batch
+	for i := range batch {
+		share := kvTokens / batch
+		if i < kvTokens%batch {
+			share++
+		}
+		b.Add(t.Chunk(int64(share), 1, true))
+	}
+	return seconds(t.StepTime(b))
 }
 
 // PrefillTime is the model time to prefill a lone prompt of tokens tokens in
-// chunks of max_num_batched_tokens: the TTFT of a request on an idle server.
+// chunks of max_num_batched_tokens (without the request overhead).
 func (c Config) PrefillTime(tokens int) time.Duration {
-	var total float64
-	for done := 0; done < tokens; {
-		q := min(tokens-done, c.Engine.MaxNumBatchedTokens)
-		total += c.stepSeconds(prefillChunk(done, q))
-		done += q
-	}
-	return seconds(total)
+	return seconds(perfmodel.PrefillTime(c.Perf(), int64(tokens), c.Engine.MaxNumBatchedTokens))
+}
+
+// IdleTTFT is the TTFT of a lone request on an idle server: the request
+// overhead and the prompt's prefill.
+func (c Config) IdleTTFT(tokens int) time.Duration {
+	return seconds(perfmodel.IdleTTFT(c.Perf(), int64(tokens), c.Engine.MaxNumBatchedTokens))
 }
 
 // prefillChunk is the batch of a q-token prefill chunk after c cached tokens.
-func prefillChunk(c, q int) Batch {
-	cc, qq := int64(c), int64(q)
-	return Batch{Tokens: qq, KVRead: cc, AttnPairs: qq*cc + qq*(qq+1)/2}
+func (c Config) prefillChunk(cached, q int) Batch {
+	return c.Perf().Chunk(int64(cached), int64(q), false)
 }
 
 // Wall converts model time to the wall time a client measures.
@@ -89,19 +104,20 @@ func (c Config) KVBytesPerToken() float64 {
 	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * m.BytesPerKV
 }
 
-// kvBlocks is the number of KV blocks: engine.kv_tokens, or what device
-// memory × utilisation holds after the weights.
+// kvBlocks is the number of KV blocks: engine.kv_tokens, or vLLM's memory
+// rule (internal/perfmodel, as the planner applies it): memory x
+// utilisation less the weights, the profile run's activation peak and the
+// non-torch memory.
 func (c Config) kvBlocks() int {
 	bs := c.Engine.BlockSize
 	if c.Engine.KVTokens > 0 {
 		return c.Engine.KVTokens / bs
 	}
-	free := c.Device.MemoryGiB*(1<<30)*c.Device.MemoryUtilization - c.WeightBytes()
-	tokens := free / c.KVBytesPerToken()
-	if !(tokens > 0) {
-		return 0
-	}
-	return int(math.Min(tokens/float64(bs), 1<<40))
+	m := c.Model
+	act := perfmodel.VLLMActivation(int64(m.Hidden), int64(m.Intermediate), int64(m.Vocab))
+	tokens := perfmodel.VLLMPoolTokens(c.Device.MemoryGiB*(1<<30)*c.Device.MemoryUtilization, c.WeightBytes(),
+		float64(act), float64(perfmodel.VLLMNonTorch(1)), c.KVBytesPerToken(), 1)
+	return int(min(tokens/int64(bs), 1<<40))
 }
 
 // KVCapacityTokens is the KV cache size in tokens (whole blocks).
@@ -124,7 +140,8 @@ type Derived struct {
 	// PrefillTPS is the throughput of a full-budget prefill step
 	// (max_num_batched_tokens fresh tokens).
 	PrefillTPS float64
-	// TTFT512 is the TTFT of a 512-token prompt on an idle server.
+	// TTFT512 is the TTFT of a 512-token prompt on an idle server,
+	// request overhead included.
 	TTFT512 time.Duration
 	// DecodeBound and PrefillBound say which roof limits each.
 	DecodeBound, PrefillBound string
@@ -134,21 +151,21 @@ type Derived struct {
 func (c Config) Derived() Derived {
 	b1 := c.DecodeStepTime(1, 0)
 	budget := c.Engine.MaxNumBatchedTokens
-	full := c.stepSeconds(prefillChunk(0, budget))
+	full := c.stepSeconds(c.prefillChunk(0, budget))
 	return Derived{
 		WeightBytes: c.WeightBytes(), KVBytesPerToken: c.KVBytesPerToken(),
 		KVBlocks: c.kvBlocks(), KVCapacityTokens: c.KVCapacityTokens(),
 		MaxModelLen: c.EffectiveMaxModelLen(), Batch1Decode: b1,
 		Batch1DecodeTPS: 1 / b1.Seconds(), PrefillTPS: float64(budget) / full,
-		TTFT512:      c.PrefillTime(512),
-		DecodeBound:  c.bound(Batch{Tokens: 1, AttnPairs: 1}),
-		PrefillBound: c.bound(prefillChunk(0, budget)),
+		TTFT512:      c.IdleTTFT(512),
+		DecodeBound:  c.bound(c.Roofline().Chunk(0, 1, true)),
+		PrefillBound: c.bound(c.prefillChunk(0, budget)),
 	}
 }
 
 // bound names the roof that limits a batch.
 func (c Config) bound(b Batch) string {
-	if compute, memory := c.roofs(b); compute >= memory {
+	if t := c.Roofline().StepTerms(b); t.Compute >= t.Memory {
 		return "compute-bound"
 	}
 	return "bandwidth-bound"

@@ -101,7 +101,7 @@ func TestMetricTypesBucketsAndLabels(t *testing.T) {
 	if metric(v, "vllm:time_to_first_token_seconds_count", `model_name="`+DefaultModelName+`"`, `engine="0"`) != n {
 		t.Error("model_name or engine label missing")
 	}
-	if metric(v, "vllm:cache_config_info", `block_size="16"`, `num_gpu_blocks="29205"`) != 1 {
+	if metric(v, "vllm:cache_config_info", `block_size="16"`, `num_gpu_blocks="27270"`) != 1 {
 		t.Error("cache_config_info lacks block_size or num_gpu_blocks")
 	}
 }
@@ -132,11 +132,11 @@ func clientTimeProblems(t *testing.T) []string {
 	}
 	var problems []string
 	prompt := bosTokens + words
-	wantTTFT := c.Wall(c.PrefillTime(prompt))
+	wantTTFT := c.Wall(c.IdleTTFT(prompt))
 	// Tokens are never early; loopback and scheduling make them a little
 	// late, a busy 2-core machine more. A wrong time base would be off by 10×.
 	if r.ttft < wantTTFT*95/100 || r.ttft > wantTTFT*4+20*time.Millisecond {
-		problems = append(problems, fmt.Sprintf("client TTFT %v, want ≈ %v (prefill %v / scale 10)", r.ttft, wantTTFT, c.PrefillTime(prompt)))
+		problems = append(problems, fmt.Sprintf("client TTFT %v, want ≈ %v (overhead and prefill %v / scale 10)", r.ttft, wantTTFT, c.IdleTTFT(prompt)))
 	}
 	wantTPOT := c.Wall(c.DecodeStepTime(1, prompt+out/2))
 	if wantE2E := wantTTFT + wantTPOT*(out-1); r.e2e < wantE2E*95/100 {

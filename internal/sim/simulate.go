@@ -18,7 +18,7 @@ type Request struct {
 // Outcome is what happened to one request, in model time.
 type Outcome struct {
 	Request
-	Queued      time.Duration // arrival → first scheduled
+	Queued      time.Duration // through the request overhead → first scheduled
 	TTFT        time.Duration // arrival → first token
 	E2E         time.Duration // arrival → last token
 	Tokens      int           // tokens generated
@@ -131,7 +131,7 @@ func simulate(cfg Config, reqs []Request, closed bool, due func(now float64, end
 func outcome(r Request, s *seq) Outcome {
 	o := Outcome{Request: r, Tokens: s.generated, Preemptions: s.preemptions, Err: s.err}
 	if s.scheduled >= 0 {
-		o.Queued = seconds(s.scheduled - s.arrival)
+		o.Queued = seconds(s.scheduled - s.ready)
 	}
 	if s.firstToken >= 0 {
 		o.TTFT = seconds(s.firstToken - s.arrival)

@@ -55,6 +55,9 @@ var fieldDocs = map[string]string{
 	"model.name":                    "served model name (/v1/models, /api/tags)",
 	"model.params":                  "parameters",
 	"model.heads":                   "query heads (0 = hidden / head_dim)",
+	"model.intermediate":            "MLP width (with hidden and vocab: vLLM's activation peak)",
+	"model.vocab":                   "vocabulary size",
+	"model.tied_embeddings":         "input embedding is the output head (untied: one row read per token)",
 	"model.bytes_per_weight":        "2 = BF16",
 	"model.bytes_per_kv":            "KV cache element size",
 	"model.max_model_len":           "prompt + output cap (lowered to the KV capacity if larger)",
@@ -70,6 +73,7 @@ var fieldDocs = map[string]string{
 	"engine.block_size":             "KV block size in tokens",
 	"engine.kv_tokens":              "KV capacity override in tokens (0 = derive from device memory)",
 	"engine.preemption":             "recompute (vLLM) or reject (fail the request with a KV-cache error)",
+	"engine.request_overhead_ms":    "per request before scheduling: API server, template, tokenization (adds to TTFT)",
 	"engine.eos_mean_tokens":        "mean natural answer length without ignore_eos (0 = always max_tokens)",
 }
 
