@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -64,6 +66,9 @@ type Config struct {
 	// Decorate, when set, returns what summary.json holds in place of the
 	// summary (an objective's verdict adds its fields to it).
 	Decorate func(*metrics.Summary) any
+	// Telemetry, when set, is sampled from the session's start to its
+	// end into telemetry.jsonl and the points' telemetry.
+	Telemetry *Telemetry
 }
 
 // Result is what a run produced, also when it was interrupted.
@@ -106,6 +111,7 @@ type Session struct {
 	sink   *sink
 	run    record.Run
 	runner *load.Runner
+	tel    *sampling
 	closed bool
 }
 
@@ -129,8 +135,13 @@ func Open(cfg Config) (*Session, error) {
 		sink.close()
 		return nil, err
 	}
-	return &Session{cfg: cfg, sink: sink, run: run,
-		runner: &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}}, nil
+	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}
+	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
+	if err != nil {
+		sink.close()
+		return nil, err
+	}
+	return &Session{cfg: cfg, sink: sink, run: run, tel: tel, runner: runner}, nil
 }
 
 // RunPoint runs one load point and returns its summary. Point indexes must
@@ -138,7 +149,7 @@ func Open(cfg Config) (*Session, error) {
 // that a killed run keeps the client figures of the points it finished.
 func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSummary, error) {
 	c, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
-	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c})
+	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c, Span: s.sink.span(p.Index)})
 	if werr := s.sink.writeRun(&s.run); err == nil {
 		err = werr
 	}
@@ -153,8 +164,11 @@ func (s *Session) Summary(ctx context.Context) *metrics.Summary {
 	run := s.run
 	run.Interrupted = ctx.Err() != nil
 	s.sink.mu.Lock()
-	defer s.sink.mu.Unlock()
-	return metrics.Summarize(&run, &s.sink.agg)
+	sum := metrics.Summarize(&run, &s.sink.agg)
+	events := slices.Clone(s.sink.events)
+	s.sink.mu.Unlock()
+	sum.AddTelemetry(s.tel.samples(events))
+	return sum
 }
 
 // Close closes the records file (flushed to disk), then completes run.json
@@ -165,7 +179,10 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 		return nil, errors.New("bench: session already closed")
 	}
 	s.closed = true
-	err := s.sink.writeErr()
+	err := s.tel.stop()
+	if werr := s.sink.writeErr(); err == nil {
+		err = werr
+	}
 	if cerr := s.sink.close(); err == nil {
 		err = cerr
 	}
@@ -295,6 +312,10 @@ type sink struct {
 	loads map[int]record.Load
 	// observe sees every record, under mu (Config.Observe).
 	observe func(*record.Record)
+	// spans are the points' measured windows and events the timeline
+	// events records stand for, both on the records' clock.
+	spans  map[int]*record.Span
+	events []telemetry.Sample
 }
 
 func newSink(dir string) (*sink, error) {
@@ -339,6 +360,7 @@ func (s *sink) emit(r *record.Record) {
 	if l, ok := s.loads[r.Point]; ok {
 		r.Load = l
 	}
+	s.observeSpan(r)
 	s.mu.Unlock()
 	if s.w != nil {
 		// The writer has its own lock; a failed write is kept and reported

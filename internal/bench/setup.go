@@ -12,6 +12,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
 	"github.com/servebench/servebench/internal/tokenize"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -45,6 +46,9 @@ type Setup struct {
 	Grace    time.Duration
 	Progress io.Writer // live progress (a terminal), or nil
 	Version  string    // the tool's, for run.json
+	// Telemetry says what to sample beside the requests; nil samples
+	// nothing (--no-telemetry). Its Target is the run's.
+	Telemetry *telemetry.Options
 }
 
 // SetupError is a setting of a Setup that cannot be used; Setting is its
@@ -84,6 +88,10 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	tel, err := newTelemetry(ctx, s, scale)
+	if err != nil {
+		return Config{}, err
+	}
 	url := s.Target.Base()
 	if s.Simulated {
 		url = "builtin:sim"
@@ -103,6 +111,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		Grace:            s.Grace,
 		Progress:         s.Progress,
 		PromptTokensMean: s.Prompt.Mean(),
+		Telemetry:        tel,
 	}, nil
 }
 

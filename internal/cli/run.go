@@ -69,8 +69,9 @@ type runFlags struct {
 	out, format, simConfig             string
 	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
 	jsonOut                            bool
-	slice                              sliceFlag // sustained runs (run_slice.go)
-	slo                                sloFlags  // objective, verdicts, capacity (run_slo.go)
+	slice                              sliceFlag      // sustained runs (run_slice.go)
+	slo                                sloFlags       // objective, verdicts, capacity (run_slo.go)
+	tel                                telemetryFlags // what is sampled beside the requests (run_telemetry.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -101,6 +102,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineWorkload(fs)
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
 	f.defineSLO(fs)
+	f.defineTelemetry(fs)
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {

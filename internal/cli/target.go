@@ -181,7 +181,14 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	if env.StderrIsTerminal {
 		s.Progress = env.Stderr
 	}
+	var err error
+	if s.Telemetry, err = f.tel.options(); err != nil {
+		return bench.Config{}, err
+	}
 	cfg, err := bench.NewConfig(ctx, s)
+	if cfg.Telemetry != nil {
+		f.tel.showNotes(env, cfg.Telemetry.Notes)
+	}
 	return cfg, benchError(err)
 }
 

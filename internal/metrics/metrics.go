@@ -13,6 +13,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // Requests counts a load point's measured requests by outcome.
@@ -96,6 +97,10 @@ type PointSummary struct {
 	// "Slices and drift"); absent without --slice.
 	Slices []Slice `json:"slices,omitempty"`
 	Drift  *Drift  `json:"drift,omitempty"`
+	// Telemetry is what the server, GPUs, host and client showed over the
+	// point's measured window (telemetry.jsonl); absent when nothing was
+	// sampled.
+	Telemetry *telemetry.Point `json:"telemetry,omitempty"`
 
 	Warnings []string `json:"warnings"`
 }

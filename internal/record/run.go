@@ -68,7 +68,33 @@ type PointClient struct {
 	Index  int         `json:"index"`
 	Load   Load        `json:"load"`
 	Client ClientStats `json:"client"`
+	// Span is the point's measured window on the records' clock, over
+	// which its telemetry is summarised; absent when nothing was measured.
+	Span
 }
+
+// Span is a load point's measured window: from the first send to the last
+// end of its measured requests (warm-up and cancelled ones excluded), the
+// window its throughputs are taken over (docs/METRICS.md), in ns since the
+// run epoch as the records hold them (not model time).
+type Span struct {
+	StartNS int64 `json:"start_ns,omitempty"`
+	EndNS   int64 `json:"end_ns,omitempty"`
+}
+
+// Add widens the span to take in r when r is measured.
+func (s *Span) Add(r *Record) {
+	if r.Phase == PhaseWarmup || (r.Error != nil && r.Error.Class == ClassCancelled) {
+		return
+	}
+	if s.EndNS == 0 || r.SentNS < s.StartNS {
+		s.StartNS = r.SentNS
+	}
+	s.EndNS = max(s.EndNS, r.EndNS)
+}
+
+// Empty reports whether no measured request was added.
+func (s Span) Empty() bool { return s.EndNS == 0 }
 
 // ClientStats describe the load generator during a point, so that a slow
 // result can be told apart from a slow client.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -131,10 +132,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // oneLine keeps an error to one line of bounded length.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(s) <= 300 {
+		return s
 	}
-	return s
+	cut := 300
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut-- // a server's message may be in any script
+	}
+	return s[:cut] + "…"
 }
 
 // value is the number a gauge, counter or untyped metric carries; ok is

@@ -130,6 +130,7 @@ const (
 	EventServerExit    = "server_exit"    // the server process went away
 	EventThrottle      = "throttle"       // a GPU's clocks began to be throttled
 	EventServerProcess = "server_process" // a process joined or left the server's tree (a runner restarted)
+	EventRecovered     = "recovered"      // a source answers again after failing or falling silent
 )
 
 // Event is something that happened at a moment of the run.

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
+)
+
+// Telemetry is what a run samples beside its requests.
+type Telemetry struct {
+	Sources  []telemetry.Source
+	Interval time.Duration // 0: telemetry.DefaultInterval
+	// Notes say what cannot be sampled and why, for the user to read
+	// once before the run ("GPU telemetry unavailable: ...").
+	Notes []string
+	// Redact removes the target's credentials from the sources' errors.
+	Redact func(string) string
+}
+
+// newTelemetry builds the run's sources from the options (nil: no
+// telemetry). Unless an interval is given, sampling is once a second of
+// the target's time: ten times a second of wall time against the
+// simulator at time scale 10, whose points last a tenth as long.
+func newTelemetry(ctx context.Context, s Setup, scale float64) (*Telemetry, error) {
+	if s.Telemetry == nil {
+		return nil, nil
+	}
+	o := *s.Telemetry
+	o.Target, o.Simulated = s.Target, s.Simulated
+	if o.Interval == 0 {
+		o.Interval = telemetry.DefaultInterval
+		if scale > 1 {
+			o.Interval = time.Duration(float64(o.Interval) / scale)
+		}
+	}
+	srcs, notes, err := telemetry.Sources(ctx, o)
+	if err != nil {
+		return nil, err // it names the flag
+	}
+	return &Telemetry{Sources: srcs, Interval: o.Interval, Notes: notes, Redact: s.Target.Redact}, nil
+}
+
+// sampling is a session's telemetry: the sampler and its file.
+type sampling struct {
+	sampler *telemetry.Sampler
+	f       *os.File
+}
+
+// startSampling opens telemetry.jsonl in the run directory (when there is
+// one) and starts sampling the sources and the client itself on the
+// records' clock (the runner's epoch).
+func startSampling(t *Telemetry, dir string, runner *load.Runner) (*sampling, error) {
+	if t == nil {
+		return nil, nil
+	}
+	sm := &sampling{}
+	srcs := append(slices.Clip(t.Sources), telemetry.NewClientSource(load.CPUSeconds, runner.TakeDispatchLag))
+	o := telemetry.SamplerOptions{Epoch: runner.Epoch, Interval: t.Interval, Sources: srcs, Redact: t.Redact}
+	if dir != "" {
+		path := filepath.Join(dir, telemetry.File)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, telemetry.File)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
+		}
+		sm.f, o.Out = f, f
+	}
+	sm.sampler = telemetry.StartSampler(o)
+	return sm, nil
+}
+
+// stop ends sampling and flushes telemetry.jsonl to disk; an error means
+// samples may be missing from the file (never from the summary).
+func (sm *sampling) stop() error {
+	if sm == nil || sm.sampler == nil {
+		return nil
+	}
+	err := sm.sampler.Stop()
+	if sm.f == nil {
+		return err
+	}
+	name := sm.f.Name()
+	if err != nil {
+		err = fmt.Errorf("writing %s: %w", name, err)
+	} else if err = sm.f.Sync(); err != nil {
+		err = fmt.Errorf("flushing %s: %w", name, err)
+	}
+	if cerr := sm.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing %s: %w", name, cerr)
+	}
+	sm.f = nil
+	return err
+}
+
+// samples is everything sampled so far with the events the records stand
+// for, in time order.
+func (sm *sampling) samples(recordEvents []telemetry.Sample) []telemetry.Sample {
+	if sm == nil {
+		return nil
+	}
+	all := append(sm.sampler.Samples(), recordEvents...)
+	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
+	return all
+}
+
+// observeSpan widens a point's measured window by r, and keeps the event r
+// stands for; under the sink's lock, with r on the records' clock.
+func (s *sink) observeSpan(r *record.Record) {
+	if s.spans == nil {
+		s.spans = map[int]*record.Span{}
+	}
+	sp := s.spans[r.Point]
+	if sp == nil {
+		sp = &record.Span{}
+		s.spans[r.Point] = sp
+	}
+	sp.Add(r)
+	if e, ok := telemetry.RecordEvent(r); ok {
+		s.events = append(s.events, e)
+	}
+}
+
+// span is point i's measured window so far.
+func (s *sink) span(i int) record.Span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.spans[i]; sp != nil {
+		return *sp
+	}
+	return record.Span{}
+}
