@@ -62,7 +62,10 @@ type sliceReq struct {
 	sent, first, end int64
 	ok               bool
 	tokens           int
-	chunks           []record.Chunk // AtNS relative to sent, as recorded
+	// Each chunk's arrival (ns after sent) and its tokens; n is nil when
+	// every chunk carried one token, which halves what a long run keeps.
+	at []int64
+	n  []int32
 	// The request's TTFT and decode speed as the point defines them
 	// (NaN where it has none).
 	ttft, decode float64
@@ -75,7 +78,8 @@ func (p *pointAgg) keepForSlices(r *record.Record) {
 	}
 	q := sliceReq{sent: r.SentNS, first: r.FirstTokenNS, end: r.EndNS, ok: r.Error == nil, ttft: math.NaN(), decode: math.NaN()}
 	if q.ok {
-		q.tokens, q.chunks = r.OutputTokens, slices.Clone(r.Chunks)
+		q.tokens = r.OutputTokens
+		q.keepChunks(r.Chunks)
 		if v, ok := TTFT(r); ok {
 			q.ttft = v
 		}
@@ -84,6 +88,32 @@ func (p *pointAgg) keepForSlices(r *record.Record) {
 		}
 	}
 	p.sliceReqs = append(p.sliceReqs, q)
+}
+
+// keepChunks keeps the chunks' arrivals, and their token counts unless
+// they are all one.
+func (q *sliceReq) keepChunks(cs []record.Chunk) {
+	q.at = make([]int64, len(cs))
+	ones := true
+	for i, c := range cs {
+		q.at[i] = c.AtNS
+		ones = ones && c.Tokens == 1
+	}
+	if ones {
+		return
+	}
+	q.n = make([]int32, len(cs))
+	for i, c := range cs {
+		q.n[i] = int32(c.Tokens)
+	}
+}
+
+// chunkTokens is chunk i's token count.
+func (q *sliceReq) chunkTokens(i int) int {
+	if q.n == nil {
+		return 1
+	}
+	return int(q.n[i])
 }
 
 // slicer accumulates one point's slices.
@@ -142,9 +172,10 @@ func (sl *slicer) add(q *sliceReq) {
 	}
 	sl.out[k].Completed++
 	counted := 0
-	for _, c := range q.chunks {
-		sl.out[sl.at(q.sent+c.AtNS)].OutputTokens += c.Tokens
-		counted += c.Tokens
+	for i, at := range q.at {
+		n := q.chunkTokens(i)
+		sl.out[sl.at(q.sent+at)].OutputTokens += n
+		counted += n
 	}
 	// Tokens the chunks do not account for (a record without chunks) are
 	// counted where the request ended, so the slices sum to the point.
