@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/servebench/servebench/internal/record"
 )
@@ -9,13 +10,23 @@ import (
 // SummarySchema names the summary format (docs/OUTPUT.md).
 const SummarySchema = "servebench.summary/v1"
 
-// Thresholds above which the load generator itself may have shaped the
-// result. One core is what a single dispatcher can use; a lag of a few
-// milliseconds behind the schedule already distorts sub-second TTFTs.
+// Thresholds above which the load generator is near saturation and may
+// have shaped the result, as issue 9 defines it: CPU above 90% of the cores
+// it could use, or a dispatch lag p99 above 10 ms. Below 90% the Go
+// scheduler still finds a core for the dispatcher within a tick; the
+// simulator's open loops on a busy two-core machine measure a lag p99
+// near 1 ms at 30% CPU, so 10 ms is well clear of that noise while still
+// within 1% of a one-second TTFT objective. (The lag is the client's wall
+// time; a sped-up simulator's figures are in model time.)
 const (
-	clientCPUWarnPercent = 80
-	clientLagWarnMS      = 5
+	clientCPUWarnFraction = 0.90
+	clientLagWarnMS       = 10
 )
+
+// ClientLimitedPrefix begins the run warning that the client was near
+// saturation at some point; renderers print it in the summary's first
+// lines, since it qualifies every figure after it.
+const ClientLimitedPrefix = "the client was near saturation"
 
 // Below these the client's figures are noise, not evidence. Process CPU
 // time advances in scheduler ticks (1 to 10 ms), so over a window of a few
@@ -54,6 +65,10 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 			}
 		}
 	}
+	// First: it qualifies every figure after it.
+	if w := clientLimited(s.Points, run.ClientCPUs); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	if run.Interrupted {
 		s.Warnings = append(s.Warnings, "the run was interrupted: the last load point is incomplete and later points did not run")
 	}
@@ -66,17 +81,60 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 // run.json predates it: judged against one core).
 func clientWarnings(c record.ClientStats, cpus int) []string {
 	var w []string
-	if c.CPUPercent > clientCPUWarnPercent*float64(max(cpus, 1)) && c.WallSeconds() >= minClientCPUWindowS {
-		on := fmt.Sprintf("on %d cores", cpus)
-		if cpus == 0 {
-			on = "on a machine whose core count the run did not record"
-		}
-		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) %s: it may have limited the load", c.CPUPercent, on))
+	busy, late := clientSaturated(c, cpus)
+	if busy {
+		w = append(w, fmt.Sprintf("the client used %.0f%% CPU (of one core) %s: it may have limited the load", c.CPUPercent, onCores(cpus)))
 	}
-	if c.LagP99MS > clientLagWarnMS && c.Sent >= minClientLagSamples {
+	if late {
 		w = append(w, fmt.Sprintf("the client sent requests up to %.1f ms (p99) behind schedule: the offered load is lower than asked", c.LagP99MS))
 	}
 	return w
+}
+
+// clientSaturated says whether the client's CPU or its dispatch lag
+// crossed the saturation thresholds over a point.
+func clientSaturated(c record.ClientStats, cpus int) (busy, late bool) {
+	busy = c.CPUPercent > 100*clientCPUWarnFraction*float64(max(cpus, 1)) && c.WallSeconds() >= minClientCPUWindowS
+	late = c.LagP99MS > clientLagWarnMS && c.Sent >= minClientLagSamples
+	return busy, late
+}
+
+func onCores(cpus int) string {
+	if cpus == 0 {
+		return "on a machine whose core count the run did not record"
+	}
+	if cpus == 1 {
+		return "on 1 core"
+	}
+	return fmt.Sprintf("on %d cores", cpus)
+}
+
+// clientLimited is the run's one-line statement of the points where the
+// client was near saturation, or "" when it never was.
+func clientLimited(points []PointSummary, cpus int) string {
+	var at []string
+	for i := range points {
+		p := &points[i]
+		if p.Client == nil {
+			continue
+		}
+		busy, late := clientSaturated(*p.Client, cpus)
+		var why []string
+		if busy {
+			why = append(why, fmt.Sprintf("CPU %.0f%% of one core %s", p.Client.CPUPercent, onCores(cpus)))
+		}
+		if late {
+			why = append(why, fmt.Sprintf("dispatch lag p99 %.1f ms", p.Client.LagP99MS))
+		}
+		if len(why) > 0 {
+			at = append(at, fmt.Sprintf("%s (%s)", p.Load.Label(), strings.Join(why, ", ")))
+		}
+	}
+	if len(at) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s at %s: the figures there may be limited by the client, not the server (thresholds: CPU above %.0f%% of its cores, dispatch lag p99 above %d ms)",
+		ClientLimitedPrefix, strings.Join(at, "; "), 100*clientCPUWarnFraction, clientLagWarnMS)
 }
 
 // AllFailed reports whether the run measured requests and every one of

@@ -115,6 +115,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
+	writeClientTop(&b, s, "")
 	writeDriftTop(&b, s, "")
 	rows := [][]string{make([]string, len(columns)), make([]string, len(columns))}
 	for i, c := range columns {
@@ -151,9 +152,15 @@ func orDash(s string) string {
 
 // warnings lists the run's and every point's warnings; a warning that
 // several points share is printed once, prefixed with all their labels.
-// A drift is not among them: it is printed above the table.
+// A drift and the client's saturation are not among them: they are
+// printed above the table.
 func warnings(s *metrics.Summary) []string {
-	out := append([]string(nil), s.Warnings...)
+	var out []string
+	for _, x := range s.Warnings {
+		if !isClientLimited(x) {
+			out = append(out, x)
+		}
+	}
 	var order []string
 	labels := map[string][]string{}
 	for i := range s.Points {
@@ -253,5 +260,19 @@ func writeWarmup(b *strings.Builder, s *metrics.Summary, bullet string) {
 		}
 		fmt.Fprintf(b, "%s%s: %d requests (%d failed), first TTFT %s, TTFT p50 %s ms, decode p50 %s tok/s\n",
 			bullet, LoadLabel(p), w.Count, w.Failed, firstTTFT, dist(w.TTFT, "p50", 0), dist(w.DecodeTPSReq, "p50", 1))
+	}
+}
+
+// isClientLimited tells the client's saturation warning from the others.
+func isClientLimited(w string) bool { return strings.HasPrefix(w, metrics.ClientLimitedPrefix) }
+
+// writeClientTop writes, under the header, that the client was near
+// saturation: every figure below may be the client's limit, not the
+// server's.
+func writeClientTop(b *strings.Builder, s *metrics.Summary, bullet string) {
+	for _, w := range s.Warnings {
+		if isClientLimited(w) {
+			b.WriteString(bullet + "WARNING " + w + "\n\n")
+		}
 	}
 }

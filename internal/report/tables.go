@@ -105,6 +105,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
+	writeClientTop(&b, s, "> ")
 	writeDriftTop(&b, s, "> ")
 	head := make([]string, len(columns))
 	for i, c := range columns {
