@@ -14,7 +14,7 @@ import (
 // the main table, where it cannot be missed.
 
 // sliceColumn is one column of a point's slice table; tel marks the
-// columns shown only when some slice has telemetry.
+// telemetry columns, shown only when some slice has the figure.
 type sliceColumn struct {
 	group, name string
 	tel         bool
@@ -62,20 +62,26 @@ var sliceColumns = []sliceColumn{
 	{"KV cache %", "max", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.KVCacheUsageMax }, 100, 0)},
 }
 
-// sliceCols are the columns of a point's table: the telemetry ones only
-// when some slice has telemetry.
+// sliceCols are the columns of a point's table: a telemetry one only when
+// some slice has its figure (a server's KV cache without GPU readings
+// shows no GPU columns).
 func sliceCols(p *metrics.PointSummary) []sliceColumn {
-	tel := false
-	for i := range p.Slices {
-		tel = tel || p.Slices[i].Telemetry != nil
-	}
 	var out []sliceColumn
 	for _, c := range sliceColumns {
-		if !c.tel || tel {
+		if !c.tel || anySlice(p.Slices, c) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+func anySlice(ss []metrics.Slice, c sliceColumn) bool {
+	for i := range ss {
+		if c.value(&ss[i]) != "-" {
+			return true
+		}
+	}
+	return false
 }
 
 // sliceTitle introduces a point's slices.

@@ -15,7 +15,8 @@ import (
 // each request 10 tokens 100 ms into its answer, the gap between tokens
 // growing from 10 ms to 18 ms over the run, so aggregate throughput falls
 // by about a third; the GPU warms from 60 °C by 2 °C a second and its
-// clocks throttle 0.5 s in each slice from 4 s on.
+// clocks throttle 0.5 s in each slice from 4 s on, while the server's KV
+// cache fills from 50% by 3 points a second.
 func sustained() *metrics.Summary {
 	a := metrics.Aggregator{Slice: time.Second}
 	id := int64(0)
@@ -37,7 +38,8 @@ func sustained() *metrics.Summary {
 		if sec >= 4 {
 			throttle = 0.5
 		}
-		return &telemetry.Point{GPUs: []telemetry.GPUPoint{{TemperatureCMax: &temp, PowerWMean: &power, ThrottleS: &throttle}}}
+		return &telemetry.Point{GPUs: []telemetry.GPUPoint{{TemperatureCMax: &temp, PowerWMean: &power, ThrottleS: &throttle}},
+			Server: &telemetry.ServerPoint{KVCacheUsage: &telemetry.MeanMax{Max: 0.5 + 0.03*sec}}}
 	})
 	return s
 }
@@ -75,5 +77,30 @@ func TestDriftWarningOnTop(t *testing.T) {
 		if !strings.Contains(out, "GPU clocks throttled in 4 of ") || !strings.Contains(out, "GPU °C") {
 			t.Errorf("%s: the telemetry beside the drift is missing:\n%s", format, out)
 		}
+	}
+}
+
+// TestSliceColumnsFollowTelemetry: a slice table shows the telemetry
+// columns whose figure some slice has: a server's KV cache without GPU
+// readings adds its column alone; no telemetry adds none.
+func TestSliceColumnsFollowTelemetry(t *testing.T) {
+	s := sustained()
+	s.AddSliceTelemetry(func(int, int64, int64) *telemetry.Point {
+		return &telemetry.Point{Server: &telemetry.ServerPoint{KVCacheUsage: &telemetry.MeanMax{Max: 0.25}}}
+	})
+	var buf bytes.Buffer
+	if err := Text(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "KV cache %") || strings.Contains(out, "GPU °C") || strings.Contains(out, "GPU W") || !strings.Contains(out, "no GPU telemetry") {
+		t.Errorf("KV cache only: want its column, no GPU column, and the drift saying there was no GPU telemetry:\n%s", out)
+	}
+	s.AddSliceTelemetry(func(int, int64, int64) *telemetry.Point { return nil })
+	buf.Reset()
+	if err := Text(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Contains(out, "KV cache %") || strings.Contains(out, "throttled s") {
+		t.Errorf("no telemetry: telemetry columns shown:\n%s", out)
 	}
 }
