@@ -224,10 +224,10 @@ func TestCIHostDevices(t *testing.T) {
 		prefillMS   float64
 		decodeBound string
 	}{
-		{"ci-host-1t", 1, 529.7, 122.7, "memory bandwidth"},
-		{"ci-host-1t", 4, 75.7, 122.7, "memory bandwidth"},
-		{"ci-host-2t", 1, 793.9, 61.6, "memory bandwidth"},
-		{"ci-host-2t", 4, 127.1, 61.6, "memory bandwidth"},
+		{"ci-host-1t", 1, 529.7, 111.6, "memory bandwidth"},
+		{"ci-host-1t", 4, 80.5, 111.6, "memory bandwidth"},
+		{"ci-host-2t", 1, 793.9, 56.0, "memory bandwidth"},
+		{"ci-host-2t", 4, 134.6, 56.0, "memory bandwidth"},
 	} {
 		d, ok := plan.FindDevice(devs, c.device)
 		if !ok {

@@ -90,7 +90,7 @@ func TestBadPlanInputs(t *testing.T) {
 		{"explicit context beyond", Workload{PromptTokens: 10, OutputTokens: 10, Concurrency: 1, Context: 1000}, nil, "context 1000 > 512"},
 		{"context shorter than request", Workload{PromptTokens: 100, OutputTokens: 10, Concurrency: 1, Context: 50}, nil, "context 50 is shorter than prompt + output (110)"},
 		{"no users", Workload{PromptTokens: 100, OutputTokens: 10}, nil, "concurrency (0) must be at least 1"},
-		{"unknown engine", ok, func(o *Options) { o.Engine = "tgi" }, `unknown engine "tgi" (known: vllm, sglang, trtllm, llamacpp, ollama)`},
+		{"unknown engine", ok, func(o *Options) { o.Engine = "tgi" }, `unknown engine "tgi" (known: vllm, sglang, trtllm, nim, llamacpp, ollama)`},
 		{"unknown format", ok, func(o *Options) { o.Weights = "int3" }, `unknown weight format "int3"`},
 		{"q8_0 KV on vLLM", ok, func(o *Options) { o.KVType = "q8_0" }, "KV-cache type q8_0 is not offered by vLLM"},
 		{"fp8 KV on Ollama", ok, func(o *Options) { o.Engine, o.KVType = EngineOllama, "fp8" }, "KV-cache type fp8 is not offered by Ollama"},

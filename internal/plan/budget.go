@@ -35,6 +35,12 @@ func (p *planner) budget(d *Device, ctx, seqs int64) Budget {
 	b.Runtime, b.RuntimeBasis = p.eng.runtime(d, p.gpus)
 	sum := b.Weights + b.KV + b.State + b.Activation + b.Runtime
 	b.Total = int64(float64(sum) / (1 - p.opt.Headroom))
+	if p.eng.kvOfFree {
+		// TensorRT-LLM keeps the headroom share of the memory left after
+		// weights, activations and runtime: the KV cache (and state) is
+		// at most (1 - headroom) of it.
+		b.Total = sum - b.KV - b.State + int64(float64(b.KV+b.State)/(1-p.opt.Headroom))
+	}
 	b.Headroom = b.Total - sum
 	return b
 }

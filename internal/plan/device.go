@@ -68,6 +68,10 @@ func (p *planner) unsourced(d *Device) []string {
 // 16-token blocks.
 func (p *planner) kvPool(d *Device) int64 {
 	b := p.budget(d, p.ctx, p.seqs)
+	if p.eng.kvOfFree {
+		free := float64(d.Usable() - b.Weights - b.Activation - b.Runtime)
+		return perfmodel.VLLMPoolTokens(free*(1-p.opt.Headroom), 0, 0, 0, float64(p.kv.PerToken()), vllmBlockTokens)
+	}
 	return perfmodel.VLLMPoolTokens(float64(d.Usable())*(1-p.opt.Headroom), float64(b.Weights),
 		float64(b.Activation), float64(b.Runtime), float64(p.kv.PerToken()), vllmBlockTokens)
 }
@@ -103,9 +107,9 @@ func (p *planner) perf(d *Device, fit int64) Perf {
 	perf := Perf{Batch: batch, PrefillS: perfmodel.PrefillTime(r.m, in, r.m.PrefillChunk), PrefillBound: pre.Bound(d.Kind == KindCPU),
 		Step: step, StepS: step.Total(), DecodeBound: step.Bound(d.Kind == KindCPU),
 		Crossover: r.crossover(in + out/2), CrossoverShort: r.crossover(1)}
-	// A prefill sharing a step with decodes replaces a lone decode step:
-	// what it adds to the batch's decode is the prefill less that step.
-	stall := max(0, perf.PrefillS-r.decode(1, in+out/2).Total())
+	// A prefill sharing a step with the batch's decodes (chunked prefill)
+	// replaces one decode step: it adds the prefill less that step.
+	stall := max(0, perf.PrefillS-perf.StepS)
 	l := closedLoop{users: users, batch: batch, out: out, pre: perf.PrefillS, step: perf.StepS, stall: stall, req: r.m.Request}
 	perf.TPOTS = l.tpot()
 	perf.TTFTP50S, perf.TTFTP95S, perf.TTFTBurstS = l.ttft()

@@ -12,6 +12,7 @@ const (
 	EngineVLLM     = perfmodel.VLLM
 	EngineSGLang   = perfmodel.SGLang
 	EngineTRTLLM   = perfmodel.TRTLLM
+	EngineNIM      = perfmodel.NIM
 	EngineLlamaCpp = perfmodel.LlamaCpp
 	EngineOllama   = perfmodel.Ollama
 )
@@ -36,7 +37,7 @@ const (
 
 // Engines lists the engine names the planner models.
 func Engines() []string {
-	return []string{EngineVLLM, EngineSGLang, EngineTRTLLM, EngineLlamaCpp, EngineOllama}
+	return []string{EngineVLLM, EngineSGLang, EngineTRTLLM, EngineNIM, EngineLlamaCpp, EngineOllama}
 }
 
 // engineSpec is one engine's memory and scheduling behaviour.
@@ -52,6 +53,10 @@ type engineSpec struct {
 	// tensorParallel: GPUs split every layer (all-reduce per layer);
 	// otherwise layers are split across GPUs and run one after another.
 	tensorParallel bool
+	// kvOfFree: the KV cache gets (1 - headroom) of the memory left after
+	// weights, activations and runtime (TensorRT-LLM's
+	// free_gpu_memory_fraction, default 0.9), not of all memory (vLLM).
+	kvOfFree bool
 	// passPerSeqCPU: on a host CPU, a decode step at batch B costs B
 	// single-sequence steps (each sequence its own pass over the weights).
 	passPerSeqCPU bool
@@ -65,7 +70,11 @@ var engineSpecs = map[string]engineSpec{
 	EngineSGLang: {name: EngineSGLang, title: "SGLang", defaultKV: "auto", paged: true,
 		prefillChunk: vllmProfileTokens, overheads: overheads(EngineSGLang), tensorParallel: true},
 	EngineTRTLLM: {name: EngineTRTLLM, title: "TensorRT-LLM", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, overheads: overheads(EngineTRTLLM), tensorParallel: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineTRTLLM), tensorParallel: true, kvOfFree: true},
+	// NIM's LLM containers run TensorRT-LLM engines behind NVIDIA's own
+	// API server: TensorRT-LLM's memory and step, NIM's request overhead.
+	EngineNIM: {name: EngineNIM, title: "NVIDIA NIM (TensorRT-LLM)", defaultKV: "auto", paged: true,
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineNIM), tensorParallel: true, kvOfFree: true},
 	EngineLlamaCpp: {name: EngineLlamaCpp, title: "llama.cpp", defaultKV: "f16",
 		prefillChunk: llamaUBatch, overheads: overheads(EngineLlamaCpp)},
 	// Ollama gives each slot its own KV stream (kv_unified = false) and

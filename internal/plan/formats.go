@@ -84,8 +84,8 @@ type KVType struct {
 var KVTypes = map[string]KVType{
 	"fp16": {"fp16", 2, 1, "all"},
 	"f16":  {"fp16", 2, 1, "all"},
-	"bf16": {"bf16", 2, 1, "vllm"},
-	"fp8":  {"fp8", 1, 1, "vllm"},
+	"bf16": {"bf16", 2, 1, "vllm, sglang, trtllm, nim"},
+	"fp8":  {"fp8", 1, 1, "vllm, sglang, trtllm, nim"},
 	"q8_0": {"q8_0", 34, 32, "llamacpp, ollama"},
 	"q4_0": {"q4_0", 18, 32, "llamacpp, ollama"},
 	"f32":  {"f32", 4, 1, "llamacpp, ollama"},

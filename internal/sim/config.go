@@ -113,7 +113,7 @@ const (
 const (
 	// DefaultTimeScale makes the default demo sweep (concurrency 1–16, a few
 	// dozen 512→128-token requests each) take seconds, while a batch-1 decode
-	// step still lasts ~0.65 ms of wall time, above timer noise. servebench
+	// step still lasts ~0.72 ms of wall time, above timer noise. servebench
 	// converts what it measures back to model time (run.json time_scale).
 	DefaultTimeScale = 10
 	// ServeTimeScale is servebench sim's default: real time, because other
