@@ -44,8 +44,8 @@ func srv(running, kv, preempt, queries, hits float64, ttft *Histogram) *Server {
 		PrefixCacheQueries: f(queries), PrefixCacheHits: f(hits), TTFT: ttft}
 }
 
-func ttftHist(count, b1, b2 float64) *Histogram {
-	return &Histogram{Count: count, Buckets: []Bucket{{0.1, b1}, {0.2, b2}}}
+func ttftHist(count, b1, b2, sum float64) *Histogram {
+	return &Histogram{Count: count, Sum: sum, Buckets: []Bucket{{0.1, b1}, {0.2, b2}}}
 }
 
 func TestSummarizeServer(t *testing.T) {
@@ -54,15 +54,15 @@ func TestSummarizeServer(t *testing.T) {
 		return Sample{TNS: t, Source: KindServer, Instance: inst, Server: sv}
 	}
 	w := Window{From: 1 * s, To: 3 * s, Scale: 2, Samples: []Sample{
-		at(s/5, "a", srv(50, 0.9, 0, 0, 0, ttftHist(0, 0, 0))),       // before the baseline: unused
-		at(s/2, "a", srv(1, 0.1, 10, 100, 50, ttftHist(20, 10, 20))), // the baseline, before From
-		at(3*s/2, "a", srv(2, 0.2, 12, 200, 100, ttftHist(20, 10, 20))),
+		at(s/5, "a", srv(50, 0.9, 0, 0, 0, ttftHist(0, 0, 0, 0))),       // before the baseline: unused
+		at(s/2, "a", srv(1, 0.1, 10, 100, 50, ttftHist(20, 10, 20, 2))), // the baseline, before From
+		at(3*s/2, "a", srv(2, 0.2, 12, 200, 100, ttftHist(20, 10, 20, 2))),
 		at(16*s/10, "b", &Server{Engine: "vllm", Running: f(3), KVCacheUsage: f(0.6), Preemptions: f(0)}),
 		{TNS: 2 * s, Source: KindEvent, Event: &Event{Kind: EventServerRestart}},
 		// a restarted: preemptions 12 → 3 count as 3 since the restart.
-		at(5*s/2, "a", srv(4, 0.4, 3, 300, 100, ttftHist(64, 30, 60))),
+		at(5*s/2, "a", srv(4, 0.4, 3, 300, 100, ttftHist(64, 30, 60, 8.6))),
 		at(26*s/10, "b", &Server{Engine: "vllm", Running: f(5), KVCacheUsage: f(0.8), Preemptions: f(1)}),
-		at(7*s/2, "a", srv(99, 0.99, 99, 999, 999, ttftHist(999, 999, 999))), // after To
+		at(7*s/2, "a", srv(99, 0.99, 99, 999, 999, ttftHist(999, 999, 999, 999))), // after To
 	}}
 	got := summarizeServer(w)
 	if got == nil {
@@ -87,12 +87,32 @@ func TestSummarizeServer(t *testing.T) {
 	if !near(*got.PrefixCacheHitRate, 0.25) {
 		t.Errorf("prefix hit rate = %v, want .25", *got.PrefixCacheHitRate)
 	}
-	// Deltas: 44 observed, 20 ≤ 0.1 s, 40 ≤ 0.2 s; model time = 2 × run clock.
+	// Deltas: 44 observed, 20 ≤ 0.1 s, 40 ≤ 0.2 s, mean 0.15 s (too large to
+	// cap anything); model time = 2 × run clock.
 	want := &Quantiles{Count: 44, P50: 220, P90: 396, P99: 400, Bucket: map[string][]float64{
 		"p50": {200, 400}, "p90": {200, 400}, "p99": {400}}}
 	if q := got.TTFTMS; q == nil || q.Count != want.Count || !near(q.P50, want.P50) ||
 		!near(q.P90, want.P90) || !near(q.P99, want.P99) || !reflect.DeepEqual(q.Bucket, want.Bucket) {
 		t.Errorf("ttft = %+v, want %+v", q, want)
+	}
+}
+
+func TestQuantilesMarkovCap(t *testing.T) {
+	// 100 queue times of 1 ms on average, all in vLLM's first bucket (0,
+	// 0.3 s]: interpolation alone says p50 150 ms; at most half of them
+	// can exceed twice the mean, a tenth ten times it.
+	h := &Histogram{Count: 100, Sum: 0.1, Buckets: []Bucket{{0.3, 100}, {0.5, 100}}}
+	got := quantiles(h, 1)
+	want := &Quantiles{Count: 100, P50: 2, P90: 10, P99: 100,
+		Bucket: map[string][]float64{"p50": {0, 300}, "p90": {0, 300}, "p99": {0, 300}}}
+	if !near(got.P50, want.P50) || !near(got.P90, want.P90) || !near(got.P99, want.P99) ||
+		!reflect.DeepEqual(got.Bucket, want.Bucket) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// Spread over the bucket (mean 150 ms): the cap leaves interpolation be.
+	h.Sum = 15
+	if got := quantiles(h, 1); !near(got.P50, 150) || !near(got.P90, 270) {
+		t.Errorf("uncapped: p50 %v p90 %v, want 150 and 270", got.P50, got.P90)
 	}
 }
 
