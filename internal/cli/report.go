@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"cmp"
+	"slices"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +18,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 const reportUsage = `
@@ -207,7 +211,11 @@ func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe fun
 		rd.SkipDamaged()
 	}
 	n := 0
+	var events []telemetry.Sample // what the records stand for on the timeline
 	for rd.Next() {
+		if e, ok := telemetry.RecordEvent(rd.Record()); ok {
+			events = append(events, e)
+		}
 		rec := rd.Record().ModelTime(run.Scale()) // a sped-up simulator's records, in model time
 		agg.Add(rec)
 		if observe != nil {
@@ -232,6 +240,11 @@ func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe fun
 		run.Interrupted = true
 	}
 	s := metrics.Summarize(run, &agg)
+	if dir != "" {
+		if err := addTelemetry(env, s, dir, events); err != nil {
+			return nil, err
+		}
+	}
 	if unfinished {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no %s: the run was interrupted before it finished (killed, or a second Ctrl-C); this report is rebuilt from the %d records it wrote", dir, bench.SummaryFile, n))
 	}
@@ -257,6 +270,33 @@ func warnDamaged(env *Env, name string, damaged []*record.LineError) {
 	}
 	fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted: line %s%s (first: %v); --strict refuses the file\n",
 		name, len(damaged), strings.Join(lines, ", "), more, damaged[0].Err)
+}
+
+// addTelemetry summarises the run directory's telemetry.jsonl, with the
+// records' events, into s as run did; a run without the file (sampled
+// nothing, or --no-telemetry) has no telemetry. Damaged lines are skipped
+// with a warning on stderr.
+func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.Sample) error {
+	path := filepath.Join(dir, telemetry.File)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &Error{Err: err, Code: ExitFailure}
+	}
+	defer f.Close()
+	samples, damaged, err := telemetry.ReadSamples(f)
+	if err != nil {
+		return &Error{Err: fmt.Errorf("%s: %w", path, err), Code: ExitFailure}
+	}
+	if damaged > 0 {
+		fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted\n", path, damaged)
+	}
+	all := append(samples, events...)
+	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
+	s.AddTelemetry(all)
+	return nil
 }
 
 func exists(path string) bool {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/servebench/servebench/internal/telemetry"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,9 +81,11 @@ type SummaryPoint struct {
 	RequestRate      float64     `json:"request_rate"`
 	PromptTokensMean float64     `json:"prompt_tokens_mean"`
 	OutputTokensMean float64     `json:"output_tokens_mean"`
-	// PeakMemoryBytes is the device's peak memory use from telemetry, when
-	// the run sampled it (optional; not part of summary/v1 yet).
-	PeakMemoryBytes float64 `json:"peak_memory_bytes,omitempty"`
+	// PeakMemoryBytes is the device's peak memory use, from the point's
+	// telemetry when the run sampled its GPUs (the busiest one: the plan
+	// is per device), or given as such.
+	PeakMemoryBytes float64          `json:"peak_memory_bytes,omitempty"`
+	Telemetry       *telemetry.Point `json:"telemetry,omitempty"`
 }
 
 // SummaryDist is the part of a summary.json distribution (stats.Dist) the
@@ -126,6 +130,12 @@ func ParseSummary(data []byte) (*Summary, error) {
 		}
 	}
 	s.legacyScale()
+	for i := range s.Points {
+		p := &s.Points[i]
+		if v := p.Telemetry.PeakVRAMBytes(); v != nil && p.PeakMemoryBytes == 0 {
+			p.PeakMemoryBytes = *v
+		}
+	}
 	return &s, nil
 }
 

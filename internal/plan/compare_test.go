@@ -115,3 +115,38 @@ func TestLegacySimSummaryInModelTime(t *testing.T) {
 		t.Errorf("a model-time summary was converted again: %+v", q)
 	}
 }
+
+// TestComparePeakMemoryFromTelemetry: a run that sampled its GPUs gives
+// the comparison its measured peak memory, the busiest GPU's (the plan is
+// per device); one without GPU telemetry leaves it out.
+func TestComparePeakMemoryFromTelemetry(t *testing.T) {
+	const body = `{"schema":"servebench.summary/v1","run":{"time_scale":1},
+	  "points":[{"load":{"concurrency":1},"ttft_ms":{"mean":20,"p50":20,"p95":30},"tpot_ms":{"mean":7},
+	  "decode_tps_per_request":{"p50":140},"output_tps":140,"prompt_tokens_mean":512,"output_tokens_mean":128%s}]}`
+	tests := []struct {
+		name, telemetry string
+		want            float64
+	}{
+		{"two GPUs", `,"telemetry":{"gpus":[{"index":0,"memory_used_bytes_max":70e9},{"index":1,"memory_used_bytes_max":71e9}]}`, 71e9},
+		{"server only", `,"telemetry":{"server":{"running":{"mean":1,"max":1}}}`, 0},
+		{"no telemetry", ``, 0},
+	}
+	d := device(t, "H100-SXM")
+	for _, tc := range tests {
+		sum, err := ParseSummary(fmt.Appendf(nil, body, tc.telemetry))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Compare(loadModel(t, "Llama-3.1-8B"), defaultOptions(EngineVLLM), &d, sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm := c.Points[0].PeakMemory
+		switch {
+		case tc.want == 0 && pm != nil:
+			t.Errorf("%s: peak memory %+v, want none", tc.name, pm)
+		case tc.want > 0 && (pm == nil || pm.Measured != tc.want || pm.Predicted <= 0):
+			t.Errorf("%s: peak memory %+v, want measured %g beside a prediction", tc.name, pm, tc.want)
+		}
+	}
+}

@@ -117,13 +117,14 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	}
 	writeClientTop(&b, s, "")
 	writeDriftTop(&b, s, "")
-	rows := [][]string{make([]string, len(columns)), make([]string, len(columns))}
-	for i, c := range columns {
+	cols := tableColumns(s)
+	rows := [][]string{make([]string, len(cols)), make([]string, len(cols))}
+	for i, c := range cols {
 		rows[0][i], rows[1][i] = c.group, c.name
 	}
 	for i := range s.Points {
-		row := make([]string, len(columns))
-		for j, c := range columns {
+		row := make([]string, len(cols))
+		for j, c := range cols {
 			row[j] = c.value(&s.Points[i])
 		}
 		rows = append(rows, row)
@@ -131,6 +132,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	writeAligned(&b, rows)
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
+	writeTelemetry(&b, s, false)
 	writeSlices(&b, s, false)
 	warn := warnings(s)
 	if len(warn) > 0 {

@@ -107,27 +107,29 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	}
 	writeClientTop(&b, s, "> ")
 	writeDriftTop(&b, s, "> ")
-	head := make([]string, len(columns))
-	for i, c := range columns {
+	cols := tableColumns(s)
+	head := make([]string, len(cols))
+	for i, c := range cols {
 		head[i] = strings.TrimSpace(c.group + " " + c.name)
 		if c.group == "" && i > 0 {
-			head[i] = strings.TrimSpace(prevGroup(i) + " " + c.name)
+			head[i] = strings.TrimSpace(prevGroup(cols, i) + " " + c.name)
 		}
 	}
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range columns {
+	for range cols {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
 	for i := range s.Points {
-		cells := make([]string, len(columns))
-		for j, c := range columns {
+		cells := make([]string, len(cols))
+		for j, c := range cols {
 			cells[j] = c.value(&s.Points[i])
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	writeErrors(&b, s, "- ")
 	writeWarmup(&b, s, "- ")
+	writeTelemetry(&b, s, true)
 	writeSlices(&b, s, true)
 	if warn := warnings(s); len(warn) > 0 {
 		b.WriteString("\n### Warnings\n\n")
@@ -140,10 +142,10 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 }
 
 // prevGroup returns the group heading that column i continues.
-func prevGroup(i int) string {
+func prevGroup(cols []column, i int) string {
 	for ; i >= 0; i-- {
-		if columns[i].group != "" {
-			return columns[i].group
+		if cols[i].group != "" {
+			return cols[i].group
 		}
 	}
 	return ""

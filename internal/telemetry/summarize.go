@@ -128,3 +128,28 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// PeakKVCache is the server's highest KV-cache use over the window (a
+// fraction, summed replicas averaged); nil when not known.
+func (p *Point) PeakKVCache() *float64 {
+	if p == nil || p.Server == nil || p.Server.KVCacheUsage == nil {
+		return nil
+	}
+	return &p.Server.KVCacheUsage.Max
+}
+
+// PeakVRAMBytes is the highest memory use of any one GPU over the window:
+// what a plan's per-device memory is compared with. Nil when no GPU
+// reported its memory.
+func (p *Point) PeakVRAMBytes() *float64 {
+	if p == nil {
+		return nil
+	}
+	var peak *float64
+	for _, g := range p.GPUs {
+		if m := g.MemoryUsedBytesMax; m != nil && (peak == nil || *m > *peak) {
+			peak = m
+		}
+	}
+	return peak
+}

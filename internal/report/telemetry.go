@@ -1,0 +1,146 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/telemetry"
+)
+
+// telemetryColumns are shown when some point has their figure: the
+// server's peak KV-cache use and the busiest GPU's peak memory, the two
+// that say whether memory is what a load runs out of.
+var telemetryColumns = []struct {
+	col column
+	get func(*telemetry.Point) *float64
+}{
+	{column{"KV cache", "peak %", func(p *metrics.PointSummary) string { return peakCell(p.Telemetry.PeakKVCache(), 100, 1) }},
+		(*telemetry.Point).PeakKVCache},
+	{column{"VRAM GiB", "peak", func(p *metrics.PointSummary) string { return peakCell(p.Telemetry.PeakVRAMBytes(), 1.0/(1<<30), 1) }},
+		(*telemetry.Point).PeakVRAMBytes},
+}
+
+// tableColumns are the table's columns for s: the fixed ones, then the
+// telemetry ones some point knows.
+func tableColumns(s *metrics.Summary) []column {
+	cols := columns
+	for _, tc := range telemetryColumns {
+		for i := range s.Points {
+			if tc.get(s.Points[i].Telemetry) != nil {
+				cols = append(cols[:len(cols):len(cols)], tc.col)
+				break
+			}
+		}
+	}
+	return cols
+}
+
+func peakCell(v *float64, scale float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return num(*v*scale, prec)
+}
+
+func ptrNum(v *float64, scale float64, prec int) string {
+	if v == nil {
+		return ""
+	}
+	return num(*v*scale, prec)
+}
+
+func meanMax(s *telemetry.ServerPoint, get func(*telemetry.ServerPoint) *telemetry.MeanMax, scale float64, prec int) string {
+	if s == nil || get(s) == nil {
+		return ""
+	}
+	m := get(s)
+	return num(m.Mean*scale, prec) + "/" + num(m.Max*scale, prec)
+}
+
+func serverF(t *telemetry.Point, get func(*telemetry.ServerPoint) *float64) *float64 {
+	if t.Server == nil {
+		return nil
+	}
+	return get(t.Server)
+}
+
+func hostF(t *telemetry.Point, get func(*telemetry.HostPoint) *float64, scale float64, prec int) string {
+	if t.Host == nil {
+		return ""
+	}
+	return ptrNum(get(t.Host), scale, prec)
+}
+
+// quantile is a server percentile in ms, a p50 with its bucket.
+func quantile(t *telemetry.Point, ttft bool, which string) string {
+	if t.Server == nil {
+		return ""
+	}
+	q := t.Server.QueueMS
+	if ttft {
+		q = t.Server.TTFTMS
+	}
+	if q == nil || q.Count == 0 {
+		return ""
+	}
+	v := map[string]float64{"p50": q.P50, "p90": q.P90, "p99": q.P99}[which]
+	cell := num(v, 0)
+	if bk := q.Bucket[which]; which == "p50" && len(bk) > 0 {
+		bounds := make([]string, len(bk))
+		for i, x := range bk {
+			bounds[i] = num(x, 0)
+		}
+		cell += " [" + strings.Join(bounds, "–") + "]"
+	}
+	return cell
+}
+
+// gpuMax is the largest of a figure over the GPUs that have it.
+func gpuMax(t *telemetry.Point, get func(telemetry.GPUPoint) *float64) string {
+	var m *float64
+	for _, g := range t.GPUs {
+		if v := get(g); v != nil && (m == nil || *v > *m) {
+			m = v
+		}
+	}
+	return ptrNum(m, 1, 0)
+}
+
+// gpuSum is a figure summed over the GPUs, when each has it.
+func gpuSum(t *telemetry.Point, get func(telemetry.GPUPoint) *float64) string {
+	var sum float64
+	for _, g := range t.GPUs {
+		v := get(g)
+		if v == nil {
+			return ""
+		}
+		sum += *v
+	}
+	if len(t.GPUs) == 0 {
+		return ""
+	}
+	return num(sum, 0)
+}
+
+// gpuMean is a figure averaged over the GPUs that have it.
+func gpuMean(t *telemetry.Point, get func(telemetry.GPUPoint) *float64, scale float64) string {
+	var sum float64
+	n := 0
+	for _, g := range t.GPUs {
+		if v := get(g); v != nil {
+			sum, n = sum+*v, n+1
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return num(sum/float64(n)*scale, 0)
+}
+
+// eventsCell counts a point's events by kind: "2 scrape_failed, 1 gap".
+func eventsCell(ev map[string]int) string {
+	if len(ev) == 0 {
+		return ""
+	}
+	return metrics.ErrorCounts(ev)
+}
