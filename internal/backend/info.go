@@ -30,6 +30,7 @@ const (
 	InfoModelRevision  = "model_revision"  // a commit or digest, where the server says
 	InfoQuantization   = "quantization"    // quantization or dtype, where the server says
 	InfoMaxModelLen    = "max_model_len"   // context length in tokens
+	InfoSlots          = "total_slots"     // sequences served at once (llama.cpp /props)
 	InfoEndpoints      = "endpoints"       // which of the probed endpoints answered
 	// InfoTimeScale is how many times faster than model time the server
 	// runs, from its TimeScaleHeader (servebench sim).
@@ -193,6 +194,7 @@ func describeLlamaCPP(m map[string]any, set func(string, any)) {
 	set(InfoModelRoot, m["model_path"])
 	set(InfoMaxModelLen, gen["n_ctx"])
 	set(InfoMaxModelLen, m["n_ctx"])
+	set(InfoSlots, m["total_slots"])
 	params, _ := gen["params"].(map[string]any)
 	for _, k := range []string{"temperature", "top_p", "top_k", "min_p", "repeat_penalty"} {
 		set(InfoSamplingPrefix+k, params[k])

@@ -50,10 +50,10 @@ func TestDescribe(t *testing.T) {
 			InfoModelRevision: "abc123", InfoQuantization: "torch.float16", InfoMaxModelLen: "4096"}},
 		{"llama.cpp", map[string]any{
 			"GET /v1/models": models("llamacpp", nil),
-			"GET /props": map[string]any{"build_info": "b4000-abcdef", "model_path": "/models/q4.gguf",
+			"GET /props": map[string]any{"build_info": "b4000-abcdef", "model_path": "/models/q4.gguf", "total_slots": 4,
 				"default_generation_settings": map[string]any{"n_ctx": 2048, "params": map[string]any{"temperature": 0.8, "top_k": 40}}},
 		}, map[string]string{InfoRuntime: "llama.cpp", InfoRuntimeVersion: "b4000-abcdef", InfoModelRoot: "/models/q4.gguf",
-			InfoMaxModelLen: "2048", "sampling.temperature": "0.8", "sampling.top_k": "40"}},
+			InfoMaxModelLen: "2048", InfoSlots: "4", "sampling.temperature": "0.8", "sampling.top_k": "40"}},
 		{"ollama", map[string]any{
 			"GET /v1/models":   models("library", nil),
 			"GET /api/version": map[string]any{"version": "0.5.7"},

@@ -81,7 +81,10 @@ func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.list, "list-devices", false, "print the device catalog with each number's source, then exit")
 }
 
-func planCmd(_ context.Context, env *Env, args []string) error {
+func planCmd(ctx context.Context, env *Env, args []string) error {
+	if calibrateRequested(args) {
+		return calibrateCmd(ctx, env, args)
+	}
 	fs := newFlagSet(env, "plan", planUsage)
 	var f planFlags
 	f.bind(fs)

@@ -32,6 +32,7 @@ Examples:
   servebench sim --time-scale 10                # 10x faster; servebench still reports model time
   servebench sim --max-num-seqs 256             # vLLM's slot count
   servebench sim --kv-tokens 8192 --max-model-len 4096 --preemption reject
+  servebench sim --calibrate runs/c14 --max-num-seqs 8   # the fitted model of a measured run, 8 slots
 `
 
 // simFlag binds a flag to a Config field (named by its YAML path).
@@ -78,6 +79,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	file := fs.String("config", "", "YAML configuration `file` (see --print-config)")
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
+	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench plan --calibrate) instead of the roofline")
 	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
@@ -91,6 +93,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	cfg, err := simConfig(fs, *file)
 	if err != nil {
 		return err
+	}
+	if *calibrate != "" {
+		if cfg, err = calibratedSim(env, fs, cfg, *calibrate); err != nil {
+			return err
+		}
 	}
 	if *printCfg {
 		return cfg.WriteYAML(env.Stdout)

@@ -1,0 +1,332 @@
+// Package calib fits a performance model to a measured run, so that the
+// simulator can answer what-if questions for that deployment: another
+// concurrency, other prompt or output lengths, more slots. It owns the
+// estimator (docs/PLANNER.md, Calibration): records in, a fitted
+// Model with bootstrap intervals and residuals out, and predictions
+// that go through the simulator's scheduler.
+package calib
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// Schema names the calibration's JSON output.
+const Schema = "servebench.calibration/v1"
+
+// Defaults of the estimator.
+const (
+	// DefaultBootstrap resamples: enough for a 95% percentile interval to
+	// settle to a few percent of its width.
+	DefaultBootstrap = 400
+	// Level is the confidence of every interval.
+	Level = 0.95
+	// minGaps is the fewest inter-token gaps a fit accepts: below it the
+	// four coefficients are not determined.
+	minGaps = 20
+)
+
+// Param is one fitted value with its bootstrap interval and standard error.
+type Param struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	SE    float64 `json:"se"`
+	Unit  string  `json:"unit"`
+}
+
+// Fit is what a calibration found.
+type Fit struct {
+	Model  Model   `json:"model"`
+	Params []Param `json:"parameters"`
+	// Slots is how many sequences the server runs at once; 0 when the run
+	// did not bound it (SlotsSource says where it came from).
+	Slots       int    `json:"slots"`
+	SlotsSource string `json:"slots_source"`
+	Requests    int    `json:"requests"`
+	Gaps        int    `json:"gaps"`
+	// LoneRequests were sent with nothing else in flight; their TTFT fixes
+	// the per-request overhead.
+	LoneRequests int       `json:"lone_requests"`
+	Residuals    Residuals `json:"residuals"`
+	Warnings     []string  `json:"warnings,omitempty"`
+}
+
+// Residuals describe how well the step model fits the gaps it was fitted
+// to, in ms per token, overall and by the number of sequences in the step.
+type Residuals struct {
+	RMSMS   float64        `json:"rms_ms"`
+	MeanMS  float64        `json:"mean_gap_ms"`
+	BySeqs  []SeqsResidual `json:"by_sequences"`
+	TTFTRMS float64        `json:"lone_ttft_rms_ms"`
+}
+
+// SeqsResidual compares the mean measured gap with the mean fitted step
+// for the steps that ran seqs sequences.
+type SeqsResidual struct {
+	Seqs     int     `json:"sequences"`
+	Gaps     int     `json:"gaps"`
+	Measured float64 `json:"measured_ms"`
+	Fitted   float64 `json:"fitted_ms"`
+}
+
+// Options tune a fit.
+type Options struct {
+	Bootstrap int    // resamples; 0 means DefaultBootstrap
+	Seed      uint64 // of the bootstrap
+	// Slots, when positive, is the slot count as the user knows it.
+	Slots int
+}
+
+// ErrTooFew says the run holds too little to fit.
+var ErrTooFew = errors.New("too few streamed tokens to fit")
+
+// Records fits the model to a run's records, in model time (see
+// record.Record.ModelTime). server is run.json's target.server, read for
+// the slot count a server states about itself.
+func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, error) {
+	var reqs []request
+	for _, r := range recs {
+		if q, ok := requestOf(r); ok {
+			reqs = append(reqs, q)
+		}
+	}
+	gaps := observe(reqs)
+	if len(gaps) < minGaps {
+		return nil, fmt.Errorf("%w: %d inter-token gaps in %d streamed requests, need %d (longer answers or more requests)", ErrTooFew, len(gaps), len(reqs), minGaps)
+	}
+	lone := loneRequests(reqs)
+	f := &Fit{Requests: len(reqs), Gaps: len(gaps), LoneRequests: len(lone)}
+	fl := floors(gaps)
+	eqs := perRequest(reqs, gaps, fl)
+	w := make([]float64, len(reqs))
+	for i := range w {
+		w[i] = 1
+	}
+	m, err := fitWeighted(eqs, fl, reqs, lone, w)
+	if err != nil {
+		return nil, err
+	}
+	f.Model = m
+	f.Params = bootstrap(eqs, fl, reqs, lone, m, o)
+	f.Slots, f.SlotsSource = slots(reqs, server, o.Slots)
+	f.Residuals = residuals(gaps, reqs, lone, m)
+	f.Warnings = warnings(f, reqs)
+	return f, nil
+}
+
+// floors are the token floors (Fitted.MinTokens) the fit profiles over:
+// none, then 48 steps in geometric progression up to the largest step.
+func floors(gaps []gap) []float64 {
+	top := 1.0
+	for _, g := range gaps {
+		top = math.Max(top, g.tokens)
+	}
+	out := []float64{0}
+	for k := range 48 {
+		out = append(out, math.Pow(top, float64(k)/47))
+	}
+	return out
+}
+
+// perRequest sums each request's gaps into its own normal equations, for
+// every floor: eqs[k][i] is request i's under floor k.
+func perRequest(reqs []request, gaps []gap, fl []float64) [][]normal {
+	eqs := make([][]normal, len(fl))
+	for k, f := range fl {
+		eqs[k] = make([]normal, len(reqs))
+		for _, g := range gaps {
+			eqs[k][g.req].add(g, f)
+		}
+	}
+	return eqs
+}
+
+// fitWeighted fits the model to the requests' equations, each counted w
+// times: for each floor the step coefficients by least squares, then a
+// floor by the rule in choose, then the per-request overhead.
+func fitWeighted(eqs [][]normal, fl []float64, reqs []request, lone []int, w []float64) (Model, error) {
+	var cands []candidate
+	for k := range fl {
+		var sum normal
+		for i := range eqs[k] {
+			if w[i] > 0 {
+				sum.addScaled(&eqs[k][i], w[i])
+			}
+		}
+		c, sse, ok := sum.solve()
+		if !ok {
+			continue
+		}
+		m := Model{StepMS: c[0], PerTokenMS: c[1], MinTokens: fl[k], PerSeqMS: c[2], PerKVTokenMS: c[3]}
+		excess, any := medianExcess(m, reqs, lone, w)
+		cands = append(cands, candidate{m: m, sse: sse, n: sum.n, excess: excess, feasible: !any || excess >= 0})
+	}
+	if len(cands) == 0 {
+		return Model{}, fmt.Errorf("%w: the gaps do not determine a step time", ErrTooFew)
+	}
+	best := choose(cands)
+	m := best.m
+	m.RequestOverheadMS = math.Max(0, best.excess)
+	if m.PerTokenMS == 0 {
+		m.MinTokens = 0 // no per-token cost: the floor means nothing
+	}
+	return m, nil
+}
+
+// candidate is the least-squares fit under one floor.
+type candidate struct {
+	m        Model
+	sse, n   float64
+	excess   float64 // median lone TTFT less the prefill step the fit gives it
+	feasible bool    // that excess is not negative: the overhead can be ≥ 0
+}
+
+// choose picks the floor. Floors whose gap error is within a likelihood-
+// ratio test's 95% bound of the least (χ²₁ 3.84 residual variances) fit
+// the gaps equally well; of those, the lowest whose prefill step for a
+// lone request leaves its TTFT a non-negative overhead wins. It puts as
+// much of TTFT into the prefill step, which other requests wait for, as
+// the run allows. Without such a floor: the best feasible one, else the
+// best.
+func choose(cands []candidate) candidate {
+	least := cands[0]
+	for _, c := range cands {
+		if c.sse < least.sse {
+			least = c
+		}
+	}
+	bound := least.sse * (1 + 3.84/math.Max(least.n-nCoef-1, 1))
+	var pick *candidate
+	for i := range cands {
+		c := &cands[i]
+		if c.feasible && c.sse <= bound && (pick == nil || c.m.MinTokens < pick.m.MinTokens) {
+			pick = c
+		}
+	}
+	for i := range cands {
+		if c := &cands[i]; pick == nil && c.feasible && (pick == nil || c.sse < pick.sse) {
+			pick = c
+		}
+	}
+	if pick == nil {
+		return least
+	}
+	return *pick
+}
+
+// medianExcess is the weighted median, over the lone requests, of TTFT
+// less the prefill step m gives them; any is false without lone requests.
+// The median, not the mean: a lone TTFT is what a p50 prediction starts
+// from, and one host stall would move the mean of a dozen requests by more
+// than the overhead itself.
+func medianExcess(m Model, reqs []request, lone []int, w []float64) (median float64, any bool) {
+	type excess struct{ x, w float64 }
+	var ex []excess
+	var total float64
+	for _, i := range lone {
+		if w[i] > 0 {
+			ex = append(ex, excess{reqs[i].ttft() - loneStep(m, reqs[i]), w[i]})
+			total += w[i]
+		}
+	}
+	if len(ex) == 0 {
+		return 0, false
+	}
+	slices.SortFunc(ex, func(a, b excess) int { return cmpFloat(a.x, b.x) })
+	var cum float64
+	for _, e := range ex {
+		if cum += e.w; cum >= total/2 {
+			return e.x, true
+		}
+	}
+	return ex[len(ex)-1].x, true
+}
+
+// loneStep is the model's prefill step for a request alone in the engine.
+func loneStep(m Model, r request) float64 {
+	return m.StepMSFor(1, float64(r.prompt), 0)
+}
+
+// loneRequests are those sent while no other request was in flight: their
+// TTFT is overhead plus their own prefill step.
+func loneRequests(reqs []request) []int {
+	var lone []int
+	for i := range reqs {
+		alone := true
+		for k := range reqs {
+			if k != i && reqs[k].sent <= reqs[i].first && reqs[k].end >= reqs[i].sent {
+				alone = false
+				break
+			}
+		}
+		if alone {
+			lone = append(lone, i)
+		}
+	}
+	return lone
+}
+
+// bootstrap refits on requests resampled with replacement and reports
+// each value's percentile interval and standard error.
+func bootstrap(eqs [][]normal, fl []float64, reqs []request, lone []int, m Model, o Options) []Param {
+	iters := o.Bootstrap
+	if iters <= 0 {
+		iters = DefaultBootstrap
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0xca11b))
+	draws := make([][]float64, len(paramNames))
+	w := make([]float64, len(reqs))
+	for range iters {
+		clear(w)
+		for range reqs {
+			w[rng.IntN(len(reqs))]++
+		}
+		b, err := fitWeighted(eqs, fl, reqs, lone, w)
+		if err != nil {
+			continue
+		}
+		for k, v := range values(b) {
+			draws[k] = append(draws[k], v)
+		}
+	}
+	out := make([]Param, len(paramNames))
+	for k, v := range values(m) {
+		// Without a successful resample the interval is the value itself.
+		p := Param{Name: paramNames[k], Value: v, Low: v, High: v, Unit: paramUnits[k]}
+		if d := draws[k]; len(d) > 1 {
+			slices.Sort(d)
+			p.Low, p.High = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2)
+			p.SE = stddev(d)
+		}
+		out[k] = p
+	}
+	return out
+}
+
+// The fitted values in the order of paramNames, as Model's JSON
+// names them.
+var (
+	paramNames = []string{"step_ms", "per_token_ms", "min_tokens", "per_seq_ms", "per_kv_token_ms", "request_overhead_ms"}
+	paramUnits = []string{"ms", "ms/token", "tokens", "ms/sequence", "ms/token", "ms"}
+)
+
+func values(m Model) []float64 {
+	return []float64{m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS}
+}
+
+func stddev(xs []float64) float64 {
+	mean := stats.Mean(xs)
+	var s float64
+	for _, x := range xs {
+		s += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(s / float64(len(xs)-1))
+}

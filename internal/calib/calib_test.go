@@ -1,0 +1,128 @@
+package calib
+
+import (
+	"math"
+	"testing"
+)
+
+// chunked builds a request sent at sent whose chunks, one token each,
+// arrive at the times given.
+func chunked(conc, prompt int, sent float64, at ...float64) request {
+	r := request{concurrency: conc, sent: sent, first: at[0], end: at[len(at)-1], prompt: prompt, output: len(at), at: at}
+	for range at {
+		r.tokens = append(r.tokens, 1)
+	}
+	return r
+}
+
+// TestObserveStepState: A decodes alone, then B (prompt 50) is prefilled in
+// the step ending at 30 and both decode in the next.
+func TestObserveStepState(t *testing.T) {
+	reqs := []request{chunked(2, 100, 0, 10, 20, 30, 40), chunked(2, 50, 15, 30, 40)}
+	got := observe(reqs)
+	want := []gap{
+		{req: 0, ms: 10, seqs: 1, tokens: 1, kv: 101},           // A alone, 1 token after its prompt
+		{req: 0, ms: 10, seqs: 2, tokens: 1 + 50, kv: 102 + 50}, // B's prefill shares the step
+		{req: 0, ms: 10, seqs: 2, tokens: 2, kv: 103 + 51},      // both decode
+		{req: 1, ms: 10, seqs: 2, tokens: 2, kv: 103 + 51},      // the same step from B
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d gaps, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("gap %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if p := peakGenerating(reqs); p != 2 {
+		t.Errorf("peak generating %d, want 2", p)
+	}
+}
+
+// TestFitRecoversModel: gaps and lone TTFTs made by a known model, without
+// noise, give back its step times and overhead.
+func TestFitRecoversModel(t *testing.T) {
+	truth := Model{StepMS: 2, PerTokenMS: 0.05, MinTokens: 150, PerSeqMS: 0.3, PerKVTokenMS: 0.001, RequestOverheadMS: 5}
+	var reqs []request
+	var gaps []gap
+	for i := range 40 {
+		seqs := float64(1 + i%8)
+		p := float64([]int{100, 300}[i%2])
+		r := request{prompt: int(p), sent: 0}
+		r.first = truth.RequestOverheadMS + truth.StepMSFor(1, p, 0)
+		reqs = append(reqs, r)
+		for _, tokens := range []float64{seqs, seqs + 256, seqs + 768} {
+			kv := seqs * (200 + float64(i))
+			gaps = append(gaps, gap{req: i, ms: truth.StepMSFor(seqs, tokens, kv), seqs: seqs, tokens: tokens, kv: kv})
+		}
+	}
+	lone := make([]int, len(reqs))
+	w := make([]float64, len(reqs))
+	for i := range lone {
+		lone[i], w[i] = i, 1
+	}
+	fl := floors(gaps)
+	got, err := fitWeighted(perRequest(reqs, gaps, fl), fl, reqs, lone, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ seqs, tokens, kv float64 }{{1, 1, 0}, {8, 8, 4000}, {4, 260, 900}, {1, 512, 0}, {16, 16, 8000}} {
+		g, want := got.StepMSFor(c.seqs, c.tokens, c.kv), truth.StepMSFor(c.seqs, c.tokens, c.kv)
+		if math.Abs(g/want-1) > 0.03 {
+			t.Errorf("step %+v: fitted %.3f ms, true %.3f ms", c, g, want)
+		}
+	}
+	// The floor is profiled on a grid: the overhead absorbs what is left.
+	if math.Abs(got.RequestOverheadMS-truth.RequestOverheadMS) > 1 {
+		t.Errorf("overhead %.2f ms, true %.2f ms", got.RequestOverheadMS, truth.RequestOverheadMS)
+	}
+}
+
+// TestSlots: the slot count as given, as the server states it, as the run
+// shows it when fewer generated at once than were in flight, or unbounded.
+func TestSlots(t *testing.T) {
+	// Four users, two generating at a time: the second pair starts when the first ends.
+	slotBound := []request{chunked(4, 10, 0, 10, 20), chunked(4, 10, 0, 10, 20), chunked(4, 10, 0, 30, 40), chunked(4, 10, 0, 30, 40)}
+	free := []request{chunked(2, 10, 0, 10, 20), chunked(2, 10, 0, 10, 20)}
+	for _, c := range []struct {
+		name   string
+		reqs   []request
+		server map[string]string
+		given  int
+		want   int
+		source string
+	}{
+		{"given", slotBound, map[string]string{"total_slots": "8"}, 3, 3, SlotsFlag},
+		{"llama.cpp props", free, map[string]string{"total_slots": "8"}, 0, 8, SlotsServer},
+		{"simulator", free, map[string]string{"max_num_seqs": "6"}, 0, 6, SlotsServer},
+		{"from the run", slotBound, nil, 0, 2, SlotsRun},
+		{"never filled", free, map[string]string{"max_num_seqs": "many"}, 0, 0, SlotsUnbounded},
+	} {
+		n, src := slots(c.reqs, c.server, c.given)
+		if n != c.want || src != c.source {
+			t.Errorf("%s: %d from %q, want %d from %q", c.name, n, src, c.want, c.source)
+		}
+	}
+}
+
+// TestPredictMatchesSimulator: a prediction is the simulator's closed loop
+// summarised: one user, 10 ms steps below the floor, 20 ms overhead.
+func TestPredictMatchesSimulator(t *testing.T) {
+	f := &Fit{Model: Model{StepMS: 10, PerTokenMS: 0.01, MinTokens: 100, RequestOverheadMS: 20}}
+	got, err := Predict(f.SimConfig(), []Point{{Concurrency: 1, PromptTokens: 50, OutputTokens: 11, Requests: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TTFT 20 + 11 ms; 10 decode steps of 11 ms: 1000/11 tok/s; 11 tokens per 141 ms.
+	p := got[0]
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"ttft", p.TTFTP50MS, 31}, {"decode", p.DecodeTPS, 1000.0 / 11}, {"output", p.OutputTPS, 3 * 11 / 0.423},
+	} {
+		if math.Abs(c.got/c.want-1) > 1e-6 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package calib
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Where a slot count came from (Fit.SlotsSource).
+const (
+	SlotsFlag      = "given"     // --slots
+	SlotsServer    = "server"    // the server's description of itself in run.json
+	SlotsRun       = "run"       // the most requests generating at once, below the load
+	SlotsUnbounded = "unbounded" // the run never filled them: no limit is assumed
+)
+
+// serverSlotKeys are the keys of run.json's target.server that state a
+// slot count: the simulator's max_num_seqs, llama.cpp's total_slots.
+var serverSlotKeys = []string{"max_num_seqs", "total_slots"}
+
+// slots finds the slot count: as given, as the server states it, or from
+// the run when at its highest concurrency fewer requests generated at once
+// than were in flight. Otherwise the run did not reach a limit.
+func slots(reqs []request, server map[string]string, given int) (int, string) {
+	if given > 0 {
+		return given, SlotsFlag
+	}
+	for _, k := range serverSlotKeys {
+		if n, err := strconv.Atoi(server[k]); err == nil && n > 0 {
+			return n, SlotsServer
+		}
+	}
+	top := 0
+	for _, r := range reqs {
+		top = max(top, r.concurrency)
+	}
+	var atTop []request
+	for _, r := range reqs {
+		if r.concurrency == top {
+			atTop = append(atTop, r)
+		}
+	}
+	if peak := peakGenerating(atTop); top > 0 && peak < top {
+		return peak, SlotsRun
+	}
+	return 0, SlotsUnbounded
+}
+
+// residuals compares the fitted step with the measured gaps.
+func residuals(gaps []gap, reqs []request, lone []int, m Model) Residuals {
+	var r Residuals
+	type acc struct{ n, meas, fit float64 }
+	by := map[int]*acc{}
+	var ss, sum float64
+	for _, g := range gaps {
+		f := m.StepMSFor(g.seqs, g.tokens, g.kv)
+		ss += (g.ms - f) * (g.ms - f)
+		sum += g.ms
+		a := by[int(g.seqs)]
+		if a == nil {
+			a = &acc{}
+			by[int(g.seqs)] = a
+		}
+		a.n++
+		a.meas += g.ms
+		a.fit += f
+	}
+	r.RMSMS, r.MeanMS = math.Sqrt(ss/float64(len(gaps))), sum/float64(len(gaps))
+	for s, a := range by {
+		r.BySeqs = append(r.BySeqs, SeqsResidual{Seqs: s, Gaps: int(a.n), Measured: a.meas / a.n, Fitted: a.fit / a.n})
+	}
+	slices.SortFunc(r.BySeqs, func(a, b SeqsResidual) int { return a.Seqs - b.Seqs })
+	var tss float64
+	for _, i := range lone {
+		d := reqs[i].ttft() - loneStep(m, reqs[i]) - m.RequestOverheadMS
+		tss += d * d
+	}
+	if len(lone) > 0 {
+		r.TTFTRMS = math.Sqrt(tss / float64(len(lone)))
+	}
+	return r
+}
+
+// warnings say what the run could not determine.
+func warnings(f *Fit, reqs []request) []string {
+	var w []string
+	if f.LoneRequests == 0 {
+		w = append(w, "no request was sent with nothing else in flight: the per-request overhead is taken as 0; include concurrency 1 in the run")
+	}
+	if f.SlotsSource == SlotsUnbounded {
+		top := 0
+		for _, r := range reqs {
+			top = max(top, r.concurrency)
+		}
+		w = append(w, fmt.Sprintf("the run never filled the server's slots (all %d requests generated at once at its highest load): predictions assume no slot limit; give --slots N if the server has one", top))
+	}
+	prompts := map[int]bool{}
+	for _, r := range reqs {
+		prompts[r.prompt] = true
+	}
+	if len(prompts) == 1 {
+		w = append(w, "every prompt had the same length: prefill cost per token rests on steps shared with decodes; predictions for other prompt lengths extrapolate it")
+	}
+	return w
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench/internal/calib"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/sim"
+)
+
+const calibrateUsage = `
+Usage: servebench plan --calibrate RUN_DIR [flags]
+
+Fits a performance model to a measured run and predicts loads and
+workloads that were not run, through the simulator's scheduler. The model
+is engine-agnostic: an engine step costs a fixed time, plus time per
+sequence in it, per prompt token it prefills and per cached token it
+reads; each request pays a fixed overhead before it is scheduled; the
+server runs at most its slot count at once. Every fitted value comes with
+a 95% bootstrap interval (requests resampled) and the fit's residuals.
+A run at concurrency 1 and a few users (e.g. 1,4) is enough.
+docs/PLANNER.md (Calibration) defines the estimator and its limits.
+
+Examples:
+  servebench run --url http://127.0.0.1:11434 --model m --concurrency 1,4 --out runs/c14
+  servebench plan --calibrate runs/c14
+  servebench plan --calibrate runs/c14 --concurrency 2,8,16 --json
+  servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
+  servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
+`
+
+type calibrateFlags struct {
+	dir, conc, prompt, output string
+	requests, warmup, slots   int
+	bootstrap                 int
+	seed                      uint64
+	json                      bool
+}
+
+func (f *calibrateFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "calibrate", "", "run `directory` (records.jsonl, run.json) to fit the model to")
+	fs.StringVar(&f.conc, "concurrency", "", "concurrencies to predict, e.g. 2,8,16 (default: the run's)")
+	fs.StringVar(&f.prompt, "prompt-tokens", "", "prompt lengths to predict (default: the run's mean)")
+	fs.StringVar(&f.output, "output-tokens", "", "output lengths to predict (default: the run's mean)")
+	fs.IntVar(&f.requests, "requests", 0, "measured requests per predicted point (default: as many as the run's points had)")
+	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per predicted point (default: as many as the run's)")
+	fs.IntVar(&f.slots, "slots", 0, "the server's slot count (OLLAMA_NUM_PARALLEL, max_num_seqs) when the run does not show it")
+	fs.IntVar(&f.bootstrap, "bootstrap", calib.DefaultBootstrap, "bootstrap resamples for the intervals")
+	fs.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
+	fs.BoolVar(&f.json, "json", false, "write JSON instead of text")
+}
+
+// calibrateRequested reports whether plan's arguments ask for --calibrate.
+func calibrateRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "calibrate" {
+			return true
+		}
+	}
+	return false
+}
+
+func calibrateCmd(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "plan --calibrate", calibrateUsage)
+	var f calibrateFlags
+	f.bind(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("servebench plan --calibrate runs/a", "unexpected argument %q", fs.Arg(0))
+	}
+	if f.slots < 0 || f.bootstrap < 0 {
+		return usagef("servebench plan --calibrate runs/a --slots 4", "--slots and --bootstrap must not be negative")
+	}
+	conc, prompts, outputs, err := f.lists()
+	if err != nil {
+		return err
+	}
+	c, err := loadCalibration(env, f.dir, calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots})
+	if err != nil {
+		return err
+	}
+	pts, err := f.points(c.summary, conc, prompts, outputs)
+	if err != nil {
+		return err
+	}
+	rep, err := c.report(pts)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(env.Stdout, rep)
+	}
+	return writeCalibration(env.Stdout, rep)
+}
+
+// calibration is a fit with the run it came from.
+type calibration struct {
+	dir     string
+	fit     *calib.Fit
+	run     *record.Run
+	summary *metrics.Summary
+}
+
+// loadCalibration reads a run directory and fits the model to it.
+func loadCalibration(env *Env, dir string, o calib.Options) (*calibration, error) {
+	if dir == "" {
+		return nil, usagef("servebench plan --calibrate runs/a", "--calibrate needs a run directory written by servebench run --out")
+	}
+	var recs []*record.Record
+	sum, err := loadSummary(env, dir, false, sliceFlag{}, func(r *record.Record) {
+		c := *r
+		recs = append(recs, &c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var server map[string]string
+	if sum.Run != nil {
+		server = sum.Run.Target.Server
+	}
+	fit, err := calib.Records(recs, server, o)
+	if errors.Is(err, calib.ErrTooFew) {
+		return nil, &Error{Err: fmt.Errorf("--calibrate %s: %w", dir, err), Hint: "calibrate on a streamed run at concurrency 1 and a few users, e.g. servebench run --concurrency 1,4 --requests 16", Code: ExitFailure}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &calibration{dir: dir, fit: fit, run: sum.Run, summary: sum}, nil
+}
+
+// calibratedSim puts the model fitted to the run in dir into cfg: its step
+// model and overhead, and its slot count, served model name and an
+// unbounded KV cache unless the flags set them.
+func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.Config, error) {
+	c, err := loadCalibration(env, dir, calib.Options{Bootstrap: 1})
+	if err != nil {
+		return cfg, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fitted := c.fit.SimConfig()
+	cfg.Timer = fitted.Timer
+	if !set["max-num-seqs"] {
+		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
+	}
+	if !set["kv-tokens"] {
+		cfg.Engine.KVTokens = fitted.Engine.KVTokens
+	}
+	if !set["max-model-len"] {
+		cfg.Model.MaxModelLen = fitted.Model.MaxModelLen
+	}
+	if !set["model-name"] && c.run != nil && c.run.Target.Model != "" {
+		cfg.Model.Name = c.run.Target.Model
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, simConfigError(err, err)
+	}
+	m := c.fit.Model
+	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request; %d slots\n",
+		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.MaxNumSeqs)
+	for _, w := range c.fit.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// calibRun writes a quick built-in simulator run at concurrency 1 and 3.
+func calibRun(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runMain(t, "run", "--concurrency", "1,3", "--requests", "6", "--warmup", "0",
+		"--prompt-tokens", "64", "--output-tokens", "24", "--out", dir)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	return dir
+}
+
+func TestCalibrateOutput(t *testing.T) {
+	dir := calibRun(t)
+	code, text, stderr := runMain(t, "plan", "--calibrate", dir, "--concurrency", "2,6", "--bootstrap", "50")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"Fitted model (95% bootstrap intervals", "per_token_ms", "min_tokens",
+		"request_overhead_ms", "slots", "8 (server)", "Residuals: gap RMS", "measured vs predicted", "Predicted:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--concurrency", "2,6", "--prompt-tokens", "64,512", "--bootstrap", "50", "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Schema string `json:"schema"`
+		Fit    struct {
+			Params []struct {
+				Name             string
+				Value, Low, High float64
+			} `json:"parameters"`
+		} `json:"fit"`
+		Measured    []json.RawMessage `json:"measured"`
+		Predictions []struct {
+			Concurrency  int     `json:"concurrency"`
+			PromptTokens int     `json:"prompt_tokens"`
+			OutputTokens int     `json:"output_tokens"`
+			TTFT         float64 `json:"ttft_p50_ms"`
+			Decode       float64 `json:"decode_tps_per_request"`
+			Output       float64 `json:"output_tps"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Schema != "servebench.calibration/v1" || len(rep.Fit.Params) != 6 || len(rep.Measured) != 2 || len(rep.Predictions) != 4 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, p := range rep.Fit.Params {
+		if !(p.Low <= p.Value && p.Value <= p.High) {
+			t.Errorf("%s = %v outside its interval [%v, %v]", p.Name, p.Value, p.Low, p.High)
+		}
+	}
+	// Longer prompts cost more prefill: a later first token, at both loads.
+	for i := 0; i < 4; i += 2 {
+		short, long := rep.Predictions[i], rep.Predictions[i+1]
+		if short.PromptTokens != 64 || long.PromptTokens != 512 || long.OutputTokens != 24 || !(long.TTFT > short.TTFT) {
+			t.Errorf("predictions %+v then %+v", short, long)
+		}
+	}
+}
+
+func TestCalibrateErrors(t *testing.T) {
+	empty := t.TempDir()
+	few := filepath.Join(t.TempDir(), "few")
+	if code, _, stderr := runMain(t, "run", "--concurrency", "1", "--requests", "2", "--warmup", "0", "--output-tokens", "3", "--out", few); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no directory", []string{"--calibrate="}, 2, "--calibrate needs a run directory"},
+		{"missing directory", []string{"--calibrate", filepath.Join(empty, "nope")}, 1, "no such file"},
+		{"too few tokens", []string{"--calibrate", few}, 1, "too few streamed tokens to fit"},
+		{"bad list", []string{"--calibrate", few, "--concurrency", "2,x"}, 2, "--concurrency"},
+		{"stray argument", []string{"--calibrate", few, "extra"}, 2, "unexpected argument"},
+	} {
+		code, _, stderr := runMain(t, append([]string{"plan"}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)", c.name, code, c.code, stderr, c.want)
+		}
+	}
+}
