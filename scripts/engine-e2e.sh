@@ -2,8 +2,9 @@
 # Real-engine end-to-end test: builds Ollama (CPU), starts it with
 # servebench's random-weight model, runs servebench against it through the
 # OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
-# records against Ollama's own timings (cmd/enginecheck), then checks the
-# planner's KV-cache size against the engine's log at several slot counts and
+# records against Ollama's own timings (cmd/enginecheck), checks plan
+# --calibrate's predictions for a held-out run at 2, 8 and 16 users, then
+# checks the planner's KV-cache size against the engine's log at several slot counts and
 # contexts. Exits non-zero on any failure; the engine is stopped however the
 # script ends.
 #
@@ -13,6 +14,9 @@
 #   SB_E2E_REQUESTS       measured requests per load point (default 8)
 #   SB_E2E_PROMPT_TOKENS  prompt length (default 128)
 #   SB_E2E_OUTPUT_TOKENS  output length (default 64)
+#   SB_E2E_CALIB_CONCURRENCY, SB_E2E_CALIB_REQUESTS
+#                         the held-out run the calibration (fitted on the
+#                         first API's run) must predict (default 2,8,16; 32)
 #   SB_OLLAMA_NUM_THREAD  engine threads (default 1 here, see below)
 #   SB_E2E_KV_SETTINGS    KV-cache checks, SLOTSxNUM_CTX each (default
 #                         "<OLLAMA_NUM_PARALLEL>x<OLLAMA_CONTEXT_LENGTH or 4096>
@@ -28,6 +32,8 @@ CONCURRENCY="${SB_E2E_CONCURRENCY:-1,4}"
 REQUESTS="${SB_E2E_REQUESTS:-8}"
 PROMPT="${SB_E2E_PROMPT_TOKENS:-128}"
 OUTPUT="${SB_E2E_OUTPUT_TOKENS:-64}"
+CALIB_CONCURRENCY="${SB_E2E_CALIB_CONCURRENCY:-2,8,16}"
+CALIB_REQUESTS="${SB_E2E_CALIB_REQUESTS:-32}"
 # One engine thread: llama.cpp's threads spin at a barrier after every op, so
 # on a small shared runner one descheduled thread stalls the others; decode
 # fell from ~250 to ~5 tok/s with two threads beside one busy process, while
@@ -62,6 +68,22 @@ for api in $APIS; do
 done
 
 "$STATE/enginecheck" -requests "$REQUESTS" "${dirs[@]}"
+
+# Calibration: fitted on the first API's run above (concurrency 1 and 4),
+# plan --calibrate predicts a held-out run of the same engine at 2, 8 and 16
+# users, which must come within the goal (10% for output and decode
+# tokens/s, 25% for TTFT p50; docs/PLANNER.md, Calibration). Ollama states
+# no slot count, so it is given. About a minute.
+calib_api="${APIS%% *}"
+calib_dir="$STATE/e2e/calib-heldout"
+log "calibration: held-out run --api $calib_api at concurrency $CALIB_CONCURRENCY"
+"$STATE/servebench" run --url "$url" --model "$model" --api "$calib_api" \
+	--concurrency "$CALIB_CONCURRENCY" --requests "$CALIB_REQUESTS" --warmup 1 \
+	--prompt-tokens "$PROMPT" --output-tokens "$OUTPUT" --seed 2 --out "$calib_dir"
+calib=("$STATE/servebench" plan --calibrate "${dirs[0]}" --against "$calib_dir" --slots "${OLLAMA_NUM_PARALLEL:-4}")
+"${calib[@]}" >&2
+"${calib[@]}" --json >"$STATE/calib.json"
+"$STATE/enginecheck" -calib "$STATE/calib.json"
 grep "llama_kv_cache: size" "$STATE/serve.log" >&2 || true
 
 # KV cache: `servebench plan --json` must predict the size llama.cpp logs at

@@ -10,6 +10,12 @@
 //
 //	enginecheck -kv-log serve.log -kv-plan plan.json
 //
+// With -calib it checks plan --calibrate's predictions for a held-out run
+// (the JSON of servebench plan --calibrate DIR --against DIR2 --json)
+// against that run's measurements, to the calibration goal:
+//
+//	enginecheck -calib calib.json
+//
 // Exit status: 0 every check passed, 1 a check failed or a run could not be
 // read, 2 usage. It never passes by skipping: a run directory without
 // records, or no load point it could compare, is a failure.
@@ -29,7 +35,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o enginecheck.Options
-	var kvLog, kvPlan string
+	var kvLog, kvPlan, calib string
+	goal := enginecheck.DefaultCalibGoal
 	fs := flag.NewFlagSet("enginecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Float64Var(&o.DecodeTolerance, "decode-tolerance", enginecheck.DefaultDecodeTolerance,
@@ -37,13 +44,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.WantRequests, "requests", 0, "measured requests each load point must have (0: not checked)")
 	fs.StringVar(&kvLog, "kv-log", "", "engine log `file` whose last llama_kv_cache size line is checked (with -kv-plan)")
 	fs.StringVar(&kvPlan, "kv-plan", "", "`file` of servebench plan --json output whose KV cache must equal the log's")
+	fs.StringVar(&calib, "calib", "", "`file` of servebench plan --calibrate --against --json output whose predictions must meet the goal")
+	fs.Float64Var(&goal.Throughput, "calib-tps-goal", goal.Throughput, "largest |predicted/measured - 1| of output and decode tokens/s")
+	fs.Float64Var(&goal.TTFT, "calib-ttft-goal", goal.TTFT, "largest |predicted/measured - 1| of TTFT p50")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
-			"       enginecheck -kv-log FILE -kv-plan FILE [flags] [RUN_DIR...]\n\n"+
+			"       enginecheck -kv-log FILE -kv-plan FILE [flags] [RUN_DIR...]\n"+
+			"       enginecheck -calib FILE [flags] [RUN_DIR...]\n\n"+
 			"Checks each run's %s against the engine's own timings, and the\n"+
 			"planner's KV cache against the engine log's llama_kv_cache size line.\n\n"+
 			"Examples:\n  enginecheck -requests 8 runs/openai runs/native\n"+
-			"  enginecheck -kv-log serve.log -kv-plan plan.json\n\nFlags:\n", enginecheck.RecordsFile)
+			"  enginecheck -kv-log serve.log -kv-plan plan.json\n"+
+			"  enginecheck -calib calib.json\n\nFlags:\n", enginecheck.RecordsFile)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -53,8 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kv := kvLog != "" || kvPlan != ""
-	if (fs.NArg() == 0 && !kv) || o.DecodeTolerance <= 0 || o.WantRequests < 0 {
-		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance must be positive, -requests not negative")
+	if (fs.NArg() == 0 && !kv && calib == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(goal.Throughput > 0 && goal.TTFT > 0) {
+		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance and the -calib goals must be positive, -requests not negative")
 		fmt.Fprintln(stderr, "Try: enginecheck runs/native")
 		return 2
 	}
@@ -66,6 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	code := 0
 	if kv {
 		code = checkKV(kvLog, kvPlan, stdout, stderr)
+	}
+	if calib != "" {
+		code = max(code, checkCalib(calib, goal, stdout, stderr))
 	}
 	if fs.NArg() == 0 {
 		return code
@@ -118,4 +133,26 @@ func kvCheck(logPath, planPath string) (*enginecheck.KVCheck, error) {
 		return nil, fmt.Errorf("%s: %w", logPath, err)
 	}
 	return enginecheck.CheckKVCache(l, kv), nil
+}
+
+// checkCalib holds plan --calibrate's predictions to a held-out run.
+func checkCalib(path string, goal enginecheck.CalibGoal, stdout, stderr io.Writer) int {
+	data, err := os.ReadFile(path)
+	var rows []enginecheck.CalibRow
+	if err == nil {
+		rows, err = enginecheck.CheckCalibration(data, goal)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: calibration: %s: %v\nTry: servebench plan --calibrate RUN --against HELD_OUT --json > %s\n", path, err, path)
+		return 1
+	}
+	if err := enginecheck.RenderCalib(stdout, rows); err != nil {
+		return 1
+	}
+	for _, r := range rows {
+		if !r.OK() {
+			return 1
+		}
+	}
+	return 0
 }

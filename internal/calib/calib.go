@@ -62,10 +62,13 @@ type Fit struct {
 // Residuals describe how well the step model fits the gaps it was fitted
 // to, in ms per token, overall and by the number of sequences in the step.
 type Residuals struct {
-	RMSMS   float64        `json:"rms_ms"`
-	MeanMS  float64        `json:"mean_gap_ms"`
-	BySeqs  []SeqsResidual `json:"by_sequences"`
-	TTFTRMS float64        `json:"lone_ttft_rms_ms"`
+	RMSMS  float64 `json:"rms_ms"`
+	MeanMS float64 `json:"mean_gap_ms"`
+	// SpreadMS is 1.4826 × the median absolute residual: the residuals'
+	// standard deviation were they normal, unmoved by a few host stalls.
+	SpreadMS float64        `json:"spread_ms"`
+	BySeqs   []SeqsResidual `json:"by_sequences"`
+	TTFTRMS  float64        `json:"lone_ttft_rms_ms"`
 }
 
 // SeqsResidual compares the mean measured gap with the mean fitted step
@@ -189,35 +192,25 @@ type candidate struct {
 	feasible bool    // that excess is not negative: the overhead can be ≥ 0
 }
 
-// choose picks the floor. Floors whose gap error is within a likelihood-
-// ratio test's 95% bound of the least (χ²₁ 3.84 residual variances) fit
-// the gaps equally well; of those, the lowest whose prefill step for a
-// lone request leaves its TTFT a non-negative overhead wins. It puts as
-// much of TTFT into the prefill step, which other requests wait for, as
-// the run allows. Without such a floor: the best feasible one, else the
-// best.
+// choose picks the floor: the one whose fit has the least error among
+// those whose prefill step for a lone request leaves its TTFT a
+// non-negative overhead (maximum likelihood under that constraint), else
+// the least error. Where the gaps alone would put more of TTFT into the
+// prefill step than TTFT holds, the constraint moves the floor up until
+// the prefill step fits inside the measured TTFT.
 func choose(cands []candidate) candidate {
-	least := cands[0]
-	for _, c := range cands {
-		if c.sse < least.sse {
-			least = c
-		}
-	}
-	bound := least.sse * (1 + 3.84/math.Max(least.n-nCoef-1, 1))
-	var pick *candidate
+	var pick, least *candidate
 	for i := range cands {
 		c := &cands[i]
-		if c.feasible && c.sse <= bound && (pick == nil || c.m.MinTokens < pick.m.MinTokens) {
-			pick = c
+		if least == nil || c.sse < least.sse {
+			least = c
 		}
-	}
-	for i := range cands {
-		if c := &cands[i]; pick == nil && c.feasible && (pick == nil || c.sse < pick.sse) {
+		if c.feasible && (pick == nil || c.sse < pick.sse) {
 			pick = c
 		}
 	}
 	if pick == nil {
-		return least
+		return *least
 	}
 	return *pick
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/sim"
@@ -22,12 +23,29 @@ type Point struct {
 // a fit configures: far above any load a run offers.
 const Unlimited = 1 << 20
 
+// Replicas is how many seeds a prediction pools: the step noise breaks
+// the phase lock a closed loop of identical requests falls into, and the
+// seeds average over where it lands.
+const Replicas = 8
+
+// maxJitter bounds the step noise a fit lends the simulator.
+const maxJitter = 0.3
+
 // SimConfig is the simulator configured with the fit: its step model and
 // overhead, its slots (unlimited when the run did not bound them), no KV
-// limit (a run shows no KV cache), and no jitter so predictions repeat.
+// limit (a run shows no KV cache), and the step noise the run showed: a
+// uniform jitter with the residuals' robust spread (±√3 × spread / mean
+// gap, at most ±30%; host stalls that move single gaps do not move the
+// engine's schedule and are left out). Without it a closed loop of identical requests locks into
+// one phase, and a TTFT that waits for a step boundary or does not turns
+// on a fraction of a millisecond.
 func (f *Fit) SimConfig() sim.Config {
 	cfg := sim.DefaultConfig()
-	cfg.Timer, cfg.Jitter, cfg.TimeScale = f.Model.Timer(), 0, 1
+	cfg.Timer, cfg.TimeScale = f.Model.Timer(), 1
+	cfg.Jitter = 0
+	if r := f.Residuals; r.MeanMS > 0 {
+		cfg.Jitter = math.Min(maxJitter, math.Sqrt(3)*r.SpreadMS/r.MeanMS)
+	}
 	cfg.Engine.MaxNumSeqs = Unlimited
 	if f.Slots > 0 {
 		cfg.Engine.MaxNumSeqs = f.Slots
@@ -38,7 +56,9 @@ func (f *Fit) SimConfig() sim.Config {
 }
 
 // Predict runs each point through the simulator's scheduler with the
-// fitted model and reports what a run would summarise.
+// fitted model, Replicas times with seeds 1, 2, ..., and reports what a
+// run of them all would summarise: the seeds are fixed, so the same fit
+// predicts the same figures.
 func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 	out := make([]plan.Prediction, 0, len(pts))
 	for _, p := range pts {
@@ -47,41 +67,53 @@ func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 		}
 		reqs := make([]sim.Request, p.Warmup+p.Requests)
 		for i := range reqs {
-			reqs[i] = sim.Request{PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
+			// Users who send together are a microsecond apart, as a real
+			// client's are: an idle engine starts on the first one ready.
+			reqs[i] = sim.Request{Arrival: time.Duration(i%p.Concurrency) * time.Microsecond,
+				PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
 		}
-		outs, _, err := sim.SimulateClosed(cfg, p.Concurrency, reqs)
-		if err != nil {
-			return nil, fmt.Errorf("predicting concurrency %d: %w", p.Concurrency, err)
+		var runs [][]sim.Outcome
+		for seed := range int64(Replicas) {
+			c := cfg
+			c.Seed = seed + 1
+			outs, _, err := sim.SimulateClosed(c, p.Concurrency, reqs)
+			if err != nil {
+				return nil, fmt.Errorf("predicting concurrency %d: %w", p.Concurrency, err)
+			}
+			runs = append(runs, outs[p.Warmup:])
 		}
-		out = append(out, summarize(p, outs[p.Warmup:]))
+		out = append(out, summarize(p, runs))
 	}
 	return out, nil
 }
 
-// summarize computes a point's figures as docs/METRICS.md defines them:
-// medians of TTFT and per-request decode speed, and output tokens over
-// the window from the first send to the last end.
-func summarize(p Point, outs []sim.Outcome) plan.Prediction {
+// summarize computes a point's figures as docs/METRICS.md defines them,
+// over every replica: medians of TTFT and per-request decode speed, and
+// the mean of each replica's output tokens over its window from the first
+// send to the last end.
+func summarize(p Point, runs [][]sim.Outcome) plan.Prediction {
 	var ttft, speed []float64
-	var tokens float64
-	start, end := math.Inf(1), math.Inf(-1)
-	for _, o := range outs {
-		if o.Err != nil {
-			continue
+	var tps float64
+	for _, outs := range runs {
+		var tokens float64
+		start, end := math.Inf(1), math.Inf(-1)
+		for _, o := range outs {
+			if o.Err != nil {
+				continue
+			}
+			ttft = append(ttft, o.TTFT.Seconds()*1e3)
+			if o.Tokens > 1 && o.E2E > o.TTFT {
+				speed = append(speed, float64(o.Tokens-1)/(o.E2E-o.TTFT).Seconds())
+			}
+			tokens += float64(o.Tokens)
+			start, end = math.Min(start, o.Arrival.Seconds()), math.Max(end, (o.Arrival+o.E2E).Seconds())
 		}
-		ttft = append(ttft, o.TTFT.Seconds()*1e3)
-		if o.Tokens > 1 && o.E2E > o.TTFT {
-			speed = append(speed, float64(o.Tokens-1)/(o.E2E-o.TTFT).Seconds())
+		if end > start {
+			tps += tokens / (end - start) / float64(len(runs))
 		}
-		tokens += float64(o.Tokens)
-		start, end = math.Min(start, o.Arrival.Seconds()), math.Max(end, (o.Arrival+o.E2E).Seconds())
 	}
 	slices.Sort(ttft)
 	slices.Sort(speed)
-	pr := plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
-		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5)}
-	if end > start {
-		pr.OutputTPS = tokens / (end - start)
-	}
-	return pr
+	return plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
+		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5), OutputTPS: tps}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/servebench/servebench/internal/stats"
 )
 
 // Where a slot count came from (Fit.SlotsSource).
@@ -53,9 +55,11 @@ func residuals(gaps []gap, reqs []request, lone []int, m Model) Residuals {
 	type acc struct{ n, meas, fit float64 }
 	by := map[int]*acc{}
 	var ss, sum float64
+	abs := make([]float64, 0, len(gaps))
 	for _, g := range gaps {
 		f := m.StepMSFor(g.seqs, g.tokens, g.kv)
 		ss += (g.ms - f) * (g.ms - f)
+		abs = append(abs, math.Abs(g.ms-f))
 		sum += g.ms
 		a := by[int(g.seqs)]
 		if a == nil {
@@ -67,6 +71,8 @@ func residuals(gaps []gap, reqs []request, lone []int, m Model) Residuals {
 		a.fit += f
 	}
 	r.RMSMS, r.MeanMS = math.Sqrt(ss/float64(len(gaps))), sum/float64(len(gaps))
+	slices.Sort(abs)
+	r.SpreadMS = 1.4826 * stats.Quantile(abs, 0.5)
 	for s, a := range by {
 		r.BySeqs = append(r.BySeqs, SeqsResidual{Seqs: s, Gaps: int(a.n), Measured: a.meas / a.n, Fitted: a.fit / a.n})
 	}

@@ -31,19 +31,22 @@ Examples:
   servebench plan --calibrate runs/c14
   servebench plan --calibrate runs/c14 --concurrency 2,8,16 --json
   servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
+  servebench plan --calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
   servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
 `
 
 type calibrateFlags struct {
-	dir, conc, prompt, output string
-	requests, warmup, slots   int
-	bootstrap                 int
-	seed                      uint64
-	json                      bool
+	dir, against, conc      string
+	prompt, output          string
+	requests, warmup, slots int
+	bootstrap               int
+	seed                    uint64
+	json                    bool
 }
 
 func (f *calibrateFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "calibrate", "", "run `directory` (records.jsonl, run.json) to fit the model to")
+	fs.StringVar(&f.against, "against", "", "held-out run `directory`: predict its closed-loop points and set its measurements beside them")
 	fs.StringVar(&f.conc, "concurrency", "", "concurrencies to predict, e.g. 2,8,16 (default: the run's)")
 	fs.StringVar(&f.prompt, "prompt-tokens", "", "prompt lengths to predict (default: the run's mean)")
 	fs.StringVar(&f.output, "output-tokens", "", "output lengths to predict (default: the run's mean)")
@@ -94,7 +97,13 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := c.report(pts)
+	var against *metrics.Summary
+	if f.against != "" {
+		if against, err = loadSummary(env, f.against, false, sliceFlag{}, nil); err != nil {
+			return err
+		}
+	}
+	rep, err := c.report(pts, against, f.against)
 	if err != nil {
 		return err
 	}

@@ -26,12 +26,12 @@ func TestCalibrateOutput(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"Fitted model (95% bootstrap intervals", "per_token_ms", "min_tokens",
-		"request_overhead_ms", "slots", "8 (server)", "Residuals: gap RMS", "measured vs predicted", "Predicted:"} {
+		"request_overhead_ms", "slots", "8 (server)", "Residuals: gap RMS", "The run's points, measured / predicted", "Predicted:"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
-	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--concurrency", "2,6", "--prompt-tokens", "64,512", "--bootstrap", "50", "--json")
+	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--against", dir, "--concurrency", "2,6", "--prompt-tokens", "64,512", "--bootstrap", "50", "--json")
 	if code != 0 {
 		t.Fatalf("--json: exit %d\n%s", code, stderr)
 	}
@@ -44,6 +44,7 @@ func TestCalibrateOutput(t *testing.T) {
 			} `json:"parameters"`
 		} `json:"fit"`
 		Measured    []json.RawMessage `json:"measured"`
+		Against     []json.RawMessage `json:"against"`
 		Predictions []struct {
 			Concurrency  int     `json:"concurrency"`
 			PromptTokens int     `json:"prompt_tokens"`
@@ -56,7 +57,7 @@ func TestCalibrateOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if rep.Schema != "servebench.calibration/v1" || len(rep.Fit.Params) != 6 || len(rep.Measured) != 2 || len(rep.Predictions) != 4 {
+	if rep.Schema != "servebench.calibration/v1" || len(rep.Fit.Params) != 6 || len(rep.Measured) != 2 || len(rep.Against) != 2 || len(rep.Predictions) != 4 {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, p := range rep.Fit.Params {
@@ -92,6 +93,7 @@ func TestCalibrateErrors(t *testing.T) {
 		{"too few tokens", []string{"--calibrate", few}, 1, "too few streamed tokens to fit"},
 		{"bad list", []string{"--calibrate", few, "--concurrency", "2,x"}, 2, "--concurrency"},
 		{"stray argument", []string{"--calibrate", few, "extra"}, 2, "unexpected argument"},
+		{"negative slots", []string{"--calibrate", few, "--slots", "-1"}, 2, "must not be negative"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"plan"}, c.args...)...)
 		if code != c.code || !strings.Contains(stderr, c.want) {

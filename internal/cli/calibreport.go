@@ -9,6 +9,7 @@ import (
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/sim"
 )
 
 // calibrationReport is plan --calibrate's output (docs/PLANNER.md,
@@ -20,7 +21,11 @@ type calibrationReport struct {
 	// Measured sets each closed-loop point of the run beside what the
 	// fitted model predicts for it: the fit's residuals at the level of a
 	// summary.
-	Measured    []measuredPoint   `json:"measured"`
+	Measured []measuredPoint `json:"measured"`
+	// AgainstRun and Against are the same for a held-out run (--against):
+	// its closed-loop points, measured there and predicted by this fit.
+	AgainstRun  string            `json:"against_run,omitempty"`
+	Against     []measuredPoint   `json:"against,omitempty"`
 	Predictions []plan.Prediction `json:"predictions"`
 }
 
@@ -109,30 +114,48 @@ func ownPoints(sum *metrics.Summary) []calib.Point {
 	return pts
 }
 
-// report predicts the run's own points and pts.
-func (c *calibration) report(pts []calib.Point) (*calibrationReport, error) {
+// report predicts the run's own points, a held-out run's (against, when
+// set) and pts.
+func (c *calibration) report(pts []calib.Point, against *metrics.Summary, againstDir string) (*calibrationReport, error) {
 	cfg := c.fit.SimConfig()
 	rep := &calibrationReport{Schema: calib.Schema, Run: c.dir, Fit: c.fit}
-	own := ownPoints(c.summary)
-	pred, err := calib.Predict(cfg, own)
-	if err != nil {
+	var err error
+	if rep.Measured, err = comparePoints(cfg, c.summary); err != nil {
 		return nil, err
 	}
-	i := 0
-	for _, p := range c.summary.Points {
-		if p.Load.Concurrency < 1 || p.Requests.Completed < 1 {
-			continue
+	if against != nil {
+		rep.AgainstRun = againstDir
+		if rep.Against, err = comparePoints(cfg, against); err != nil {
+			return nil, err
 		}
-		m := measuredOf(p, own[i])
-		rep.Measured = append(rep.Measured, measuredPoint{Measured: m, Predicted: pred[i], Errors: pointErrors{
-			TTFT: relErr(pred[i].TTFTP50MS, m.TTFTP50MS), DecodeTPS: relErr(pred[i].DecodeTPS, m.DecodeTPS),
-			OutputTPS: relErr(pred[i].OutputTPS, m.OutputTPS)}})
-		i++
 	}
 	if rep.Predictions, err = calib.Predict(cfg, pts); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// comparePoints predicts each closed-loop point of a run, with its
+// lengths and request counts, and sets the measurement beside it.
+func comparePoints(cfg sim.Config, sum *metrics.Summary) ([]measuredPoint, error) {
+	own := ownPoints(sum)
+	pred, err := calib.Predict(cfg, own)
+	if err != nil {
+		return nil, err
+	}
+	var out []measuredPoint
+	i := 0
+	for _, p := range sum.Points {
+		if p.Load.Concurrency < 1 || p.Requests.Completed < 1 {
+			continue
+		}
+		m := measuredOf(p, own[i])
+		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: pointErrors{
+			TTFT: relErr(pred[i].TTFTP50MS, m.TTFTP50MS), DecodeTPS: relErr(pred[i].DecodeTPS, m.DecodeTPS),
+			OutputTPS: relErr(pred[i].OutputTPS, m.OutputTPS)}})
+		i++
+	}
+	return out, nil
 }
 
 // measuredOf is a point's summary in a prediction's terms.
@@ -166,27 +189,36 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	fmt.Fprintf(tw, "  slots\t%s (%s)\t\t\n", slots, f.SlotsSource)
 	tw.Flush()
 	res := f.Residuals
-	fmt.Fprintf(w, "\nResiduals: gap RMS %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n", res.RMSMS, res.MeanMS, res.TTFTRMS)
+	fmt.Fprintf(w, "\nResiduals: gap RMS %.3g ms, robust spread %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n",
+		res.RMSMS, res.SpreadMS, res.MeanMS, res.TTFTRMS)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  sequences\tgaps\tmeasured ms\tfitted ms\t\n")
 	for _, s := range res.BySeqs {
 		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%.3f\t\n", s.Seqs, s.Gaps, s.Measured, s.Fitted)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nThe run's points, measured vs predicted (predicted/measured - 1):\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  users\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
-	for _, m := range r.Measured {
-		fmt.Fprintf(tw, "  %d\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t\n", m.Measured.Concurrency,
-			m.Measured.TTFTP50MS, m.Predicted.TTFTP50MS, 100*m.Errors.TTFT, m.Measured.DecodeTPS, m.Predicted.DecodeTPS,
-			100*m.Errors.DecodeTPS, m.Measured.OutputTPS, m.Predicted.OutputTPS, 100*m.Errors.OutputTPS)
+	writeCompared(w, "The run's points", r.Measured)
+	if r.AgainstRun != "" {
+		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
 	}
-	tw.Flush()
 	writePredictions(w, r.Predictions)
 	for _, s := range f.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// writeCompared prints measured beside predicted, point by point.
+func writeCompared(w io.Writer, title string, pts []measuredPoint) {
+	fmt.Fprintf(w, "\n%s, measured / predicted (predicted/measured - 1):\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  users\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	for _, m := range pts {
+		fmt.Fprintf(tw, "  %d\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t\n", m.Measured.Concurrency,
+			m.Measured.TTFTP50MS, m.Predicted.TTFTP50MS, 100*m.Errors.TTFT, m.Measured.DecodeTPS, m.Predicted.DecodeTPS,
+			100*m.Errors.DecodeTPS, m.Measured.OutputTPS, m.Predicted.OutputTPS, 100*m.Errors.OutputTPS)
+	}
+	tw.Flush()
 }
 
 func writePredictions(w io.Writer, preds []plan.Prediction) {

@@ -52,8 +52,10 @@ func Simulate(cfg Config, reqs []Request) ([]Outcome, []Step, error) {
 }
 
 // SimulateClosed runs reqs as concurrency users who each send their next
-// request the moment their previous one ends (a closed loop); Arrival is
-// ignored and set to the send time in the outcomes.
+// request the moment their previous one ends (a closed loop), or Arrival
+// after it: a real client's users send microseconds apart, and a request
+// ready a moment after the engine started a step waits for the next one.
+// Arrival is set to the send time in the outcomes.
 func SimulateClosed(cfg Config, concurrency int, reqs []Request) ([]Outcome, []Step, error) {
 	if concurrency < 1 {
 		return nil, nil, fmt.Errorf("concurrency must be at least 1 (got %d)", concurrency)
@@ -89,8 +91,10 @@ func simulate(cfg Config, reqs []Request, closed bool, due func(now float64, end
 		ended = 0
 		for _, i := range arrivals {
 			r := reqs[i]
+			arrival := min(r.Arrival.Seconds(), e.now)
 			if closed {
-				r.Arrival = seconds(e.now)
+				r.Arrival = seconds(e.now) + r.Arrival
+				arrival = r.Arrival.Seconds()
 			}
 			out[i].Request = r
 			if out[i].Err = checkRequest(cfg, r); out[i].Err != nil {
@@ -98,7 +102,7 @@ func simulate(cfg Config, reqs []Request, closed bool, due func(now float64, end
 				continue
 			}
 			s := &seq{id: uint64(i), prompt: r.PromptTokens, target: r.OutputTokens}
-			e.add(s, min(r.Arrival.Seconds(), e.now))
+			e.add(s, arrival)
 			seqs[s] = i
 		}
 		if e.idle() {
