@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // sustainSummary is the part of summary.json the slice tests read.
@@ -204,5 +208,70 @@ func TestSustainReportGolden(t *testing.T) {
 				t.Errorf("servebench %s differs from %s (-update rewrites it):\n%s", strings.Join(args, " "), golden, lineDiff(string(want), got))
 			}
 		})
+	}
+}
+
+// sustainSlowingServer streams completions of tokens one-token chunks
+// whose gap grows with the time since its first request, as a GPU slowing
+// under throttling would: base at first, base·(1 + t/per) after t.
+type sustainSlowingServer struct {
+	tokens    int
+	base, per time.Duration
+	once      sync.Once
+	start     time.Time
+}
+
+func (s *sustainSlowingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	s.once.Do(func() { s.start = time.Now() })
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := range s.tokens {
+		slow := 1 + float64(time.Since(s.start))/float64(s.per)
+		select {
+		case <-time.After(time.Duration(float64(s.base) * slow)):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\" t%d\"}]}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", s.tokens)
+	w.(http.Flusher).Flush()
+}
+
+// TestSustainDriftWarnedOnTop runs the binary for 3 s in 0.3 s slices
+// against a server whose token gap grows from 4 ms to 28 ms over the run
+// (a sevenfold slowdown, far beyond what a busy machine's late timers
+// add): the drift is detected with a negative slope whose interval
+// excludes zero, and the terminal says so between the header and the
+// table.
+func TestSustainDriftWarnedOnTop(t *testing.T) {
+	srv := httptest.NewServer(&sustainSlowingServer{tokens: 20, base: 4 * time.Millisecond, per: 500 * time.Millisecond})
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := run(t, "run", "--url", srv.URL, "--api", "openai-completions", "--model", "m",
+		"--tokenizer", "cl100k_base", "--no-preflight", "--no-telemetry", "--concurrency", "2",
+		"--duration", "3s", "--slice", "300ms", "--prompt-tokens", "8", "--output-tokens", "20", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	warn, table := strings.Index(stdout, "WARNING c=2: drift: aggregate throughput fell by"), strings.Index(stdout, "speed tok/s/req")
+	if warn < 0 || table < warn {
+		t.Errorf("no drift warning above the table:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sustainSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Points[0].Drift
+	if d == nil || !d.Judged || d.OutputTPS == nil || !d.OutputTPS.Significant || d.OutputTPS.CI[1] >= 0 {
+		t.Errorf("drift %+v: want a significant fall of throughput\n%s", d, stdout)
 	}
 }
