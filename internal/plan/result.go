@@ -17,7 +17,10 @@ type Result struct {
 	Needs       Needs          `json:"needs"`
 	Devices     []DeviceResult `json:"devices"`
 	Assumptions Efficiency     `json:"assumptions"`
-	Warnings    []string       `json:"warnings,omitempty"`
+	// Predictions are the workload's figures on each device, in a run
+	// summary's terms (the same array plan --calibrate writes).
+	Predictions []Prediction `json:"predictions"`
+	Warnings    []string     `json:"warnings,omitempty"`
 }
 
 // ModelInfo describes the model as planned.
@@ -117,6 +120,7 @@ func Plan(s *Shape, w Workload, o Options, devs []Device) (*Result, error) {
 	for i := range devs {
 		res.Devices = append(res.Devices, p.device(&devs[i]))
 	}
+	res.Predictions = predictions(p.w, res.Devices)
 	return res, nil
 }
 
