@@ -59,7 +59,7 @@ var sliceColumns = []sliceColumn{
 	{"GPU °C", "max", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.GPUTemperatureCMax }, 1, 0)},
 	{"GPU W", "mean", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.GPUPowerWMean }, 1, 0)},
 	{"throttled s", "", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.GPUThrottleS }, 1, 1)},
-	{"KV cache %", "max", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.KVCacheUsageMax }, 100, 0)},
+	{"KV cache %", "max", true, telNum(func(t *metrics.SliceTelemetry) *float64 { return t.KVCacheUsageMax }, 100, 1)},
 }
 
 // sliceCols are the columns of a point's table: a telemetry one only when
