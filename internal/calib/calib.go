@@ -56,7 +56,15 @@ type Fit struct {
 	// the per-request overhead.
 	LoneRequests int       `json:"lone_requests"`
 	Residuals    Residuals `json:"residuals"`
-	Warnings     []string  `json:"warnings,omitempty"`
+	// Shared is the fit read into the shared roofline model of a known
+	// model and device (FitShared); predictions then run on it.
+	Shared   *Shared  `json:"shared,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+
+	// What the fit was made from, for FitShared.
+	reqs []request
+	gaps []gap
+	lone []int
 }
 
 // Residuals describe how well the step model fits the gaps it was fitted
@@ -119,6 +127,7 @@ func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, 
 	}
 	f.Model = m
 	f.Params = bootstrap(eqs, fl, reqs, lone, m, o)
+	f.reqs, f.gaps, f.lone = reqs, gaps, lone
 	f.Slots, f.SlotsSource = slots(reqs, server, o.Slots)
 	f.Residuals = residuals(gaps, reqs, lone, m)
 	f.Warnings = warnings(f, reqs)

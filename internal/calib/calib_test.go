@@ -30,9 +30,14 @@ func TestObserveStepState(t *testing.T) {
 		t.Fatalf("%d gaps, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		g := got[i]
+		if g.req != want[i].req || g.ms != want[i].ms || g.seqs != want[i].seqs || g.tokens != want[i].tokens || g.kv != want[i].kv {
 			t.Errorf("gap %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+	// The step that prefilled B: A decoding after 101 cached tokens, B's 50-token prompt.
+	if ps := got[1].parts; len(ps) != 2 || ps[0] != (part{cached: 101, q: 1, decode: true}) || ps[1] != (part{q: 50}) {
+		t.Errorf("gap 1 parts %+v", ps)
 	}
 	if p := peakGenerating(reqs); p != 2 {
 		t.Errorf("peak generating %d, want 2", p)

@@ -52,6 +52,15 @@ type gap struct {
 	// request plus the prefilled prompts; kv is the KV entries the step
 	// read and wrote: each decoding request's context, each prompt.
 	seqs, tokens, kv float64
+	// parts are the sequences of the step, for a model that costs each
+	// (the shared roofline with --config).
+	parts []part
+}
+
+// part is one sequence's work in a step: q tokens after cached ones.
+type part struct {
+	cached, q int64
+	decode    bool
 }
 
 // observe derives every inter-chunk gap of every request with the engine
@@ -93,10 +102,13 @@ func stateAt(reqs []request, byFirst []int, i int, t, g float64) gap {
 			o.seqs++
 			o.tokens += float64(q.prompt)
 			o.kv += float64(q.prompt)
+			o.parts = append(o.parts, part{q: int64(q.prompt)})
 		case q.end >= t-half:
+			ctx := q.prompt + q.tokensBefore(t-half)
 			o.seqs++
 			o.tokens++
-			o.kv += float64(q.prompt + q.tokensBefore(t-half))
+			o.kv += float64(ctx)
+			o.parts = append(o.parts, part{cached: int64(ctx - 1), q: 1, decode: true})
 		}
 	}
 	return o

@@ -42,6 +42,9 @@ const maxJitter = 0.3
 func (f *Fit) SimConfig() sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Timer, cfg.TimeScale = f.Model.Timer(), 1
+	if f.Shared != nil {
+		cfg.Timer = f.Shared.Timer()
+	}
 	cfg.Jitter = 0
 	if r := f.Residuals; r.MeanMS > 0 {
 		cfg.Jitter = math.Min(maxJitter, math.Sqrt(3)*r.SpreadMS/r.MeanMS)

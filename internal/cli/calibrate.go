@@ -21,7 +21,11 @@ workloads that were not run, through the simulator's scheduler. The model
 is engine-agnostic: an engine step costs a fixed time, plus time per
 sequence in it, per prompt token it prefills and per cached token it
 reads; each request pays a fixed overhead before it is scheduled; the
-server runs at most its slot count at once. Every fitted value comes with
+server runs at most its slot count at once. With --config (or --gguf) and
+the --gpu the run measured, it also fits the shared roofline model of that
+model and device (compute and bandwidth efficiency, step and request
+overhead), and predictions run on that.
+Every fitted value comes with
 a 95% bootstrap interval (requests resampled) and the fit's residuals.
 A run at concurrency 1 and a few users (e.g. 1,4) is enough.
 docs/PLANNER.md (Calibration) defines the estimator and its limits.
@@ -32,6 +36,7 @@ Examples:
   servebench plan --calibrate runs/c14 --concurrency 2,8,16 --json
   servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
   servebench plan --calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
+  servebench plan --calibrate runs/c14 --config models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
   servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
 `
 
@@ -42,6 +47,7 @@ type calibrateFlags struct {
 	bootstrap               int
 	seed                    uint64
 	json                    bool
+	shape                   calibShape
 }
 
 func (f *calibrateFlags) bind(fs *flag.FlagSet) {
@@ -56,6 +62,7 @@ func (f *calibrateFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&f.bootstrap, "bootstrap", calib.DefaultBootstrap, "bootstrap resamples for the intervals")
 	fs.Uint64Var(&f.seed, "seed", 1, "bootstrap seed")
 	fs.BoolVar(&f.json, "json", false, "write JSON instead of text")
+	f.shape.bind(fs)
 }
 
 // calibrateRequested reports whether plan's arguments ask for --calibrate.
@@ -89,8 +96,12 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := loadCalibration(env, f.dir, calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots})
+	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
+	c, err := loadCalibration(env, f.dir, opts)
 	if err != nil {
+		return err
+	}
+	if err := f.shape.fitShared(c.fit, opts); err != nil {
 		return err
 	}
 	pts, err := f.points(c.summary, conc, prompts, outputs)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,4 +101,74 @@ func TestCalibrateErrors(t *testing.T) {
 			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)", c.name, code, c.code, stderr, c.want)
 		}
 	}
+}
+
+// TestCalibrateShared: with --config and --gpu the fit is also read into
+// the shared roofline model of that model and device, and predictions run
+// on it. The built-in simulator runs that very model (Llama-3.1-8B's shape
+// on the catalog's H100-SXM), so the shared model predicts the run's own
+// points as measured. (How well this short run pins each efficiency is
+// for the intervals to say; docs/PERFORMANCE.md compares them with the
+// simulator's settings on a longer run.)
+func TestCalibrateShared(t *testing.T) {
+	dir := calibRun(t)
+	llama := filepath.Join("..", "plan", "testdata", "models", "Llama-3.1-8B")
+	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--config", llama, "--gpu", "H100-SXM", "--bootstrap", "80", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Fit struct {
+			Shared struct {
+				Device string
+				Params []struct {
+					Name             string
+					Value, Low, High float64
+				} `json:"parameters"`
+			} `json:"shared"`
+		} `json:"fit"`
+		Measured []struct {
+			Errors map[string]float64 `json:"errors"`
+		} `json:"measured"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// The same run without --config predicts with the agnostic model:
+	// other figures, so the shared model is what predicted above.
+	_, agnostic, _ := runMain(t, "plan", "--calibrate", dir, "--bootstrap", "80", "--json")
+	if strings.Contains(agnostic, `"shared"`) || measuredPart(agnostic) == measuredPart(out) {
+		t.Errorf("predictions with --config are the agnostic model's")
+	}
+	sh := rep.Fit.Shared
+	if sh.Device != "H100-SXM" || len(sh.Params) != 4 {
+		t.Fatalf("shared: %+v", sh)
+	}
+	for _, p := range sh.Params {
+		eff := strings.HasSuffix(p.Name, "_efficiency")
+		if !(p.Low <= p.Value && p.Value <= p.High) || (eff && !(p.Value > 0 && p.High <= 1)) {
+			t.Errorf("%s = %v [%v, %v]", p.Name, p.Value, p.Low, p.High)
+		}
+	}
+	for i, m := range rep.Measured {
+		for k, e := range m.Errors {
+			if k != "ttft_p50" && math.Abs(e) > 0.1 {
+				t.Errorf("point %d %s: the shared model predicts %+.1f%% off what was measured", i, k, 100*e)
+			}
+		}
+	}
+	for _, args := range [][]string{{"--gpu", "H100-SXM"}, {"--config", llama}, {"--config", llama, "--gpu", "H100-SXM,H200"}} {
+		if code, _, stderr := runMain(t, append([]string{"plan", "--calibrate", dir}, args...)...); code != 2 || !strings.Contains(stderr, "--gpu") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+}
+
+// measuredPart is the "measured" array of a calibration's JSON, as text.
+func measuredPart(doc string) string {
+	var rep struct {
+		Measured json.RawMessage `json:"measured"`
+	}
+	_ = json.Unmarshal([]byte(doc), &rep)
+	return string(rep.Measured)
 }

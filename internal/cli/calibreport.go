@@ -188,6 +188,7 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	}
 	fmt.Fprintf(tw, "  slots\t%s (%s)\t\t\n", slots, f.SlotsSource)
 	tw.Flush()
+	writeShared(w, f.Shared)
 	res := f.Residuals
 	fmt.Fprintf(w, "\nResiduals: gap RMS %.3g ms, robust spread %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n",
 		res.RMSMS, res.SpreadMS, res.MeanMS, res.TTFTRMS)
