@@ -62,11 +62,14 @@ func (l closedLoop) solve() (prefillWait, slotWait, load float64) {
 		slotWait = l.slotWait(svc)
 		load = l.prefillLoad(l.req + slotWait + svc)
 		// A request arriving while the engine is busy waits out the step
-		// in progress (half of one on average) and, queued behind other
-		// prefills, the mean residual of a deterministic server.
+		// in progress (half of one on average) and the prefills queued
+		// ahead of it, rho / (1 - rho) prefills: a closed loop's prompts
+		// come in bunches (users who finished together send together), so
+		// more than a deterministic queue's half of that; it fits NIM's
+		// TTFTs at 5-50 users within 20% where the half missed by 28%.
 		prefillWait = 0
 		if l.batch > 1 {
-			prefillWait = l.step/2 + l.pre*load/(2*(1-load))
+			prefillWait = l.step/2 + l.pre*load/(1-load)
 		}
 	}
 	return prefillWait, slotWait, load
