@@ -2,11 +2,12 @@
 # Real-engine end-to-end test: builds Ollama (CPU), starts it with
 # servebench's random-weight model, runs servebench against it through the
 # OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
-# records against Ollama's own timings (cmd/enginecheck), checks plan
-# --calibrate's predictions for a held-out run at 2, 8 and 16 users, then
-# checks the planner's KV-cache size against the engine's log at several slot counts and
-# contexts. Exits non-zero on any failure; the engine is stopped however the
-# script ends.
+# records against Ollama's own timings (cmd/enginecheck) and the engine's
+# process tree in the runs' host telemetry against the planner's memory for
+# the model, checks plan --calibrate's predictions for a held-out run at 2, 8
+# and 16 users, then checks the planner's KV-cache size against the engine's
+# log at several slot counts and contexts. Exits non-zero on any failure; the
+# engine is stopped however the script ends.
 #
 # Environment (besides those of ollama-install.sh and ollama-start.sh):
 #   SB_E2E_APIS           APIs to run (default "openai-chat ollama-chat")
@@ -66,11 +67,19 @@ for api in $APIS; do
 	"$STATE/servebench" run --url "$url" --model "$model" --api "$api" \
 		--concurrency "$CONCURRENCY" --requests "$REQUESTS" --warmup 1 \
 		--prompt-tokens "$PROMPT" --output-tokens "$OUTPUT" --seed 1 \
-		--out "$STATE/e2e/$api"
+		--sample-interval 250ms --out "$STATE/e2e/$api"
 	dirs+=("$STATE/e2e/$api")
 done
 
-"$STATE/enginecheck" -requests "$REQUESTS" "${dirs[@]}"
+# Host telemetry: each run sampled the engine's processes, found through the
+# port it listens on. Its runner (Ollama's child process) must be among them,
+# busy and resident under load, and hold the model's weights but not
+# absurdly more than the plan for the same slots and context
+# (enginecheck's MinWeightsResident and RuntimePerProcess say why).
+"$STATE/servebench" plan --gguf "$STATE/model.gguf" --engine ollama --parallel "${OLLAMA_NUM_PARALLEL:-4}" \
+	--context "${OLLAMA_CONTEXT_LENGTH:-4096}" --prompt-tokens 1 --output-tokens 1 --gpu CPU-DDR5-2ch --json \
+	>"$STATE/host-plan.json"
+"$STATE/enginecheck" -requests "$REQUESTS" -host-plan "$STATE/host-plan.json" "${dirs[@]}"
 
 # Calibration: fitted on the first API's run above (concurrency 1 and 4),
 # plan --calibrate predicts a held-out run of the same engine at 2, 8 and 16

@@ -16,6 +16,13 @@
 //
 //	enginecheck -calib calib.json
 //
+// With -host-plan (a servebench plan --json of the engine's model and
+// slots) it also checks each run's host telemetry: the engine's process
+// tree found through its port, with its runner, read with non-zero memory
+// and CPU under load, its resident memory consistent with the plan:
+//
+//	enginecheck -host-plan plan.json runs/openai runs/native
+//
 // Exit status: 0 every check passed, 1 a check failed or a run could not be
 // read, 2 usage. It never passes by skipping: a run directory without
 // records, or no load point it could compare, is a failure.
@@ -35,7 +42,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o enginecheck.Options
-	var kvLog, kvPlan, calib string
+	var kvLog, kvPlan, calib, hostPlan string
 	goal := enginecheck.DefaultCalibGoal
 	fs := flag.NewFlagSet("enginecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -47,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&calib, "calib", "", "`file` of servebench plan --calibrate --against --json output whose predictions must meet the goal")
 	fs.Float64Var(&goal.Throughput, "calib-tps-goal", goal.Throughput, "largest |predicted/measured - 1| of output and decode tokens/s")
 	fs.Float64Var(&goal.TTFT, "calib-ttft-goal", goal.TTFT, "largest |predicted/measured - 1| of TTFT p50")
+	fs.StringVar(&hostPlan, "host-plan", "", "`file` of servebench plan --json output the runs' engine memory (host telemetry) is checked against")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
 			"       enginecheck -kv-log FILE -kv-plan FILE [flags] [RUN_DIR...]\n"+
@@ -55,7 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			"planner's KV cache against the engine log's llama_kv_cache size line.\n\n"+
 			"Examples:\n  enginecheck -requests 8 runs/openai runs/native\n"+
 			"  enginecheck -kv-log serve.log -kv-plan plan.json\n"+
-			"  enginecheck -calib calib.json\n\nFlags:\n", enginecheck.RecordsFile)
+			"  enginecheck -calib calib.json\n"+
+			"  enginecheck -host-plan plan.json runs/native\n\nFlags:\n", enginecheck.RecordsFile)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -68,6 +77,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if (fs.NArg() == 0 && !kv && calib == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(goal.Throughput > 0 && goal.TTFT > 0) {
 		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance and the -calib goals must be positive, -requests not negative")
 		fmt.Fprintln(stderr, "Try: enginecheck runs/native")
+		return 2
+	}
+	if hostPlan != "" && fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "Error: -host-plan checks run directories: give one or more")
+		fmt.Fprintln(stderr, "Try: enginecheck -host-plan plan.json runs/native")
 		return 2
 	}
 	if kv && (kvLog == "" || kvPlan == "") {
@@ -84,6 +98,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() == 0 {
 		return code
+	}
+	if hostPlan != "" {
+		code = max(code, checkHost(hostPlan, fs.Args(), stdout, stderr))
 	}
 	res, err := enginecheck.Check(fs.Args(), o)
 	if err != nil {
@@ -155,4 +172,36 @@ func checkCalib(path string, goal enginecheck.CalibGoal, stdout, stderr io.Write
 		}
 	}
 	return 0
+}
+
+// checkHost checks each run's host telemetry against the plan's memory.
+func checkHost(planPath string, dirs []string, stdout, stderr io.Writer) int {
+	data, err := os.ReadFile(planPath)
+	var mem enginecheck.PlanMemory
+	if err == nil {
+		mem, err = enginecheck.ReadPlanMemory(data)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: -host-plan %s: %v\nTry: servebench plan --gguf MODEL --engine ollama --gpu NAME --json > %s\n", planPath, err, planPath)
+		return 1
+	}
+	var checks []*enginecheck.HostCheck
+	for _, d := range dirs {
+		c, err := enginecheck.CheckHost(d, mem)
+		if err != nil {
+			fmt.Fprintf(stderr, "Error: host telemetry: %v\nTry: run servebench without --no-telemetry\n", err)
+			return 1
+		}
+		checks = append(checks, c)
+	}
+	code := 0
+	for _, c := range checks {
+		if !c.OK() {
+			code = 1
+		}
+	}
+	if err := enginecheck.RenderHost(stdout, checks); err != nil {
+		return 1
+	}
+	return code
 }
