@@ -275,3 +275,108 @@ func TestSustainDriftWarnedOnTop(t *testing.T) {
 		t.Errorf("drift %+v: want a significant fall of throughput\n%s", d, stdout)
 	}
 }
+
+// sustainWriteGPU writes a telemetry.jsonl beside dir's records: one GPU
+// read every 10 ms across the measured window, its temperature rising
+// from 60 °C to 110 °C and its power falling from 500 W to 400 W, its
+// clocks throttled (thermal) from the middle of the window on. It returns
+// the window's span on the records' clock.
+func sustainWriteGPU(t *testing.T, dir string) (w0, w1 int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 = -1
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r sustainRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Phase == "measured" {
+			if w0 < 0 || r.SentNS < w0 {
+				w0 = r.SentNS
+			}
+			w1 = max(w1, r.EndNS)
+		}
+	}
+	var out strings.Builder
+	for at := w0 - 10e6; at <= w1+10e6; at += 10e6 {
+		frac := max(0, min(1, float64(at-w0)/float64(w1-w0)))
+		throttle := "[]"
+		if frac >= 0.5 {
+			throttle = `["thermal"]`
+		}
+		fmt.Fprintf(&out, `{"t_ns":%d,"source":"gpu","instance":"nvml","gpu":{"index":0,"name":"scripted","temperature_c":%.3f,"power_w":%.3f,"throttle":%s}}`+"\n",
+			at, 60+50*frac, 500-100*frac, throttle)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "telemetry.jsonl"), []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w0, w1
+}
+
+// TestSustainSliceTelemetryFromFile: report reads a run's telemetry.jsonl
+// and gives each slice its GPU figures over the slice's own span (model
+// time, at the run's 10× scale), and the drift check says what the GPU
+// showed: throttled slices from the middle on, temperature rising.
+func TestSustainSliceTelemetryFromFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"records.jsonl", "run.json", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "sustained", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sustainWriteGPU(t, dir)
+	code, stdout, stderr := run(t, "report", "--json", dir)
+	var s struct {
+		Points []struct {
+			Slices []struct {
+				Phase     string `json:"phase"`
+				Telemetry *struct {
+					Temp     *float64 `json:"gpu_temperature_c_max"`
+					Power    *float64 `json:"gpu_power_w_mean"`
+					Throttle *float64 `json:"gpu_throttle_s"`
+				} `json:"telemetry"`
+			} `json:"slices"`
+			Drift struct {
+				Coincidence *struct {
+					Slices          int    `json:"slices"`
+					ThrottledSlices int    `json:"throttled_slices"`
+					Text            string `json:"text"`
+				} `json:"coincidence"`
+			} `json:"drift"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	ss := s.Points[0].Slices
+	for i := range 4 {
+		if ss[i].Telemetry == nil || ss[i].Telemetry.Temp == nil || ss[i].Telemetry.Throttle == nil || ss[i].Telemetry.Power == nil {
+			t.Fatalf("slice %d has no GPU telemetry: %+v", i, ss[i].Telemetry)
+		}
+		if i > 0 && *ss[i].Telemetry.Temp <= *ss[i-1].Telemetry.Temp {
+			t.Errorf("slice %d: temperature max %v, not above slice %d's %v", i, *ss[i].Telemetry.Temp, i-1, *ss[i-1].Telemetry.Temp)
+		}
+	}
+	// The window is about 4.1 s of model time: throttling starts near
+	// 2.05 s, so slice 1 is free and slice 3 throttled throughout.
+	if th1, th3 := *ss[1].Telemetry.Throttle, *ss[3].Telemetry.Throttle; th1 != 0 || th3 < 0.9 || th3 > 1.0001 {
+		t.Errorf("throttle s: slice 1 %v (want 0), slice 3 %v (want its whole second)", th1, th3)
+	}
+	c := s.Points[0].Drift.Coincidence
+	if c == nil || c.ThrottledSlices < 1 || c.ThrottledSlices >= c.Slices || !strings.Contains(c.Text, "GPU clocks throttled in") {
+		t.Errorf("coincidence %+v", c)
+	}
+	if code, stdout, _ := run(t, "report", dir); code != 0 || !strings.Contains(stdout, "GPU °C") || !strings.Contains(stdout, "throttled s") {
+		t.Errorf("report: exit %d, no GPU columns in the slice table\n%s", code, stdout)
+	}
+}
