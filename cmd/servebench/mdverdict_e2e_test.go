@@ -51,7 +51,7 @@ func TestReportMarkdownVerdictSaysWhatTextSays(t *testing.T) {
 	}
 	for _, want := range []string{
 		"\n### Objective chat · target load concurrency 8 · 6 SLOs\n\n| load | ttft p95 <= 1s |",
-		"\n| c=4 | ok 100ms 0.10× |",
+		"\n| c=4 | ok 94.8ms 0.09× |",
 		"\n- **capacity**: concurrency 1 (passes at c=1; fails at c=4: ",
 		"\n- **context_length**: the server accepts only 272 tokens of context",
 		"\n- **verdict**: meets the objective up to concurrency 1",

@@ -15,7 +15,9 @@ var updateGolden = flag.Bool("update", false, "rewrite the report golden files")
 // simulator, checked in so that its report is fixed: two closed-loop
 // points (c=1, c=4) of 12 measured and 2 warm-up requests each, 64-token
 // prompts and 16-token answers, where the KV cache, sized to
-// testdata/run-sim.yaml, runs out once at c=4. It was made with
+// testdata/run-sim.yaml, runs out once at c=4 (an oom event in its
+// telemetry, beside the simulator's /metrics and the client's samples in
+// telemetry.jsonl). It was made with
 //
 //	servebench run --sim-config testdata/run-sim.yaml --concurrency 1,4 \
 //	    --requests 12 --warmup 2 --prompt-tokens 64 --output-tokens 16 --out testdata/run
