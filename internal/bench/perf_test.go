@@ -28,6 +28,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // stampServer streams tokens chunks gap apart and remembers, per request
@@ -126,6 +127,16 @@ func BenchmarkTimestampLag(b *testing.B) {
 // timestampLag runs streams concurrent streams of 50 chunks 5 ms apart. All
 // streams send in step, as a batching server's do, so each step is a burst.
 func timestampLag(b *testing.B, streams int, plain bool) {
+	lagRun(b, streams, plain, nil, 0)
+}
+
+// timestampLagSampled is timestampLag with srcs sampled every interval
+// while the streams run (BenchmarkTimestampLagTelemetry).
+func timestampLagSampled(b *testing.B, streams int, srcs []telemetry.Source, every time.Duration) {
+	lagRun(b, streams, false, srcs, every)
+}
+
+func lagRun(b *testing.B, streams int, plain bool, srcs []telemetry.Source, every time.Duration) {
 	srv := &stampServer{tokens: 50, gap: 5 * time.Millisecond, sent: map[string][]time.Time{}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
@@ -136,9 +147,16 @@ func timestampLag(b *testing.B, streams int, plain bool) {
 		send = plainSender(hs.URL, epoch)
 	}
 	r := &load.Runner{Epoch: epoch, Emit: sink.emit, Send: send}
+	if len(srcs) > 0 {
+		sm := telemetry.StartSampler(telemetry.SamplerOptions{Epoch: epoch, Interval: every, Sources: srcs, Out: io.Discard})
+		defer sm.Stop()
+	}
 	if _, err := r.Run(context.Background(), load.Point{Load: record.Load{Concurrency: streams}, Requests: 10 * streams}); err != nil {
 		b.Fatal(err)
 	}
+	// the handler stores a stream's flush times after its last write,
+	// when the client may already be done: wait for every handler
+	hs.Close()
 	var lag stats.Sample
 	for _, rec := range sink.recs {
 		sent := srv.sent["r"+strconv.FormatInt(rec.ID, 10)]
