@@ -25,7 +25,8 @@ func TestNVMLThroughSamplerToSummary(t *testing.T) {
 		}
 		steps = append(steps, s)
 	}
-	src, err := newNVMLSource(&fakeNVML{gpus: []*fakeGPU{{index: 0, name: "fake", steps: steps}}})
+	lib := &fakeNVML{gpus: []*fakeGPU{{index: 0, name: "fake", steps: steps}}}
+	src, err := newNVMLSource(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +37,9 @@ func TestNVMLThroughSamplerToSummary(t *testing.T) {
 	}
 	if err := sm.Stop(); err != nil {
 		t.Fatal(err)
+	}
+	if !lib.closed {
+		t.Error("NVML left open after the sampler stopped")
 	}
 	if !strings.Contains(file.String(), `"throttle":[]`) || !strings.Contains(file.String(), `"throttle":["power_cap"]`) {
 		t.Errorf("telemetry.jsonl does not keep free clocks as [] and the cap by name:\n%.600s", file.String())

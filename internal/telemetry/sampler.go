@@ -246,13 +246,25 @@ func (s *Sampler) Stop() error {
 	go func() { s.reads.Wait(); close(waited) }()
 	select {
 	case <-waited:
+		s.closeSources()
 	case <-time.After(stopWait):
+		// a read still hangs: its source is left open rather than closed under it
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopped = true
 	s.flush()
 	return s.werr
+}
+
+// closeSources releases what a source holds open between reads (NVML
+// and its event set), once no read is in flight.
+func (s *Sampler) closeSources() {
+	for _, st := range s.states {
+		if c, ok := st.src.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // Samples returns a copy of every sample taken so far, in time order
