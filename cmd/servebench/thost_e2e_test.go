@@ -2,10 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // hostSaturatedRun copies the checked-in run, with the client at 185% of
@@ -70,5 +76,52 @@ func TestHostClientSaturationFirst(t *testing.T) {
 	}
 	if len(s.Warnings) == 0 || !strings.HasPrefix(s.Warnings[0], want) {
 		t.Errorf("summary.json warnings %q, want first %q", s.Warnings, want)
+	}
+}
+
+// TestHostFollowsLoopbackServer: the binary finds the process listening
+// on a loopback target's port (this test's own, which serves it), samples
+// its memory and CPU into telemetry.jsonl and every point's summary, and
+// says what it followed; a --server-pid naming no process is refused.
+func TestHostFollowsLoopbackServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the server process is read from Linux's /proc")
+	}
+	srv := httptest.NewServer(&slowServer{gap: 10 * time.Millisecond, tokens: 5})
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	args := []string{"run", "--url", srv.URL, "--api", "openai-completions", "--model", "m", "--concurrency", "1,2",
+		"--requests", "12", "--prompt-tokens", "8", "--output-tokens", "5", "--tokenizer", "cl100k_base",
+		"--no-preflight", "--sample-interval", "50ms"}
+	code, _, stderr := run(t, append(args, "--out", dir)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	pid := os.Getpid()
+	if want := fmt.Sprintf("server process %d (", pid); !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say it follows this process (%q):\n%s", want, stderr)
+	}
+	read := 0
+	for _, s := range tcoreLines[telemetry.Sample](t, filepath.Join(dir, telemetry.File)) {
+		if h := s.Host; h != nil && h.ServerPID == pid && h.ServerRSSBytes != nil && *h.ServerRSSBytes > 0 {
+			read++
+		}
+	}
+	if read == 0 {
+		t.Errorf("no host sample read the server process %d", pid)
+	}
+	var sum struct {
+		Points []struct{ Telemetry *telemetry.Point }
+	}
+	tcoreJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	for i, p := range sum.Points {
+		if p.Telemetry == nil || p.Telemetry.Host == nil || p.Telemetry.Host.ServerRSSBytesMax == nil || p.Telemetry.Host.RAMAvailableBytesMin == nil {
+			t.Errorf("point %d: no server RSS or available RAM in points[].telemetry.host", i)
+		}
+	}
+
+	code, _, stderr = run(t, append(args, "--server-pid", "2147483646", "--out", filepath.Join(t.TempDir(), "r2"))...)
+	if code != 2 || !strings.Contains(stderr, "--server-pid: 2147483646: no such process") || !strings.Contains(stderr, "Try: servebench run --server-pid") {
+		t.Errorf("a missing --server-pid: exit %d\n%s", code, stderr)
 	}
 }

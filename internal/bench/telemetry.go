@@ -43,6 +43,9 @@ func newTelemetry(ctx context.Context, s Setup, scale float64) (*Telemetry, erro
 		}
 	}
 	srcs, notes, err := telemetry.Sources(ctx, o)
+	if errors.Is(err, telemetry.ErrNoServerProcess) {
+		return nil, &SetupError{Setting: "ServerPID", Err: err}
+	}
 	if err != nil {
 		return nil, err // it names the flag
 	}

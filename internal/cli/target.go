@@ -196,6 +196,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 // example.
 var setupHints = map[string]struct{ flag, hint string }{
 	"API":       {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
+	"ServerPID": {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
 	"Tokenizer": {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
 }
 

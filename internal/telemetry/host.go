@@ -15,6 +15,10 @@ const InstanceProcfs = "procfs"
 // run goes on without host telemetry.
 var ErrHostUnavailable = errors.New("host telemetry unavailable")
 
+// ErrNoServerProcess: the server pid given (--server-pid) names no
+// running process.
+var ErrNoServerProcess = errors.New("no such process")
+
 // HostOptions says which server process the host source follows.
 type HostOptions struct {
 	// PID is --server-pid: the server's process; 0 to find it by Port.

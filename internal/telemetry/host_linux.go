@@ -28,7 +28,7 @@ type hostSource struct {
 }
 
 // NewHostSource returns the host source and a line saying what it follows.
-// A --server-pid that names no process is an error; a server not found
+// A --server-pid that names no process is ErrNoServerProcess; a server not found
 // by its port is said in the note, and the machine is still read.
 func NewHostSource(o HostOptions) (Source, string, error) {
 	s, note, err := newHostSource(o, time.Now)
@@ -52,7 +52,7 @@ func newHostSource(o HostOptions, clock func() time.Time) (*hostSource, string, 
 	s := &hostSource{fs: pfs, clock: clock}
 	note := s.follow(o)
 	if o.PID > 0 && s.root.Key.PID == 0 {
-		return nil, "", fmt.Errorf("--server-pid %d: %s; give the pid of the running server (pgrep -f NAME finds it)", o.PID, note)
+		return nil, "", fmt.Errorf("%d: %w", o.PID, ErrNoServerProcess)
 	}
 	s.baseline()
 	return s, note, nil

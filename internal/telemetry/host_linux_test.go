@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -172,8 +173,8 @@ func TestHostSourceOptions(t *testing.T) {
 	}{
 		{"by port", HostOptions{Port: 11435}, "server process 100 (ollama), found listening on port 11435, and its children", ""},
 		{"by pid", HostOptions{PID: 101}, "server process 101 (ollama) and its children", ""},
-		{"no such pid", HostOptions{PID: 4242}, "", "--server-pid 4242: no such process"},
-		{"zombie pid", HostOptions{PID: 999}, "", "--server-pid 999: no such process"},
+		{"no such pid", HostOptions{PID: 4242}, "", "4242: no such process"},
+		{"zombie pid", HostOptions{PID: 999}, "", "999: no such process"},
 		{"not found by port", HostOptions{Port: 9001}, "server process not followed: nothing listens on port 9001", ""},
 		{"simulator", HostOptions{Port: 11435, InProcess: true}, inProcessNote, ""},
 		{"remote target", HostOptions{}, "no server process followed: the target is not on this machine's loopback", ""},
@@ -182,7 +183,7 @@ func TestHostSourceOptions(t *testing.T) {
 			tc.o.ProcRoot = "testdata/proc"
 			s, note, err := NewHostSource(tc.o)
 			if tc.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || s != nil {
+				if !errors.Is(err, ErrNoServerProcess) || !strings.HasPrefix(err.Error(), tc.wantErr) || s != nil {
 					t.Fatalf("got %v, %v; want an error starting %q", s, err, tc.wantErr)
 				}
 				return
