@@ -70,7 +70,7 @@ func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.Float64Var(&f.headroom, "headroom", 100*plan.DefaultHeadroom, "percent of usable memory kept free")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM's setting; sets --headroom to 100 x (1 - value)")
 	def := plan.DefaultEfficiency()
-	fs.Float64Var(&f.computeEff, "compute-efficiency", def.Compute, "achieved fraction of peak tensor FLOP/s (prefill)")
+	fs.Float64Var(&f.computeEff, "compute-efficiency", def.Compute, "achieved fraction of peak tensor FLOP/s in prefill (negative = the engine's default: 0.55; llama.cpp and Ollama on NVIDIA GPUs 0.44 of the FP16-accumulate rate)")
 	fs.Float64Var(&f.bandwidthEff, "bandwidth-efficiency", def.Bandwidth, "achieved fraction of peak memory bandwidth (decode)")
 	fs.Float64Var(&f.linkEff, "interconnect-efficiency", def.Interconnect, "achieved fraction of interconnect bandwidth (all-reduce)")
 	fs.DurationVar(&f.allReduce, "allreduce-latency", time.Duration(def.AllReduceLatency*float64(time.Second)), "fixed cost of one all-reduce")

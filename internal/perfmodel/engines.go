@@ -13,11 +13,17 @@ type Overheads struct {
 	Request float64 `json:"request_overhead_s"`
 }
 
-// Engine is one inference engine's overheads, each with its basis.
+// Engine is one inference engine's overheads and prefill compute
+// efficiency, each with its basis.
 type Engine struct {
 	Name, Title string
 	Overheads
 	StepBasis, RequestBasis string
+	// CUDAComputeEff is the fraction of an NVIDIA GPU's FP16-accumulate
+	// tensor rate the engine's prefill reaches, where measured apart from
+	// DefaultComputeEff; 0 = not measured.
+	CUDAComputeEff float64
+	ComputeBasis   string
 }
 
 // Engine names.
@@ -49,11 +55,13 @@ var engines = map[string]Engine{
 		StepBasis:    "TensorRT-LLM's (NIM runs TensorRT-LLM engines)",
 		RequestBasis: "NVIDIA NIM 1.8.0, Llama-3.3-70B-Instruct FP8 TP2 on 2x H100: TTFT 47.8 ms for 500 prompt tokens at concurrency 1 minus the prefill (about 38 ms)"},
 	LlamaCpp: {Name: LlamaCpp, Title: "llama.cpp", Overheads: Overheads{Step: 0.5e-3, Request: 1e-3},
-		StepBasis:    "estimate: graph build and sampling per token",
-		RequestBasis: "estimate: llama-server's tokenizer and HTTP handling of a short prompt, about 1 ms"},
+		StepBasis:      "estimate: graph build and sampling per token",
+		RequestBasis:   "estimate: llama-server's tokenizer and HTTP handling of a short prompt, about 1 ms",
+		CUDAComputeEff: ggmlComputeEff, ComputeBasis: ggmlComputeBasis},
 	Ollama: {Name: Ollama, Title: "Ollama", Overheads: Overheads{Step: 0.5e-3, Request: 1e-3},
-		StepBasis:    "estimate: llama.cpp's graph build and sampling per token",
-		RequestBasis: "estimate: the Ollama server's template and proxying to its runner, about 1 ms"},
+		StepBasis:      "estimate: llama.cpp's graph build and sampling per token",
+		RequestBasis:   "estimate: the Ollama server's template and proxying to its runner, about 1 ms",
+		CUDAComputeEff: ggmlComputeEff, ComputeBasis: ggmlComputeBasis},
 }
 
 // LookupEngine returns an engine's defaults by name (llama.cpp spellings
@@ -77,6 +85,12 @@ const (
 	// reaches (model FLOPs utilization); 40-60% is typical of
 	// FlashAttention prefill on datacenter GPUs.
 	DefaultComputeEff = 0.55
+	// ggmlComputeEff is llama.cpp's (and Ollama's) prefill efficiency on
+	// the FP16-accumulate tensor rate: its matmuls run one 512-token
+	// micro-batch at a time, and norms, RoPE and activation quantization
+	// between them are not fused.
+	ggmlComputeEff   = 0.44
+	ggmlComputeBasis = "llama.cpp#4766 (January 2024): CodeLlama-7B F16 pp512 11,048 tok/s on an RTX 4090 = 143 TFLOP/s of its 330 TFLOP/s FP16-accumulate peak"
 	// DefaultBandwidthEff is the fraction of peak memory bandwidth decode
 	// reaches; well-tuned decode kernels reach 70-85%.
 	DefaultBandwidthEff = 0.8

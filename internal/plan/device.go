@@ -56,9 +56,12 @@ func (p *planner) unsourced(d *Device) []string {
 	add("memory_gib", d.MemoryGiB, d.UsableGiB.Value <= 0)
 	add("usable_gib", d.UsableGiB, d.UsableGiB.Value > 0)
 	add("bandwidth_gbs", d.BandwidthGBs, true)
-	fp8 := p.format.Compute == "fp8" && d.FP8TFLOPS.Value > 0
+	class := p.computeClass(d)
+	fp8 := class == "fp8" && d.FP8TFLOPS.Value > 0
+	acc16 := class == "fp16acc" && d.FP16AccTFLOPS.Value > 0
 	add("fp8_tflops", d.FP8TFLOPS, fp8)
-	add("bf16_tflops", d.BF16TFLOPS, !fp8)
+	add("fp16_acc_tflops", d.FP16AccTFLOPS, acc16)
+	add("bf16_tflops", d.BF16TFLOPS, !fp8 && !acc16)
 	add("interconnect_gbs", d.InterconnectGBs, p.gpus > 1 && p.eng.tensorParallel)
 	return out
 }

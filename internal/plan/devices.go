@@ -51,6 +51,7 @@ type Device struct {
 	BandwidthGBs    Sourced `yaml:"bandwidth_gbs" json:"bandwidth_gbs"`
 	BF16TFLOPS      Sourced `yaml:"bf16_tflops" json:"bf16_tflops"`
 	FP8TFLOPS       Sourced `yaml:"fp8_tflops" json:"fp8_tflops"`
+	FP16AccTFLOPS   Sourced `yaml:"fp16_acc_tflops" json:"fp16_acc_tflops"`
 	Interconnect    string  `yaml:"interconnect" json:"interconnect,omitempty"`
 	InterconnectGBs Sourced `yaml:"interconnect_gbs" json:"interconnect_gbs"`
 	Notes           string  `yaml:"notes" json:"notes,omitempty"`
@@ -68,11 +69,15 @@ func (d *Device) Usable() int64 {
 // Bandwidth is the peak memory bandwidth in bytes/s.
 func (d *Device) Bandwidth() float64 { return d.BandwidthGBs.Value * 1e9 }
 
-// FLOPS is the dense peak for a compute class ("bf16" or "fp8"), falling
-// back to BF16 where the device has no FP8.
+// FLOPS is the dense peak for a compute class ("bf16", "fp8" or
+// "fp16acc"), falling back to BF16 where the device has no rate of its own
+// for the class (no FP8; FP16 accumulate no faster than FP32 accumulate).
 func (d *Device) FLOPS(class string) float64 {
 	if class == "fp8" && d.FP8TFLOPS.Value > 0 {
 		return d.FP8TFLOPS.Value * 1e12
+	}
+	if class == "fp16acc" && d.FP16AccTFLOPS.Value > 0 {
+		return d.FP16AccTFLOPS.Value * 1e12
 	}
 	return d.BF16TFLOPS.Value * 1e12
 }
@@ -132,6 +137,7 @@ func (d *Device) check() error {
 		{"memory_gib", d.MemoryGiB.Value, true}, {"bandwidth_gbs", d.BandwidthGBs.Value, true},
 		{"bf16_tflops", d.BF16TFLOPS.Value, true}, {"usable_gib", d.UsableGiB.Value, false},
 		{"fp8_tflops", d.FP8TFLOPS.Value, false}, {"interconnect_gbs", d.InterconnectGBs.Value, false},
+		{"fp16_acc_tflops", d.FP16AccTFLOPS.Value, false},
 	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > 1e7 || (f.positive && f.v == 0) {
 			return fmt.Errorf("%s must be a positive number, got %v", f.name, f.v)

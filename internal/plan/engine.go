@@ -50,6 +50,9 @@ type engineSpec struct {
 	// overheads are the engine's step and per-request host times
 	// (internal/perfmodel, with their sources).
 	overheads perfmodel.Overheads
+	// cudaComputeEff is the engine's prefill efficiency on the
+	// FP16-accumulate rate (0 = the default).
+	cudaComputeEff float64
 	// tensorParallel: GPUs split every layer (all-reduce per layer);
 	// otherwise layers are split across GPUs and run one after another.
 	tensorParallel bool
@@ -57,6 +60,9 @@ type engineSpec struct {
 	// weights, activations and runtime (TensorRT-LLM's
 	// free_gpu_memory_fraction, default 0.9), not of all memory (vLLM).
 	kvOfFree bool
+	// fp16Accumulate: on a GPU, 16-bit and quantized matmuls run at the
+	// FP16-accumulate tensor rate (ggml's cuBLAS and MMQ paths).
+	fp16Accumulate bool
 	// passPerSeqCPU: on a host CPU, a decode step at batch B costs B
 	// single-sequence steps (each sequence its own pass over the weights).
 	passPerSeqCPU bool
@@ -64,19 +70,19 @@ type engineSpec struct {
 
 var engineSpecs = map[string]engineSpec{
 	EngineVLLM: {name: EngineVLLM, title: "vLLM", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, overheads: overheads(EngineVLLM), tensorParallel: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineVLLM), cudaComputeEff: cudaComputeEff(EngineVLLM), tensorParallel: true},
 	// SGLang and TensorRT-LLM are timed with their own overheads; their
 	// memory is planned with vLLM's rule (their own rules are not modelled).
 	EngineSGLang: {name: EngineSGLang, title: "SGLang", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, overheads: overheads(EngineSGLang), tensorParallel: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineSGLang), cudaComputeEff: cudaComputeEff(EngineSGLang), tensorParallel: true},
 	EngineTRTLLM: {name: EngineTRTLLM, title: "TensorRT-LLM", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, overheads: overheads(EngineTRTLLM), tensorParallel: true, kvOfFree: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineTRTLLM), cudaComputeEff: cudaComputeEff(EngineTRTLLM), tensorParallel: true, kvOfFree: true},
 	// NIM's LLM containers run TensorRT-LLM engines behind NVIDIA's own
 	// API server: TensorRT-LLM's memory and step, NIM's request overhead.
 	EngineNIM: {name: EngineNIM, title: "NVIDIA NIM (TensorRT-LLM)", defaultKV: "auto", paged: true,
-		prefillChunk: vllmProfileTokens, overheads: overheads(EngineNIM), tensorParallel: true, kvOfFree: true},
+		prefillChunk: vllmProfileTokens, overheads: overheads(EngineNIM), cudaComputeEff: cudaComputeEff(EngineNIM), tensorParallel: true, kvOfFree: true},
 	EngineLlamaCpp: {name: EngineLlamaCpp, title: "llama.cpp", defaultKV: "f16",
-		prefillChunk: llamaUBatch, overheads: overheads(EngineLlamaCpp)},
+		prefillChunk: llamaUBatch, overheads: overheads(EngineLlamaCpp), cudaComputeEff: cudaComputeEff(EngineLlamaCpp), fp16Accumulate: true},
 	// Ollama gives each slot its own KV stream (kv_unified = false) and
 	// llama.cpp then splits a batch into micro-batches of consecutive
 	// sequence ids, so a decode step can run as several passes; per-sequence
@@ -85,12 +91,17 @@ var engineSpecs = map[string]engineSpec{
 	// B single-user steps, so the planner takes B x step(1). Not measured on
 	// a GPU, where the planner keeps one pass per step.
 	EngineOllama: {name: EngineOllama, title: "Ollama", defaultKV: "f16",
-		prefillChunk: llamaUBatch, overheads: overheads(EngineOllama), passPerSeqCPU: true},
+		prefillChunk: llamaUBatch, overheads: overheads(EngineOllama), cudaComputeEff: cudaComputeEff(EngineOllama), passPerSeqCPU: true, fp16Accumulate: true},
 }
 
 func overheads(name string) perfmodel.Overheads {
 	e, _ := perfmodel.LookupEngine(name)
 	return e.Overheads
+}
+
+func cudaComputeEff(name string) float64 {
+	e, _ := perfmodel.LookupEngine(name)
+	return e.CUDAComputeEff
 }
 
 func lookupEngine(name string) (engineSpec, error) {

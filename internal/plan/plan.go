@@ -38,7 +38,13 @@ const (
 
 // Efficiency holds the factors that turn peak rates into achievable ones.
 type Efficiency struct {
-	Compute          float64 `json:"compute"`
+	// Compute is the achieved fraction of peak tensor FLOP/s in prefill;
+	// negative means the engine's default.
+	Compute float64 `json:"compute"`
+	// ComputeFP16Acc, when set, replaces Compute on the FP16-accumulate
+	// rate (llama.cpp and Ollama on NVIDIA GPUs); the engine's default
+	// fills it when Compute is not given.
+	ComputeFP16Acc   float64 `json:"compute_fp16_accumulate,omitempty"`
 	Bandwidth        float64 `json:"bandwidth"`
 	Interconnect     float64 `json:"interconnect"`
 	AllReduceLatency float64 `json:"allreduce_latency_s"`
@@ -53,7 +59,7 @@ type Efficiency struct {
 
 // DefaultEfficiency returns the documented defaults.
 func DefaultEfficiency() Efficiency {
-	return Efficiency{Compute: DefaultComputeEff, Bandwidth: DefaultBandwidthEff,
+	return Efficiency{Compute: -1, Bandwidth: DefaultBandwidthEff,
 		Interconnect: DefaultInterconnectEff, AllReduceLatency: DefaultAllReduceLatency, StepOverhead: -1, RequestOverhead: -1}
 }
 
@@ -100,6 +106,9 @@ func newPlanner(s *Shape, w Workload, o Options) (*planner, error) {
 	}
 	if p.opt.Eff.StepOverhead < 0 {
 		p.opt.Eff.StepOverhead = p.eng.overheads.Step
+	}
+	if p.opt.Eff.Compute < 0 {
+		p.opt.Eff.Compute, p.opt.Eff.ComputeFP16Acc = DefaultComputeEff, p.eng.cudaComputeEff
 	}
 	if p.opt.Eff.RequestOverhead < 0 {
 		p.opt.Eff.RequestOverhead = p.eng.overheads.Request

@@ -32,7 +32,7 @@ func (p *planner) perfModel(d *Device) perfmodel.Model {
 	m := perfmodel.Model{
 		Attention: perfmodel.Attention{FullLayers: s.count(LayerFull), SlidingLayers: s.count(LayerSliding), Window: s.Window},
 		Rates: perfmodel.Rates{Bandwidth: d.Bandwidth() * p.opt.Eff.Bandwidth,
-			FLOPS: d.FLOPS(p.format.Compute) * p.opt.Eff.Compute,
+			FLOPS: d.FLOPS(p.computeClass(d)) * p.computeEff(d),
 			Link:  d.InterconnectGBs.Value * 1e9 / 2 * p.opt.Eff.Interconnect},
 		TokenFLOPs:       p.tokenFLOPs() / g,
 		PrefillPairFLOPs: 2 * float64(s.Heads) * float64(dk+dv) / g,
@@ -130,4 +130,26 @@ func (r roofline) crossover(ctx int64) int64 {
 		}
 	}
 	return hi
+}
+
+// computeClass is the tensor rate prefill runs at on device d. ggml's CUDA
+// backend (llama.cpp, Ollama) multiplies 16-bit weights with cuBLAS in FP16
+// with FP16 accumulate, and quantized weights with its MMQ kernels on int8
+// tensor cores, which reach about the same rate (llama.cpp#7676); GeForce
+// parts run FP16 accumulate at twice their FP32-accumulate rate. Other
+// backends (ROCm, Metal, CPU) keep the BF16 rate and the common efficiency.
+func (p *planner) computeClass(d *Device) string {
+	if p.format.Compute == "bf16" && p.eng.fp16Accumulate && d.Kind == KindGPU && d.Vendor == "NVIDIA" {
+		return "fp16acc"
+	}
+	return p.format.Compute
+}
+
+// computeEff is the prefill efficiency on device d: the engine's own on the
+// FP16-accumulate rate where it has one, else the common factor.
+func (p *planner) computeEff(d *Device) float64 {
+	if p.opt.Eff.ComputeFP16Acc > 0 && p.computeClass(d) == "fp16acc" {
+		return p.opt.Eff.ComputeFP16Acc
+	}
+	return p.opt.Eff.Compute
 }

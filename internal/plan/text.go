@@ -200,10 +200,19 @@ func writeNotes(w *errWriter, r *Result) {
 		notes = append(notes, "unsourced catalog numbers (estimates; * on usable memory): "+strings.Join(unsourced, "; "))
 	}
 	notes = append(notes, r.Warnings...)
-	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %.2f, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass, request overhead %s (API server, template, tokenization, first chunk)",
-		r.Assumptions.Compute, r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead), fmtSeconds(r.Assumptions.RequestOverhead)))
+	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %s, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass, request overhead %s (API server, template, tokenization, first chunk)",
+		fmtComputeEff(r.Assumptions), r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead), fmtSeconds(r.Assumptions.RequestOverhead)))
 	w.printf("\nNotes\n")
 	for _, n := range notes {
 		w.printf("  - %s\n", n)
 	}
+}
+
+// fmtComputeEff names the engine's own efficiency on FP16-accumulate
+// tensor cores beside the common one when the plan used it.
+func fmtComputeEff(e Efficiency) string {
+	if e.ComputeFP16Acc > 0 {
+		return fmt.Sprintf("%.2f (%.2f on NVIDIA FP16-accumulate tensor cores)", e.Compute, e.ComputeFP16Acc)
+	}
+	return fmt.Sprintf("%.2f", e.Compute)
 }
