@@ -56,6 +56,9 @@ type Fit struct {
 	// the per-request overhead.
 	LoneRequests int       `json:"lone_requests"`
 	Residuals    Residuals `json:"residuals"`
+	// Table is the measured decode step by batch size (stepTable); the
+	// predictions use it where it corrects the model.
+	Table []TableStep `json:"step_table,omitempty"`
 	// Shared is the fit read into the shared roofline model of a known
 	// model and device (FitShared); predictions then run on it.
 	Shared   *Shared  `json:"shared,omitempty"`
@@ -109,12 +112,17 @@ func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, 
 			reqs = append(reqs, q)
 		}
 	}
+	return fitRequests(reqs, server, o)
+}
+
+// fitRequests fits the model to the requests of a run.
+func fitRequests(reqs []request, server map[string]string, o Options) (*Fit, error) {
 	gaps := observe(reqs)
 	if len(gaps) < minGaps {
-		return nil, fmt.Errorf("%w: %d inter-token gaps in %d streamed requests, need %d (longer answers or more requests)", ErrTooFew, len(gaps), len(reqs), minGaps)
+		return nil, fmt.Errorf("%w: %d inter-token gaps in %d streamed requests, need %d (longer answers or more requests)", ErrTooFew, len(gaps), measured(reqs), minGaps)
 	}
 	lone := loneRequests(reqs)
-	f := &Fit{Requests: len(reqs), Gaps: len(gaps), LoneRequests: len(lone)}
+	f := &Fit{Requests: measured(reqs), Gaps: len(gaps), LoneRequests: len(lone)}
 	fl := floors(gaps)
 	eqs := perRequest(reqs, gaps, fl)
 	w := make([]float64, len(reqs))
@@ -130,8 +138,20 @@ func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, 
 	f.reqs, f.gaps, f.lone = reqs, gaps, lone
 	f.Slots, f.SlotsSource = slots(reqs, server, o.Slots)
 	f.Residuals = residuals(gaps, reqs, lone, m)
+	f.Table = stepTable(gaps, m)
 	f.Warnings = warnings(f, reqs)
 	return f, nil
+}
+
+// measured counts the requests that are not warm-ups.
+func measured(reqs []request) int {
+	n := 0
+	for _, r := range reqs {
+		if !r.warmup {
+			n++
+		}
+	}
+	return n
 }
 
 // floors are the token floors (Fitted.MinTokens) the fit profiles over:
@@ -262,6 +282,9 @@ func loneStep(m Model, r request) float64 {
 func loneRequests(reqs []request) []int {
 	var lone []int
 	for i := range reqs {
+		if reqs[i].warmup {
+			continue
+		}
 		alone := true
 		for k := range reqs {
 			if k != i && reqs[k].sent <= reqs[i].first && reqs[k].end >= reqs[i].sent {

@@ -14,6 +14,9 @@ type request struct {
 	sent, first    float64
 	end            float64
 	prompt, output int
+	// warmup requests are not measured: they give no gaps and no lone
+	// TTFT (a cold start), but they hold a slot and run in the steps.
+	warmup bool
 	// at and tokens are its content chunks: when each arrived and how many
 	// tokens it carried.
 	at     []float64
@@ -23,14 +26,14 @@ type request struct {
 // ttft is the request's time to first token, ms.
 func (r *request) ttft() float64 { return r.first - r.sent }
 
-// requestOf turns a record into a request; ok is false for a failed,
-// warm-up or tokenless one, or one without chunk timings.
+// requestOf turns a record into a request; ok is false for a failed or
+// tokenless one, or one without chunk timings.
 func requestOf(r *record.Record) (request, bool) {
-	if !r.OK() || r.Phase == record.PhaseWarmup || r.FirstTokenNS == 0 || len(r.Chunks) < 2 || r.OutputTokens < 2 {
+	if !r.OK() || r.FirstTokenNS == 0 || len(r.Chunks) < 2 || r.OutputTokens < 2 {
 		return request{}, false
 	}
 	q := request{point: r.Point, concurrency: r.Load.Concurrency, sent: ms(r.SentNS), first: ms(r.FirstTokenNS),
-		end: ms(r.EndNS), prompt: r.PromptTokens, output: r.OutputTokens}
+		end: ms(r.EndNS), prompt: r.PromptTokens, output: r.OutputTokens, warmup: r.Phase == record.PhaseWarmup}
 	for _, c := range r.Chunks {
 		q.at = append(q.at, ms(r.SentNS+c.AtNS))
 		q.tokens = append(q.tokens, max(c.Tokens, 1))
@@ -74,6 +77,9 @@ func observe(reqs []request) []gap {
 	var gaps []gap
 	for i := range reqs {
 		r := &reqs[i]
+		if r.warmup {
+			continue
+		}
 		for j := 1; j < len(r.at); j++ {
 			g := (r.at[j] - r.at[j-1]) / float64(r.tokens[j])
 			if !(g > 0) {

@@ -42,6 +42,9 @@ const maxJitter = 0.3
 func (f *Fit) SimConfig() sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Timer, cfg.TimeScale = f.Model.Timer(), 1
+	if f.corrected() {
+		cfg.Timer = Tabled{Fitted: f.Model.Timer(), Table: f.Table}
+	}
 	if f.Shared != nil {
 		cfg.Timer = f.Shared.Timer()
 	}
@@ -56,6 +59,16 @@ func (f *Fit) SimConfig() sim.Config {
 	cfg.Engine.KVTokens = Unlimited * 64
 	cfg.Model.MaxModelLen = Unlimited
 	return cfg
+}
+
+// corrected says the step table changes the model somewhere.
+func (f *Fit) corrected() bool {
+	for _, t := range f.Table {
+		if t.CorrectionMS != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Predict runs each point through the simulator's scheduler with the

@@ -198,6 +198,7 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%.3f\t\n", s.Seqs, s.Gaps, s.Measured, s.Fitted)
 	}
 	tw.Flush()
+	writeTable(w, f.Table)
 	writeCompared(w, "The run's points", r.Measured)
 	if r.AgainstRun != "" {
 		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
@@ -207,6 +208,21 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// writeTable prints the measured decode steps and the corrections the
+// predictions make with them.
+func writeTable(w io.Writer, tab []calib.TableStep) {
+	if len(tab) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nDecode steps by batch size (median; a correction where it is beyond 2 se of 0):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  sequences\tgaps\tmedian ms\tcorrection ms\tse ms\t\n")
+	for _, t := range tab {
+		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%+.3f\t%.3f\t\n", t.Seqs, t.Gaps, t.MedianMS, t.CorrectionMS, t.SEMS)
+	}
+	tw.Flush()
 }
 
 // writeCompared prints measured beside predicted, point by point.

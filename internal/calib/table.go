@@ -1,0 +1,117 @@
+package calib
+
+import (
+	"math"
+	"slices"
+
+	"github.com/servebench/servebench/internal/perfmodel"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+// minTableGaps is the fewest decode-only gaps at one batch size that give
+// it a measured step: below it a few steps misread at a prefill's edge
+// would set the size's step time.
+const minTableGaps = 30
+
+// TableStep is the measured decode step at one batch size: the median of
+// the gaps of steps that ran Seqs decoding sequences and no prompt, and
+// the correction it makes to the parametric model there.
+type TableStep struct {
+	Seqs     int     `json:"sequences"`
+	Gaps     int     `json:"gaps"`
+	MedianMS float64 `json:"median_ms"`
+	// CorrectionMS is the median of measured less fitted step. It is 0
+	// where that median lies within two standard errors of 0: there the
+	// parametric model describes the steps and the table adds only noise.
+	CorrectionMS float64 `json:"correction_ms"`
+	SEMS         float64 `json:"se_ms"`
+}
+
+// stepTable measures the decode step at every batch size the run saw often
+// enough. A step time linear in the batch misses engines whose kernels
+// change with it (llama.cpp on a CPU: matrix-vector at one sequence,
+// matrix-matrix from two, several times the cost); the table holds what
+// the run measured and the model only fills in between and beyond.
+func stepTable(gaps []gap, m Model) []TableStep {
+	by := map[int][]float64{}
+	meas := map[int][]float64{}
+	for _, g := range gaps {
+		if !decodeOnly(g) {
+			continue
+		}
+		s := int(g.seqs)
+		by[s] = append(by[s], g.ms-m.StepMSFor(g.seqs, g.tokens, g.kv))
+		meas[s] = append(meas[s], g.ms)
+	}
+	var out []TableStep
+	for s, res := range by {
+		if len(res) < minTableGaps {
+			continue
+		}
+		slices.Sort(res)
+		slices.Sort(meas[s])
+		med := stats.Quantile(res, 0.5)
+		abs := make([]float64, len(res))
+		for i, r := range res {
+			abs[i] = math.Abs(r - med)
+		}
+		slices.Sort(abs)
+		// The median's standard error under normal residuals of the
+		// robust spread: 1.2533 σ/√n.
+		se := 1.2533 * 1.4826 * stats.Quantile(abs, 0.5) / math.Sqrt(float64(len(res)))
+		t := TableStep{Seqs: s, Gaps: len(res), MedianMS: stats.Quantile(meas[s], 0.5), SEMS: se}
+		if math.Abs(med) > 2*se {
+			t.CorrectionMS = med
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b TableStep) int { return a.Seqs - b.Seqs })
+	return out
+}
+
+// decodeOnly says the step ran decodes alone: a prompt in it makes it a
+// prefill step, which the parametric model costs by its tokens.
+func decodeOnly(g gap) bool {
+	if len(g.parts) == 0 {
+		return false
+	}
+	for _, p := range g.parts {
+		if !p.decode {
+			return false
+		}
+	}
+	return true
+}
+
+// Tabled is the fitted model with the measured decode steps: a decode-only
+// step of a batch size the table holds costs the model's step plus that
+// size's correction; a size between held ones takes the next larger one's,
+// and beyond them the largest one's (the kernels of the largest batch
+// measured go on being used). Steps with a prompt are the model's.
+type Tabled struct {
+	perfmodel.Fitted
+	Table []TableStep
+}
+
+// StepTime implements perfmodel.StepTimer.
+func (t Tabled) StepTime(b perfmodel.Batch) float64 {
+	base := t.Fitted.StepTime(b)
+	if b.PrefillTokens > 0 || b.Seqs == 0 || len(t.Table) == 0 {
+		return base
+	}
+	return math.Max(0, base+correction(t.Table, float64(b.Seqs))/1e3)
+}
+
+// correction is the table's correction at s sequences, ms: that of the
+// smallest held size at or above s, else of the largest. Not interpolated:
+// one sequence is the special case (a matrix-vector product, whose cost
+// says nothing of two), and from two on the kernels are those of the
+// larger batches.
+func correction(tab []TableStep, s float64) float64 {
+	for _, t := range tab {
+		if s <= float64(t.Seqs) {
+			return t.CorrectionMS
+		}
+	}
+	return tab[len(tab)-1].CorrectionMS
+}
