@@ -85,9 +85,10 @@ func decodeOnly(g gap) bool {
 
 // Tabled is the fitted model with the measured decode steps: a decode-only
 // step of a batch size the table holds costs the model's step plus that
-// size's correction; a size between held ones takes the next larger one's,
-// and beyond them the largest one's (the kernels of the largest batch
-// measured go on being used). Steps with a prompt are the model's.
+// size's correction. At sizes the run did not measure the model's step
+// stands: no correction is carried across batch sizes, as one sequence's
+// (matrix-vector kernels) says nothing of two. Steps with a prompt are the
+// model's.
 type Tabled struct {
 	perfmodel.Fitted
 	Table []TableStep
@@ -102,16 +103,13 @@ func (t Tabled) StepTime(b perfmodel.Batch) float64 {
 	return math.Max(0, base+correction(t.Table, float64(b.Seqs))/1e3)
 }
 
-// correction is the table's correction at s sequences, ms: that of the
-// smallest held size at or above s, else of the largest. Not interpolated:
-// one sequence is the special case (a matrix-vector product, whose cost
-// says nothing of two), and from two on the kernels are those of the
-// larger batches.
+// correction is the table's correction at s sequences, ms: 0 at a size
+// the run did not measure, where the model's step stands.
 func correction(tab []TableStep, s float64) float64 {
 	for _, t := range tab {
-		if s <= float64(t.Seqs) {
+		if s == float64(t.Seqs) {
 			return t.CorrectionMS
 		}
 	}
-	return tab[len(tab)-1].CorrectionMS
+	return 0
 }
