@@ -217,13 +217,14 @@ func (p *pointAgg) lastSend() int64 {
 	return last
 }
 
-// firstRound is, in a closed loop, when the first round of requests (one
-// per user: the earliest sends) had all ended; 0 for an open loop. Until
-// then the server serves users that all started at once, a burst of
-// simultaneous prefills a running server does not see.
+// firstRound is, in a closed loop, when the first round of measured
+// requests (one per user: the earliest sends) had all ended; 0 for an open
+// loop, or when warm-up requests took the first round (at least one per
+// user). Until then the server serves users that all started at once, a
+// burst of simultaneous prefills a running server does not see.
 func (p *pointAgg) firstRound() int64 {
 	c := p.load.Concurrency
-	if c <= 0 || len(p.intervals) == 0 {
+	if c <= 0 || len(p.intervals) == 0 || p.warm.Count >= c {
 		return 0
 	}
 	iv := slices.Clone(p.intervals)

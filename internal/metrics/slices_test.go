@@ -152,6 +152,16 @@ func TestDriftFallingThroughput(t *testing.T) {
 	if p.Slices[0].Phase != PhaseWarmup || p.Slices[1].Phase != PhaseSteady || d.WarmupSlices != 1 || d.Slices != 11 {
 		t.Errorf("phases %s %s, %d warm-up, %d steady; want the first round alone as warm-up", p.Slices[0].Phase, p.Slices[1].Phase, d.WarmupSlices, d.Slices)
 	}
+	// Warm-up requests, one per user, took the first round: no slice of
+	// the measured window is warm-up.
+	for u := range int64(4) {
+		w := req(1000+u, 0, 0, 20, 10, 1)
+		w.Phase = record.PhaseWarmup
+		a.Add(w)
+	}
+	if p := a.Points()[0]; p.Slices[0].Phase != PhaseSteady || p.Drift.WarmupSlices != 0 {
+		t.Errorf("after warm-up requests: slice 0 %s, %d warm-up slices; want none", p.Slices[0].Phase, p.Drift.WarmupSlices)
+	}
 	tr := d.OutputTPS
 	if !tr.Drift || tr.SlopePerH >= 0 || tr.SlopePerHCI[1] >= 0 || tr.Change > -0.2 || tr.Change < -0.35 {
 		t.Errorf("throughput trend %+v: want a significant fall of about 25–30%%", tr)
