@@ -97,6 +97,20 @@ func newEngine(cfg Config) *engine {
 
 func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0 }
 
+// queued is the number of waiting sequences the scheduler can see: those
+// through their request overhead. A request still in its overhead is in
+// the API server (template, tokenization), which vLLM's waiting gauge
+// does not count either.
+func (e *engine) queued() int {
+	n := 0
+	for _, s := range e.waiting {
+		if s.ready <= e.now {
+			n++
+		}
+	}
+	return n
+}
+
 // add queues s, which arrived at model time arrival (≤ e.now); the
 // scheduler sees it once the request overhead (API server, template,
 // tokenization) has passed.

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // exact is the default config without jitter: step times follow the model.
@@ -301,4 +303,32 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// A request still in its overhead (API server, template, tokenization) is
+// not yet in the engine's queue: vLLM's waiting gauge does not count it,
+// and neither may the simulator's, or an idle server at one user reads as
+// queueing.
+func TestWaitingExcludesRequestsInOverhead(t *testing.T) {
+	c := exact()
+	c.Engine.RequestOverheadMS = 50
+	e := newEngine(c)
+	e.add(&seq{id: 1, prompt: 100, target: 4}, 0)
+	if got := e.queued(); got != 0 {
+		t.Errorf("during the overhead: queued = %d, want 0", got)
+	}
+	e.now = 0.050
+	if got := e.queued(); got != 1 {
+		t.Errorf("through the overhead: queued = %d, want 1", got)
+	}
+	m := newMetrics(c)
+	e.now = 0.010
+	m.queue(e)
+	var g dto.Metric
+	if err := m.waiting.Write(&g); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.GetGauge().GetValue(); got != 0 {
+		t.Errorf("waiting gauge during the overhead = %v, want 0", got)
+	}
 }

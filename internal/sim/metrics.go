@@ -121,7 +121,7 @@ func (m *metrics) handler() http.Handler {
 // queue refreshes the scheduler gauges.
 func (m *metrics) queue(e *engine) {
 	m.running.Set(float64(len(e.running)))
-	m.waiting.Set(float64(len(e.waiting)))
+	m.waiting.Set(float64(e.queued()))
 	if m.numBlocks > 0 {
 		m.kvUsage.Set(float64(m.numBlocks-e.freeBlocks) / float64(m.numBlocks))
 	}
