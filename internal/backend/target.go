@@ -53,7 +53,7 @@ type Target struct {
 func NewTarget(o TargetOptions) (*Target, error) {
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q: want http://host:port or https://host:port", redactURL(o.URL))
+		return nil, fmt.Errorf("base URL %q: want http://host:port or https://host:port", RedactURL(o.URL))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
@@ -167,8 +167,8 @@ func (t *Target) NewRequest(ctx context.Context, method, path string, body io.Re
 	return req, nil
 }
 
-// redactURL drops the credentials of a URL that may not parse.
-func redactURL(s string) string {
+// RedactURL drops the credentials of a URL that may not parse.
+func RedactURL(s string) string {
 	if u, err := url.Parse(s); err == nil {
 		return u.Redacted()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
@@ -20,16 +21,23 @@ const probeTimeout = 3 * time.Second
 func scrapeSources(ctx context.Context, target *backend.Target, metricsURLs []string, gpuURL, hostURL string) ([]Source, []string) {
 	var srcs []Source
 	var notes []string
-	add := func(flag, raw string, creds bool, mk func(Endpoint) Source) {
+	add := func(flag, raw string, creds bool, mk func(Endpoint) Source) bool {
 		ep, err := endpointFor(raw, target, creds)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s %v; not sampled", flag, err))
-			return
+			return false
 		}
 		srcs = append(srcs, mk(ep))
+		return true
 	}
 	for _, u := range metricsURLs {
-		add("--metrics-url", u, true, func(ep Endpoint) Source { return NewServerSource(ep) })
+		creds := target != nil && sameHost(u, target.Base())
+		added := add("--metrics-url", u, creds, func(ep Endpoint) Source { return NewServerSource(ep) })
+		if added && !creds && target != nil && len(target.Header()) > 0 {
+			notes = append(notes, fmt.Sprintf("--metrics-url %s is not on the target's host: "+
+				"the target's credentials are not sent there (put user:password in that URL if it needs them)",
+				backend.RedactURL(u)))
+		}
 	}
 	if len(metricsURLs) == 0 && target != nil {
 		if src, note := probeServer(ctx, target); src != nil {
@@ -63,6 +71,16 @@ func probeServer(ctx context.Context, target *backend.Target) (Source, string) {
 		return nil, fmt.Sprintf("server metrics unavailable: %v (give --metrics-url where the engine serves them)", err)
 	}
 	return src, ""
+}
+
+// sameHost reports whether two URLs name the same host (ports aside):
+// the target's credentials may go to another port of its own host (TGI's
+// and Triton's metrics ports), never to a host the user did not give them
+// for.
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Hostname() != "" && strings.EqualFold(ua.Hostname(), ub.Hostname())
 }
 
 // endpointFor is a page given by URL, reached with the target's TLS

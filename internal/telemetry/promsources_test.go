@@ -63,10 +63,14 @@ func TestScrapeSourcesCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := strings.Replace(hs.URL, "http://", "http://scraper:pa55word@", 1) + "/replica"
-	srcs, notes := scrapeSources(context.Background(), tg, []string{hs.URL + "/metrics", replica, "ftp://nowhere"},
+	// The same server under another host name: another host as far as
+	// credentials go.
+	elsewhere := strings.Replace(hs.URL, "127.0.0.1", "localhost", 1) + "/elsewhere"
+	srcs, notes := scrapeSources(context.Background(), tg, []string{hs.URL + "/metrics", replica, elsewhere, "ftp://nowhere"},
 		hs.URL+"/dcgm", node.URL)
-	if len(srcs) != 4 || len(notes) != 1 || !strings.HasPrefix(notes[0], "--metrics-url ") {
-		t.Fatalf("%d sources, notes %q; want 4 and one note naming --metrics-url", len(srcs), notes)
+	if len(srcs) != 5 || len(notes) != 2 || !strings.HasPrefix(notes[0], "--metrics-url ") ||
+		!strings.Contains(notes[0], "credentials are not sent") {
+		t.Fatalf("%d sources, notes %q; want 5, a note that credentials stay with the target's host, one naming --metrics-url", len(srcs), notes)
 	}
 	for _, s := range srcs {
 		_, _ = s.Read(context.Background(), 0)
@@ -79,6 +83,9 @@ func TestScrapeSourcesCredentials(t *testing.T) {
 	// bare host:port means its /metrics.
 	if seen["/metrics"] != "Bearer "+key {
 		t.Errorf("replica got Authorization %q, want the target's key", seen["/metrics"])
+	}
+	if a, ok := seen["/elsewhere"]; !ok || a != "" {
+		t.Errorf("a page on another host: reached %v, Authorization %q; want reached without the target's key", ok, a)
 	}
 	if seen["/replica"] != "Basic c2NyYXBlcjpwYTU1d29yZA==" {
 		t.Errorf("replica with credentials in its URL got Authorization %q, want them", seen["/replica"])
