@@ -40,6 +40,37 @@ type Param struct {
 	High  float64 `json:"high"`
 	SE    float64 `json:"se"`
 	Unit  string  `json:"unit"`
+	// Unstable: the estimate lay outside its resamples' central interval,
+	// which is then widened to reach it. The run does not pin the value
+	// down; the fit warns of it.
+	Unstable bool `json:"unstable,omitempty"`
+}
+
+// interval sets p's percentile interval and standard error from its
+// bootstrap draws d (sorted here). An interval that leaves out the
+// estimate it is about would be shown beside it and read as a
+// contradiction; it is widened to include it, and p marked unstable.
+func (p *Param) interval(d []float64) {
+	if len(d) < 2 {
+		return // without resamples the interval is the value itself
+	}
+	slices.Sort(d)
+	p.Low, p.High, p.SE = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2), stddev(d)
+	if p.Value < p.Low || p.Value > p.High {
+		p.Low, p.High, p.Unstable = math.Min(p.Low, p.Value), math.Max(p.High, p.Value), true
+	}
+}
+
+// unstable names the parameters whose estimate lay outside their
+// bootstrap interval.
+func unstable(ps []Param) []string {
+	var names []string
+	for _, p := range ps {
+		if p.Unstable {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 // Fit is what a calibration found.
@@ -324,13 +355,8 @@ func bootstrap(eqs [][]normal, fl []float64, reqs []request, lone []int, m Model
 	}
 	out := make([]Param, len(paramNames))
 	for k, v := range values(m) {
-		// Without a successful resample the interval is the value itself.
 		p := Param{Name: paramNames[k], Value: v, Low: v, High: v, Unit: paramUnits[k]}
-		if d := draws[k]; len(d) > 1 {
-			slices.Sort(d)
-			p.Low, p.High = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2)
-			p.SE = stddev(d)
-		}
+		p.interval(draws[k])
 		out[k] = p
 	}
 	return out

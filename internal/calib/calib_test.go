@@ -2,6 +2,7 @@ package calib
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -129,5 +130,33 @@ func TestPredictMatchesSimulator(t *testing.T) {
 		if math.Abs(c.got/c.want-1) > 1e-6 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// A bootstrap interval always contains its estimate: one that lies
+// beside its resamples is widened to reach them and marked unstable, and
+// the fit's warnings name it.
+func TestParamIntervalContainsEstimate(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		value        float64
+		draws        []float64
+		low, high    float64
+		wantUnstable bool
+	}{
+		{"inside", 5, []float64{6, 4, 5, 5, 5, 4.5, 5.5}, 4, 6, false},
+		{"below its resamples", 1, []float64{4, 5, 6, 5, 5}, 1, 6, true},
+		{"above its resamples", 9, []float64{4, 5, 6, 5, 5}, 4, 9, true},
+		{"no resamples", 3, nil, 3, 3, false},
+	} {
+		p := Param{Name: c.name, Value: c.value, Low: c.value, High: c.value}
+		p.interval(c.draws)
+		if math.Abs(p.Low-c.low) > 0.15 || math.Abs(p.High-c.high) > 0.15 || p.Unstable != c.wantUnstable {
+			t.Errorf("%s: [%v, %v] unstable %v, want [%v, %v] unstable %v", c.name, p.Low, p.High, p.Unstable, c.low, c.high, c.wantUnstable)
+		}
+	}
+	f := &Fit{Params: []Param{{Name: "step_ms"}, {Name: "min_tokens", Unstable: true}}, LoneRequests: 1, SlotsSource: "server"}
+	if w := strings.Join(warnings(f, []request{{prompt: 1}, {prompt: 2}}), "\n"); !strings.Contains(w, "min_tokens: the estimate lay outside") || strings.Contains(w, "step_ms") {
+		t.Errorf("warnings %q: want min_tokens named as unstable, step_ms not", w)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/internal/perfmodel"
-	"github.com/servebench/servebench/internal/stats"
 )
 
 // Shared is the fit read into the shared roofline model of a known model
@@ -222,10 +221,7 @@ func (s sharedFit) shared(peak perfmodel.Model, draws [][4]float64, gs []sharedG
 		for _, dr := range draws {
 			d = append(d, dr[k])
 		}
-		if len(d) > 1 {
-			slices.Sort(d)
-			p.Low, p.High, p.SE = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2), stddev(d)
-		}
+		p.interval(d)
 		out.Params = append(out.Params, p)
 	}
 	var ss float64

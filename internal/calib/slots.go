@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -107,6 +108,9 @@ func warnings(f *Fit, reqs []request) []string {
 	}
 	if len(prompts) == 1 {
 		w = append(w, "every prompt had the same length: prefill cost per token rests on steps shared with decodes; predictions for other prompt lengths extrapolate it")
+	}
+	if names := unstable(f.Params); len(names) > 0 {
+		w = append(w, fmt.Sprintf("%s: the estimate lay outside its bootstrap interval, widened to include it; this run does not pin it down (more requests, or more concurrency levels and prompt lengths, would)", strings.Join(names, ", ")))
 	}
 	return w
 }

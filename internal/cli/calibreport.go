@@ -173,15 +173,25 @@ func relErr(pred, meas float64) float64 {
 	return pred/meas - 1
 }
 
+// writeParams prints fitted values with their intervals; an unstable one
+// (its estimate outside its resamples' interval) says so.
+func writeParams(tw io.Writer, ps []calib.Param) {
+	for _, p := range ps {
+		mark := ""
+		if p.Unstable {
+			mark = "\tunstable: interval widened to the estimate"
+		}
+		fmt.Fprintf(tw, "  %s\t%.4g %s\t[%.4g, %.4g]\tse %.2g%s\n", p.Name, p.Value, p.Unit, p.Low, p.High, p.SE, mark)
+	}
+}
+
 // writeCalibration prints the fit, its residuals and the predictions.
 func writeCalibration(w io.Writer, r *calibrationReport) error {
 	f := r.Fit
 	fmt.Fprintf(w, "Calibration of %s: %d requests, %d inter-token gaps, %d sent alone\n\n", r.Run, f.Requests, f.Gaps, f.LoneRequests)
 	fmt.Fprintf(w, "Fitted model (95%% bootstrap intervals, requests resampled):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range f.Params {
-		fmt.Fprintf(tw, "  %s\t%.4g %s\t[%.4g, %.4g]\tse %.2g\n", p.Name, p.Value, p.Unit, p.Low, p.High, p.SE)
-	}
+	writeParams(tw, f.Params)
 	slots := "no limit seen"
 	if f.Slots > 0 {
 		slots = fmt.Sprint(f.Slots)

@@ -71,9 +71,7 @@ func writeShared(w io.Writer, sh *calib.Shared) {
 	}
 	fmt.Fprintf(w, "\nShared roofline model of %s on %s, fitted (95%% bootstrap intervals); predictions run on it:\n", sh.Model, sh.Device)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range sh.Params {
-		fmt.Fprintf(tw, "  %s\t%.4g %s\t[%.4g, %.4g]\tse %.2g\n", p.Name, p.Value, p.Unit, p.Low, p.High, p.SE)
-	}
+	writeParams(tw, sh.Params)
 	tw.Flush()
 	fmt.Fprintf(w, "  gap RMS %.3g ms\n", sh.RMSMS)
 }
