@@ -41,11 +41,6 @@ func DecodeBatch(t StepTimer, batch, ctx int64) Batch {
 	return t.Chunk(ctx, 1, true).Scale(float64(batch))
 }
 
-// DecodeStep is one decode step of batch sequences at context ctx.
-func DecodeStep(t StepTimer, batch, ctx int64) float64 {
-	return t.StepTime(DecodeBatch(t, batch, ctx))
-}
-
 // Fitted is an engine-agnostic step-time model whose coefficients come
 // from a measured run rather than from the model's shape and the device
 // (the form published simulators fit; docs/PLANNER.md):

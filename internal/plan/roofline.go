@@ -90,9 +90,6 @@ func (p *planner) tokenFLOPs() float64 {
 	return 2 * float64(n)
 }
 
-// weightsRead is the weight bytes one device streams in a pass over n tokens.
-func (r roofline) weightsRead(n int64) float64 { return r.m.WeightsRead(n) }
-
 // decode is one decode step for batch sequences at context ctx.
 func (r roofline) decode(batch, ctx int64) Terms {
 	return r.m.StepTerms(perfmodel.DecodeBatch(r.m, batch, ctx))

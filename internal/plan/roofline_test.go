@@ -81,13 +81,13 @@ func TestTensorParallelComm(t *testing.T) {
 	}
 	// The untied 128,256 x 8,192 input-embedding table is not streamed.
 	table := 128256 * 8192 * 2.0
-	if !approx(r.weightsRead(1), (141107412992.0-table)/4, 1e-9) {
-		t.Errorf("weights per GPU %g", r.weightsRead(1))
+	if !approx(r.m.WeightsRead(1), (141107412992.0-table)/4, 1e-9) {
+		t.Errorf("weights per GPU %g", r.m.WeightsRead(1))
 	}
 	o.Engine = EngineLlamaCpp
 	split := rooflineFor(t, "Llama-3.1-70B", "H100-SXM", o)
-	if c := split.decode(8, 1000).Comm; c != 0 || split.weightsRead(1) != 141107412992-table {
-		t.Errorf("layer split: comm %g, weights %g", c, split.weightsRead(1))
+	if c := split.decode(8, 1000).Comm; c != 0 || split.m.WeightsRead(1) != 141107412992-table {
+		t.Errorf("layer split: comm %g, weights %g", c, split.m.WeightsRead(1))
 	}
 	// A device without an interconnect cannot run TP.
 	o.Engine = EngineVLLM
@@ -106,12 +106,12 @@ func TestMoETraffic(t *testing.T) {
 	total := float64(r.p.weightBytes)
 	// The untied input-embedding table is never streamed whole.
 	table := float64(s.EmbedParams) * 2
-	one := (r.weightsRead(1) + table) / total
+	one := (r.m.WeightsRead(1) + table) / total
 	wantOne := float64(s.ActiveParams) / float64(s.Params)
 	if !approx(one, wantOne, 1e-9) {
 		t.Errorf("batch 1 reads %.4f of the weights, want %.4f (active/total)", one, wantOne)
 	}
-	if all := (r.weightsRead(1000) + table) / total; !approx(all, 1, 1e-6) {
+	if all := (r.m.WeightsRead(1000) + table) / total; !approx(all, 1, 1e-6) {
 		t.Errorf("batch 1000 reads %.6f of the weights", all)
 	}
 }

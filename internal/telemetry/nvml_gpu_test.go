@@ -19,6 +19,10 @@ import (
 // energy counter's joules with power integrated over the same readings.
 //
 //	go test -tags gpu -run TestNVMLAgainstSMI -v ./internal/telemetry
+//
+// smiQuery is what nvidia-smi is asked: docs/PERFORMANCE.md, "GPU check".
+const smiQuery = "index,memory.used,power.draw,temperature.gpu"
+
 func TestNVMLAgainstSMI(t *testing.T) {
 	src, err := NewNVML()
 	if err != nil {

@@ -11,9 +11,6 @@ import (
 // makes, kept untagged so that its parsing and tolerances are tested on
 // every machine.
 
-// smiQuery is what nvidia-smi is asked: docs/PERFORMANCE.md, "GPU check".
-const smiQuery = "index,memory.used,power.draw,temperature.gpu"
-
 // smiReading is one GPU's line of nvidia-smi --format=csv,noheader,nounits.
 type smiReading struct {
 	index         int
