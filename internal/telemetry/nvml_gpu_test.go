@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// smiQuery is what nvidia-smi is asked: docs/PERFORMANCE.md, "GPU check".
+const smiQuery = "index,memory.used,power.draw,temperature.gpu"
+
 // TestNVMLAgainstSMI is the device check (scripts/gpu-check.sh runs it
 // while a load runs): for GPU_CHECK_ROUNDS rounds (default 20, 1 s apart)
 // it reads NVML, asks nvidia-smi, reads NVML again, and holds nvidia-smi's
@@ -19,10 +22,6 @@ import (
 // energy counter's joules with power integrated over the same readings.
 //
 //	go test -tags gpu -run TestNVMLAgainstSMI -v ./internal/telemetry
-//
-// smiQuery is what nvidia-smi is asked: docs/PERFORMANCE.md, "GPU check".
-const smiQuery = "index,memory.used,power.draw,temperature.gpu"
-
 func TestNVMLAgainstSMI(t *testing.T) {
 	src, err := NewNVML()
 	if err != nil {
