@@ -224,3 +224,25 @@ func TestInterruptLosesNoRecord(t *testing.T) {
 		t.Errorf("summary after interrupt: %v", err)
 	}
 }
+
+// jsonLines reads a JSON Lines file of the run directory (records.jsonl,
+// telemetry.jsonl) strictly: a line that does not decode fails the test.
+func jsonLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -343,26 +342,12 @@ func streamCheckSummary(t *testing.T, dir, class string) {
 }
 
 func streamRecords(t *testing.T, path string) []streamRecord {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var recs []streamRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var r streamRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+	t.Helper()
+	recs := jsonLines[streamRecord](t, path)
+	for _, r := range recs {
 		if r.Phase != "measured" {
 			t.Errorf("record in phase %q", r.Phase)
 		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return recs
 }

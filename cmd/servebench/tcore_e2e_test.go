@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -32,26 +31,6 @@ type tcoreRecord struct {
 	SchedNS int64  `json:"scheduled_ns"`
 	SentNS  int64  `json:"sent_ns"`
 	EndNS   int64  `json:"end_ns"`
-}
-
-func tcoreLines[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 func tcoreJSON(t *testing.T, path string, v any) {
@@ -94,8 +73,8 @@ func TestTcoreSimulatorTelemetry(t *testing.T) {
 	if !strings.Contains(out, "KV cache") || !strings.Contains(out, "Telemetry over each point's window") {
 		t.Errorf("the table has no KV-cache column or telemetry table:\n%s", out)
 	}
-	recs := tcoreLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl"))
-	samples := tcoreLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl"))
+	recs := jsonLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl"))
+	samples := jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl"))
 	var last int64
 	windows := map[int][2]int64{}
 	for _, r := range recs {
@@ -206,7 +185,7 @@ func TestTcoreMetricsURLDisappears(t *testing.T) {
 		t.Errorf("%d requests completed, want all 25", n)
 	}
 	var kinds []string
-	for _, s := range tcoreLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
+	for _, s := range jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
 		if s.Event != nil && strings.HasPrefix(s.Event.Source, "server metrics at "+metrics.URL) {
 			kinds = append(kinds, s.Event.Kind)
 		}
@@ -244,7 +223,7 @@ func TestTcoreSlowMetricsDoesNotDelayRequests(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		var d []time.Duration
-		for _, r := range tcoreLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl")) {
+		for _, r := range jsonLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl")) {
 			d = append(d, time.Duration(r.EndNS-r.SchedNS)) // from the schedule: a late send counts
 		}
 		slices.Sort(d)
@@ -262,7 +241,7 @@ func TestTcoreSlowMetricsDoesNotDelayRequests(t *testing.T) {
 	}
 	// the slow scrape missed its deadline: an event, not a stall
 	failed := false
-	for _, s := range tcoreLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
+	for _, s := range jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
 		failed = failed || (s.Event != nil && s.Event.Kind == "scrape_failed")
 	}
 	if !failed {

@@ -102,7 +102,7 @@ func TestHostFollowsLoopbackServer(t *testing.T) {
 		t.Errorf("stderr does not say it follows this process (%q):\n%s", want, stderr)
 	}
 	read := 0
-	for _, s := range tcoreLines[telemetry.Sample](t, filepath.Join(dir, telemetry.File)) {
+	for _, s := range jsonLines[telemetry.Sample](t, filepath.Join(dir, telemetry.File)) {
 		if h := s.Host; h != nil && h.ServerPID == pid && h.ServerRSSBytes != nil && *h.ServerRSSBytes > 0 {
 			read++
 		}

@@ -281,26 +281,7 @@ func choose(cands []candidate) candidate {
 // from, and one host stall would move the mean of a dozen requests by more
 // than the overhead itself.
 func medianExcess(m Model, reqs []request, lone []int, w []float64) (median float64, any bool) {
-	type excess struct{ x, w float64 }
-	var ex []excess
-	var total float64
-	for _, i := range lone {
-		if w[i] > 0 {
-			ex = append(ex, excess{reqs[i].ttft() - loneStep(m, reqs[i]), w[i]})
-			total += w[i]
-		}
-	}
-	if len(ex) == 0 {
-		return 0, false
-	}
-	slices.SortFunc(ex, func(a, b excess) int { return cmpFloat(a.x, b.x) })
-	var cum float64
-	for _, e := range ex {
-		if cum += e.w; cum >= total/2 {
-			return e.x, true
-		}
-	}
-	return ex[len(ex)-1].x, true
+	return weightedMedian(reqs, lone, w, func(r request) float64 { return loneStep(m, r) })
 }
 
 // loneStep is the model's prefill step for a request alone in the engine.
