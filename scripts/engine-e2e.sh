@@ -12,7 +12,9 @@
 # Environment (besides those of ollama-install.sh and ollama-start.sh):
 #   SB_E2E_APIS           APIs to run (default "openai-chat ollama-chat")
 #   SB_E2E_CONCURRENCY    load points (default 1,4)
-#   SB_E2E_REQUESTS       measured requests per load point (default 8)
+#   SB_E2E_REQUESTS       measured requests per load point (default 32: at 8, concurrency
+#                         4 did not hold its load, and the calibration fitted on it
+#                         did not reproduce its own run)
 #   SB_E2E_PROMPT_TOKENS  prompt length (default 128)
 #   SB_E2E_OUTPUT_TOKENS  output length (default 64)
 #   SB_E2E_CALIB_CONCURRENCY, SB_E2E_CALIB_REQUESTS
@@ -33,7 +35,7 @@ export SB_OLLAMA_STATE="${SB_OLLAMA_STATE:-.cache/ollama}"
 STATE="$SB_OLLAMA_STATE"
 APIS="${SB_E2E_APIS:-openai-chat ollama-chat}"
 CONCURRENCY="${SB_E2E_CONCURRENCY:-1,4}"
-REQUESTS="${SB_E2E_REQUESTS:-8}"
+REQUESTS="${SB_E2E_REQUESTS:-32}"
 PROMPT="${SB_E2E_PROMPT_TOKENS:-128}"
 OUTPUT="${SB_E2E_OUTPUT_TOKENS:-64}"
 CALIB_CONCURRENCY="${SB_E2E_CALIB_CONCURRENCY:-2,8,16}"
