@@ -332,3 +332,34 @@ func TestWaitingExcludesRequestsInOverhead(t *testing.T) {
 		t.Errorf("waiting gauge during the overhead = %v, want 0", got)
 	}
 }
+
+// While a step is computed its whole batch is running, including the
+// requests it just admitted and those it will finish: the gauges show
+// the step being computed, not the state left by the one before it.
+func TestGaugesShowTheStepInProgress(t *testing.T) {
+	c := exact()
+	c.Engine.RequestOverheadMS = 0
+	e := newEngine(c)
+	for i := range 3 {
+		e.add(&seq{id: uint64(i), prompt: 64, target: 1}, 0)
+	}
+	out, ok := e.step()
+	if !ok || out.Seqs != 3 {
+		t.Fatalf("step: ok %v, %d sequences; want all 3 admitted", ok, out.Seqs)
+	}
+	m := newMetrics(c)
+	m.scheduled(out, e)
+	for _, g := range []struct {
+		name string
+		g    interface{ Write(*dto.Metric) error }
+		want float64
+	}{{"running", m.running, 3}, {"waiting", m.waiting, 0}} {
+		var v dto.Metric
+		if err := g.g.Write(&v); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.GetGauge().GetValue(); got != g.want {
+			t.Errorf("%s during the step = %v, want %v", g.name, got, g.want)
+		}
+	}
+}

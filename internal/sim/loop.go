@@ -153,6 +153,10 @@ func (l *loop) run() {
 		if !ok {
 			continue
 		}
+		// While the step runs, its batch is running: the gauges say so
+		// now, not only after its tokens are delivered (vLLM logs them as
+		// each step is scheduled).
+		l.met.scheduled(out, l.eng)
 		if out.dur > 0 && !sl.until(l.wallOf(l.eng.now), l.quit) {
 			return
 		}

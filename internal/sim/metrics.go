@@ -127,6 +127,13 @@ func (m *metrics) queue(e *engine) {
 	}
 }
 
+// scheduled shows the step being computed: its batch running, the
+// requests it left in the queue waiting.
+func (m *metrics) scheduled(out *stepOut, e *engine) {
+	m.running.Set(float64(out.Seqs))
+	m.waiting.Set(float64(e.queued()))
+}
+
 // step records one finished engine step.
 func (m *metrics) step(out *stepOut, e *engine) {
 	m.queue(e)
