@@ -15,15 +15,32 @@ const Schema = "servebench.record/v1"
 
 // Load identifies the load point a request belongs to. Exactly one of
 // Concurrency and Rate is set; MaxConcurrency caps an open loop.
+//
+// Workload names the workload cell of a workload matrix (repeated
+// --prompt-tokens or --output-tokens), e.g. "in=128 out=64"; it is empty
+// when the run has a single workload. It belongs to the load point's
+// identity: c=4 of one workload is not a repeat of c=4 of another, and
+// every map keyed by Load keeps them apart.
 type Load struct {
+	Workload       string  `json:"workload,omitempty"`
 	Concurrency    int     `json:"concurrency,omitempty"`
 	Rate           float64 `json:"rate,omitempty"`
 	MaxConcurrency int     `json:"max_concurrency,omitempty"`
 }
 
 // Label names a load the way a user set it: "c=4", "r=2/s", or
-// "r=2/s ≤8" for an open loop capped at 8 in flight.
+// "r=2/s ≤8" for an open loop capped at 8 in flight; prefixed by the
+// workload cell when there is one ("in=128 out=64 c=4").
 func (l Load) Label() string {
+	if l.Workload != "" {
+		return l.Workload + " " + l.LoadLabel()
+	}
+	return l.LoadLabel()
+}
+
+// LoadLabel is Label without the workload: the load alone, for a table
+// already grouped by workload.
+func (l Load) LoadLabel() string {
 	if l.Rate > 0 {
 		s := "r=" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + "/s"
 		if l.MaxConcurrency > 0 {
@@ -32,6 +49,13 @@ func (l Load) Label() string {
 		return s
 	}
 	return "c=" + strconv.Itoa(l.Concurrency)
+}
+
+// WorkloadLabel names a workload cell by its two length distributions as
+// given on the command line: "in=128 out=64", "in=lognormal:8192,2048
+// out=512".
+func WorkloadLabel(prompt, output string) string {
+	return "in=" + prompt + " out=" + output
 }
 
 // Token-count sources, best first: the server's own usage report, the
