@@ -45,9 +45,10 @@ var (
 // Config is one benchmark run.
 type Config struct {
 	Client *backend.Client
-	// Source yields request contents; a new one per point keeps each
-	// point's lengths reproducible from the seed.
-	NewSource func(point int) workload.Source
+	// NewSource yields a point's request contents; a new one per point
+	// keeps each point's lengths reproducible from the seed, and a point
+	// of a workload matrix gets its cell's (p.Load.Workload).
+	NewSource func(p load.Point) workload.Source
 	Run       record.Run // filled in further as the run goes
 	Points    []load.Point
 	// OutDir receives records.jsonl, run.json and summary.json; empty
@@ -205,7 +206,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ahead := aheadFor(cfg.PromptTokensMean, p)
-	src := cfg.NewSource(p.Index)
+	src := cfg.NewSource(p)
 	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {
 		return record.ClientStats{}, fmt.Errorf("load point %d: preparing requests: %w", p.Index, err)

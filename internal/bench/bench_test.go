@@ -53,7 +53,7 @@ func config(t *testing.T, url string, limit int, dir string, points ...load.Poin
 	}
 	return Config{
 		Client:    c,
-		NewSource: func(int) workload.Source { return &countSource{limit: limit} },
+		NewSource: func(load.Point) workload.Source { return &countSource{limit: limit} },
 		Run:       record.Run{Schema: record.RunSchema, Target: record.Target{API: backend.OpenAICompletions, Model: "m"}},
 		Points:    points, OutDir: dir,
 	}
@@ -97,7 +97,7 @@ func TestWorkloadFailingBeforeAnySend(t *testing.T) {
 	url, hits := fastSSE(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	cfg := config(t, url, 0, dir, load.Point{Load: record.Load{Concurrency: 1}, Requests: 2})
-	cfg.NewSource = func(int) workload.Source { return failFirst{} }
+	cfg.NewSource = func(load.Point) workload.Source { return failFirst{} }
 	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "preparing requests") {
 		t.Fatalf("want a preparation error, got %v", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ type Setup struct {
 	// the workload, its PromptTokens and OutputTokens as given.
 	Prompt, Output workload.LengthDist
 	Workload       workload.Spec
+	// Matrix, when it has more than one cell, replaces Workload's lengths:
+	// each cell is a workload of its own, with a source per point, and
+	// each point's Load.Workload names its cell.
+	Matrix []workload.Lengths
 	Seed           uint64
 	Points         []load.Point
 	// Slice cuts each point into slices of this much model time (0: none).
@@ -84,7 +89,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 	spec := s.Workload
 	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
 	chat := s.API == backend.OpenAIChat || s.API == backend.OllamaChat
-	w, err := workload.New(spec, workload.Env{Synth: tokenize.NewSynth(promptCounter, s.Seed), Counter: promptCounter, Chat: chat, Seed: s.Seed})
+	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, s.Seed), Counter: promptCounter, Chat: chat, Seed: s.Seed})
 	if err != nil {
 		return Config{}, err
 	}
@@ -98,27 +103,114 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 	}
 	return Config{
 		Client:    client,
-		NewSource: w.Source,
+		NewSource: sources.source,
 		Run: record.Run{
 			Schema: record.RunSchema, Version: s.Version, TimeScale: scale,
 			Target:       record.Target{URL: url, API: s.API, Model: s.Model, ModelPicked: s.ModelPicked, Simulated: s.Simulated, Server: s.Server},
-			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(),
-			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload),
+			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(), Workloads: sources.cells,
+			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload, len(sources.cells) > 0),
 			SliceS: s.Slice.Seconds(),
 		},
 		Points:           s.Points,
 		OutDir:           s.OutDir,
 		Grace:            s.Grace,
 		Progress:         s.Progress,
-		PromptTokensMean: s.Prompt.Mean(),
+		PromptTokensMean: sources.meanPrompt(s.Prompt),
 		Telemetry:        tel,
-	}, nil
+	}.matrixLengths(), nil
 }
+
+// matrixLengths sets run.json's two lengths of a matrix to every cell's
+// distribution (record.MatrixSep between them), in the order they first
+// run.
+func (c Config) matrixLengths() Config {
+	if len(c.Run.Workloads) == 0 {
+		return c
+	}
+	var prompts, outputs []string
+	for _, w := range c.Run.Workloads {
+		if !slices.Contains(prompts, w.PromptTokens) {
+			prompts = append(prompts, w.PromptTokens)
+		}
+		if !slices.Contains(outputs, w.OutputTokens) {
+			outputs = append(outputs, w.OutputTokens)
+		}
+	}
+	c.Run.PromptTokens = strings.Join(prompts, record.MatrixSep)
+	c.Run.OutputTokens = strings.Join(outputs, record.MatrixSep)
+	return c
+}
+
+// sources hands out each point's workload source: from the one workload,
+// or, in a matrix, from the workload of the point's cell.
+type sources struct {
+	one   *workload.Workload
+	cells []record.WorkloadCell
+	by    map[string]*workload.Workload
+	means []float64
+}
+
+// newSources builds the run's workload, or one per matrix cell; every
+// cell shares the prompt synthesiser, so prompts differ across cells too
+// (no accidental prefix-cache hits) and one seed reproduces them all.
+func newSources(spec workload.Spec, matrix []workload.Lengths, env workload.Env) (*sources, error) {
+	if len(matrix) <= 1 {
+		w, err := workload.New(spec, env)
+		return &sources{one: w}, err
+	}
+	specs, err := workload.Matrix(spec, matrix)
+	if err != nil {
+		return nil, err
+	}
+	s := &sources{by: map[string]*workload.Workload{}}
+	for i, cs := range specs {
+		w, err := workload.New(cs, env)
+		if err != nil {
+			return nil, fmt.Errorf("workload %s: %w", matrix[i].Label(), err)
+		}
+		s.by[matrix[i].Label()] = w
+		s.cells = append(s.cells, matrix[i].Cell())
+		d, _ := workload.ParseLengthDist(cs.PromptTokens) // validated by workload.New
+		s.means = append(s.means, d.Mean())
+	}
+	return s, nil
+}
+
+// source is Config.NewSource. A point whose workload names no cell of
+// the matrix is a caller's error; it gets a source that says so.
+func (s *sources) source(p load.Point) workload.Source {
+	if s.one != nil {
+		return s.one.Source(p.Index)
+	}
+	if w, ok := s.by[p.Load.Workload]; ok {
+		return w.Source(p.Index)
+	}
+	return failingSource{fmt.Errorf("load point %d: workload %q is not a cell of the matrix", p.Index, p.Load.Workload)}
+}
+
+// meanPrompt is the mean prompt length that sizes how many requests are
+// prepared ahead: a matrix's longest cell, so that preparing never holds
+// more than its budget.
+func (s *sources) meanPrompt(single workload.LengthDist) float64 {
+	if len(s.means) == 0 {
+		return single.Mean()
+	}
+	return slices.Max(s.means)
+}
+
+// failingSource is a source that cannot produce a request.
+type failingSource struct{ err error }
+
+func (f failingSource) Next(context.Context) (workload.Item, error) { return workload.Item{}, f.err }
 
 // workloadRecord is the workload as run.json keeps it: the Spec when it
 // asks for more than two length distributions, else nothing (the lengths
-// are in run.json already).
-func workloadRecord(spec workload.Spec) any {
+// are in run.json already; a matrix's are its cells').
+func workloadRecord(spec workload.Spec, matrix bool) any {
+	if matrix {
+		// the cells' lengths are in run.json's workloads
+		spec.PromptTokens, spec.OutputTokens = "", ""
+	}
 	bare := workload.Spec{PromptTokens: spec.PromptTokens, OutputTokens: spec.OutputTokens}
 	if spec == bare {
 		return nil

@@ -96,8 +96,8 @@ func TestObjectiveOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.promptTokens != "lognormal:1024,768,32,8192" || o.Workload.OutputTokens != "64" || f.outputTokens != "64" {
-		t.Errorf("workload: flags %q %q, objective %+v", f.promptTokens, f.outputTokens, o.Workload)
+	if f.promptTokens.String() != "lognormal:1024,768,32,8192" || o.Workload.OutputTokens != "64" || f.outputTokens.String() != "64" {
+		t.Errorf("workload: flags %q %q, objective %+v", f.promptTokens.String(), f.outputTokens.String(), o.Workload)
 	}
 	if f.requests != 100 || f.concurrency != "3,6" || len(o.Load.Concurrency) != 2 || o.Load.Target != 8 {
 		t.Errorf("load: requests %d concurrency %q, objective %+v", f.requests, f.concurrency, o.Load)

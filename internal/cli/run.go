@@ -61,7 +61,8 @@ type runFlags struct {
 	burstiness                         float64
 	maxConcurrency, requests           int
 	warmup                             warmupFlag
-	promptTokens, outputTokens         string
+	promptTokens, outputTokens         lengthsFlag       // repeated: a workload matrix (run_workload.go)
+	objectiveCells                     []workload.Lengths // an objective's workloads, when its file lists several
 	tokenizer                          string
 	ignoreEOS                          bool
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
@@ -218,7 +219,10 @@ const ExitInterrupted = 130
 type loadPlan struct {
 	points         []load.Point
 	prompt, output workload.LengthDist
-	slice          time.Duration // 0: no slices
+	// cells are the workloads of a workload matrix; one cell (no matrix)
+	// leaves the points' Load.Workload empty.
+	cells []workload.Lengths
+	slice time.Duration // 0: no slices
 }
 
 // plan checks the load and workload flags and builds the load points.
@@ -234,11 +238,8 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	if p.slice, err = f.slice.resolve(f.dur); err != nil {
 		return nil, err
 	}
-	if p.prompt, err = workload.ParseLengthDist(f.promptTokens); err != nil {
-		return nil, usagef("servebench run --prompt-tokens 512", "--prompt-tokens: %v", err)
-	}
-	if p.output, err = workload.ParseLengthDist(f.outputTokens); err != nil {
-		return nil, usagef("servebench run --output-tokens 128", "--output-tokens: %v", err)
+	if err := f.planWorkloads(p); err != nil {
+		return nil, err
 	}
 	requests := f.requests
 	if requests == 0 && f.dur == 0 {
@@ -250,29 +251,30 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	}
 	base := load.Point{Requests: requests, Duration: f.dur, WarmupRequests: f.warmup.requests,
 		WarmupDuration: f.warmup.duration, Arrival: arrival}
+	loads, err := f.loads()
+	if err != nil {
+		return nil, err
+	}
+	p.points = bench.MatrixPoints(base, p.cells, loads, f.seed)
+	return p, nil
+}
+
+// loads are the load levels of --concurrency or --rate.
+func (f *runFlags) loads() ([]record.Load, error) {
+	var out []record.Load
 	if f.rate != "" {
 		rates, err := floatList("rate", f.rate)
-		if err != nil {
-			return nil, err
+		for _, r := range rates {
+			out = append(out, record.Load{Rate: r, MaxConcurrency: f.maxConcurrency})
 		}
-		for i, r := range rates {
-			pt := base
-			pt.Index, pt.Load, pt.Seed = i, record.Load{Rate: r, MaxConcurrency: f.maxConcurrency}, f.seed+uint64(i)
-			p.points = append(p.points, pt)
-		}
-		return p, nil
+		return out, err
 	}
 	if f.maxConcurrency > 0 {
 		return nil, usagef("servebench run --rate 2 --max-concurrency 8", "--max-concurrency caps an open loop; use it with --rate")
 	}
 	conc, err := intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
-	if err != nil {
-		return nil, err
+	for _, c := range conc {
+		out = append(out, record.Load{Concurrency: c})
 	}
-	for i, c := range conc {
-		pt := base
-		pt.Index, pt.Load, pt.Seed = i, record.Load{Concurrency: c}, f.seed+uint64(i)
-		p.points = append(p.points, pt)
-	}
-	return p, nil
+	return out, err
 }

@@ -162,17 +162,7 @@ func (f *runFlags) objective(fs *flag.FlagSet) (*slo.Objective, error) {
 // fills in a flag that was not given.
 func (f *runFlags) overlay(o *slo.Objective, set map[string]bool) error {
 	w := &o.Workload
-	for _, p := range []struct {
-		flag string
-		run  *string
-		obj  *string
-	}{{"prompt-tokens", &f.promptTokens, &w.PromptTokens}, {"output-tokens", &f.outputTokens, &w.OutputTokens}} {
-		if set[p.flag] || *p.obj == "" {
-			*p.obj = *p.run
-		} else {
-			*p.run = *p.obj
-		}
-	}
+	f.overlayLengths(o, set)
 	overlaySpec(&f.workload, w, set)
 	if err := f.overlayLoad(&o.Load, set); err != nil {
 		return err
@@ -183,6 +173,37 @@ func (f *runFlags) overlay(o *slo.Objective, set map[string]bool) error {
 		f.maxConcurrency = o.Load.MaxConcurrency
 	}
 	return f.overlayAmount(&o.Load, set)
+}
+
+// overlayLengths makes the objective's workloads and the length flags
+// agree. Length flags given replace the objective's lengths and its list
+// of workloads (several make a matrix); otherwise the objective's list,
+// or its lengths, stand for the flags.
+func (f *runFlags) overlayLengths(o *slo.Objective, set map[string]bool) {
+	w := &o.Workload
+	if !set["prompt-tokens"] && !set["output-tokens"] && len(o.Workloads) > 0 {
+		f.objectiveCells = o.Workloads
+		return
+	}
+	for _, p := range []struct {
+		flag string
+		run  *lengthsFlag
+		obj  string
+	}{{"prompt-tokens", &f.promptTokens, w.PromptTokens}, {"output-tokens", &f.outputTokens, w.OutputTokens}} {
+		if !set[p.flag] && p.obj != "" {
+			p.run.vals = []string{p.obj}
+		}
+	}
+	o.Workloads = nil
+	prompts, outputs := f.promptTokens.list(), f.outputTokens.list()
+	if len(prompts) == 1 && len(outputs) == 1 {
+		w.PromptTokens, w.OutputTokens = prompts[0], outputs[0]
+		return
+	}
+	// A matrix: its cells are the objective's workloads (a repeated
+	// distribution is refused when the run is planned).
+	w.PromptTokens, w.OutputTokens = "", ""
+	o.Workloads, _ = workload.Cross(prompts, outputs)
 }
 
 // overlaySpec overlays the workload fields other than the lengths; a

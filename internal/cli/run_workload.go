@@ -2,6 +2,10 @@ package cli
 
 import (
 	"flag"
+	"strings"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // defineWorkload defines run's flags that choose what is sent
@@ -10,8 +14,9 @@ import (
 // workload: section gives.
 func (f *runFlags) defineWorkload(fs *flag.FlagSet) {
 	w := &f.workload
-	fs.StringVar(&f.promptTokens, "prompt-tokens", defaultPromptTokens, "prompt length: N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD")
-	fs.StringVar(&f.outputTokens, "output-tokens", defaultOutputTokens, "output length (max_tokens), same forms as --prompt-tokens; with --dataset, for prompts the file gives no length")
+	f.promptTokens.def, f.outputTokens.def = defaultPromptTokens, defaultOutputTokens
+	fs.Var(&f.promptTokens, "prompt-tokens", "prompt length: N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD (repeatable: several make a workload matrix, each crossed with every --output-tokens and load)")
+	fs.Var(&f.outputTokens, "output-tokens", "output length (max_tokens), same forms as --prompt-tokens (repeatable, like it); with --dataset, for prompts the file gives no length")
 	fs.StringVar(&f.tokenizer, "tokenizer", defaultTokenizer, "prompt tokenizer: auto (the server's /tokenize, else tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate exactly --output-tokens (ignore_eos, min_tokens) where it can")
 	fs.StringVar(&w.Dataset, "dataset", "", "send prompts from FILE: JSON Lines ({\"prompt\": ..., \"output_tokens\": N} per line) or ShareGPT conversations")
@@ -25,3 +30,65 @@ func (f *runFlags) defineWorkload(fs *flag.FlagSet) {
 	fs.IntVar(&w.ContextTokens, "context-tokens", 0, "largest prompt + max_tokens of a request: sessions end before exceeding it, longer dataset entries are skipped (0: the server's context length when known)")
 	fs.IntVar(&w.LongContext, "long-context", 0, "size every prompt so that prompt + max_tokens is exactly N tokens (a context-capacity check)")
 }
+
+// lengthsFlag is a length-distribution flag that may be repeated: each use
+// adds a distribution (a comma belongs to one: lognormal:8192,2048), and
+// several make a workload matrix. Unused, it is its default.
+type lengthsFlag struct {
+	def  string
+	vals []string
+}
+
+func (l *lengthsFlag) String() string {
+	if len(l.vals) == 0 {
+		return l.def
+	}
+	return strings.Join(l.vals, record.MatrixSep)
+}
+
+func (l *lengthsFlag) Set(v string) error {
+	l.vals = append(l.vals, v)
+	return nil
+}
+
+// list is the distributions given, or the default.
+func (l *lengthsFlag) list() []string {
+	if len(l.vals) == 0 {
+		return []string{l.def}
+	}
+	return l.vals
+}
+
+// planWorkloads sets the plan's workload cells: an objective's list, else
+// the cross product of the length flags; a single cell also sets the
+// plan's two lengths.
+func (f *runFlags) planWorkloads(p *loadPlan) error {
+	cells := f.objectiveCells
+	if cells == nil {
+		var err error
+		if cells, err = workload.Cross(f.promptTokens.list(), f.outputTokens.list()); err != nil {
+			return specUsage(err)
+		}
+	}
+	if _, err := workload.Matrix(f.workload, cells); err != nil {
+		return specUsage(err)
+	}
+	p.cells = cells
+	var err error
+	if p.prompt, err = workload.ParseLengthDist(cells[0].PromptTokens); err != nil {
+		return specUsage(err)
+	}
+	p.output, err = workload.ParseLengthDist(cells[0].OutputTokens)
+	return specUsage(err)
+}
+
+// specUsage is a workload error (it names its flag) as a usage error.
+func specUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usagef(workloadHint, "%v", err)
+}
+
+// workloadHint points at the workload flags and their documentation.
+const workloadHint = "servebench run -h (workloads: docs/WORKLOADS.md)"

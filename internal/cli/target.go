@@ -171,11 +171,11 @@ func (f *runFlags) server(env *Env, url, name string) (*backend.Target, error) {
 // (bench.NewConfig), with bench's errors told in flag terms.
 func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *loadPlan) (bench.Config, error) {
 	spec := f.workload
-	spec.PromptTokens, spec.OutputTokens = f.promptTokens, f.outputTokens
+	spec.PromptTokens, spec.OutputTokens = plan.cells[0].PromptTokens, plan.cells[0].OutputTokens
 	s := bench.Setup{
 		Target: t.server, API: f.api, Model: t.model, ModelPicked: t.picked, Simulated: t.simulated, Server: t.info,
 		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, IgnoreEOS: f.ignoreEOS,
-		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Seed: f.seed,
+		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Matrix: plan.cells, Seed: f.seed,
 		Points: plan.points, Slice: plan.slice, OutDir: f.out, Grace: f.grace, Version: version(),
 	}
 	if env.StderrIsTerminal {

@@ -26,9 +26,15 @@ type Run struct {
 	// the times the client measured; summaries, verdicts and reports are in
 	// model time, the records' times multiplied by it (Record.ModelTime).
 	TimeScale float64 `json:"time_scale,omitempty"`
-	// Workload as asked for: length distributions and seed.
+	// Workload as asked for: length distributions and seed. In a workload
+	// matrix they list every cell's distribution, " | " between them
+	// (MatrixLengths), and Workloads names the cells.
 	PromptTokens string `json:"prompt_tokens"`
 	OutputTokens string `json:"output_tokens"`
+	// Workloads are the cells of a workload matrix, in the order they ran;
+	// absent when the run has one workload. A point's Load.Workload is its
+	// cell's Label.
+	Workloads []WorkloadCell `json:"workloads,omitempty"`
 	Seed         uint64 `json:"seed"`
 	IgnoreEOS    bool   `json:"ignore_eos"`
 	// Tokenizer names the counter used to size prompts; PromptTokensSource
@@ -48,6 +54,38 @@ type Run struct {
 	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
+}
+
+// WorkloadCell is one workload of a workload matrix: its label (the
+// Load.Workload of its points) and its two length distributions as given.
+type WorkloadCell struct {
+	Label        string `json:"label"`
+	PromptTokens string `json:"prompt_tokens"`
+	OutputTokens string `json:"output_tokens"`
+}
+
+// NewWorkloadCell is the cell of the two length distributions, labelled
+// by WorkloadLabel.
+func NewWorkloadCell(prompt, output string) WorkloadCell {
+	return WorkloadCell{Label: WorkloadLabel(prompt, output), PromptTokens: prompt, OutputTokens: output}
+}
+
+// MatrixSep separates the distributions of a matrix's cells in run.json's
+// prompt_tokens and output_tokens (a comma already separates a
+// distribution's parameters).
+const MatrixSep = " | "
+
+// WorkloadLabels are the labels of the run's workloads in the order they
+// ran: the cells of a matrix, or the one "" of a single workload.
+func (r *Run) WorkloadLabels() []string {
+	if r == nil || len(r.Workloads) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(r.Workloads))
+	for i, c := range r.Workloads {
+		out[i] = c.Label
+	}
+	return out
 }
 
 // Target is the server measured. The API key is never recorded.

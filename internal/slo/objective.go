@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,10 @@ type Objective struct {
 	// Workload is what is sent, as run's workload flags would set it; its
 	// YAML keys are those of workload.Spec (docs/WORKLOADS.md).
 	Workload workload.Spec `json:"-" yaml:"workload"`
+	// Workloads, when it lists several cells, makes the objective a
+	// workload matrix: each cell is Workload with its two lengths, judged
+	// at every load on its own (a verdict and a capacity per workload).
+	Workloads []workload.Lengths `json:"workloads,omitempty" yaml:"workloads"`
 	Load     Load          `json:"load" yaml:"load"`
 	// ContextLength is the context (prompt + output tokens) the server
 	// must accept; checked against what the server reports (max_model_len).
@@ -136,6 +141,9 @@ func (o *Objective) Validate() error {
 		}
 		return fieldErr("workload", "%v", err)
 	}
+	if err := o.validateWorkloads(); err != nil {
+		return err
+	}
 	if err := o.Load.validate(); err != nil {
 		return err
 	}
@@ -153,6 +161,40 @@ func (o *Objective) Validate() error {
 		seen[s.Key()] = true
 	}
 	return nil
+}
+
+// validateWorkloads checks a list of workloads: two or more cells, each
+// with lengths of its own, none repeated, each one that can be sent with
+// the rest of the workload section.
+func (o *Objective) validateWorkloads() error {
+	switch {
+	case len(o.Workloads) == 0:
+		return nil
+	case len(o.Workloads) == 1:
+		return fieldErr("workloads", "lists one workload; give its lengths under workload: (prompt_tokens, output_tokens), or list two or more")
+	case o.Workload.PromptTokens != "" || o.Workload.OutputTokens != "":
+		return fieldErr("workload.prompt_tokens", "the lengths of a list of workloads are given in each of workloads:, not under workload:")
+	}
+	seen := map[string]int{}
+	for i, c := range o.Workloads {
+		cells, err := workload.Cross([]string{cmp.Or(c.PromptTokens, workload.DefaultPromptTokens)}, []string{cmp.Or(c.OutputTokens, workload.DefaultOutputTokens)})
+		if err == nil {
+			_, err = workload.Matrix(o.Workload, cells)
+		}
+		if err != nil {
+			return fieldErr(fmt.Sprintf("workloads[%d]", i), "%v", err)
+		}
+		if j, ok := seen[cells[0].Label()]; ok {
+			return fieldErr(fmt.Sprintf("workloads[%d]", i), "repeats workloads[%d] (%s)", j, cells[0].Label())
+		}
+		seen[cells[0].Label()] = i
+		o.Workloads[i] = cells[0]
+	}
+	_, err := workload.Matrix(o.Workload, o.Workloads)
+	if se, ok := errors.AsType[*workload.SpecError](err); ok {
+		return fieldErr("workload."+se.Key, "%v", se.Err)
+	}
+	return err
 }
 
 // maxRequests bounds a load's request count far above any real run.

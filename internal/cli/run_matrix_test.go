@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// planOf parses run's flags and plans the run.
+func planOf(t *testing.T, args ...string) (*loadPlan, error) {
+	t.Helper()
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	f.define(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return f.plan()
+}
+
+// TestMatrixPlan: repeated length flags run the cross product, workload
+// major, every load within each cell, each point with its cell's label.
+func TestMatrixPlan(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // the points' Load.Label(), in run order
+	}{
+		// one workload: no label, as before the matrix
+		{"single", []string{"--concurrency", "1,4"}, []string{"c=1", "c=4"}},
+		{"the issue's", []string{"--prompt-tokens", "128", "--prompt-tokens", "2048", "--prompt-tokens", "lognormal:8192,2048",
+			"--output-tokens", "64", "--output-tokens", "512", "--concurrency", "1,4,16"}, []string{
+			"in=128 out=64 c=1", "in=128 out=64 c=4", "in=128 out=64 c=16",
+			"in=128 out=512 c=1", "in=128 out=512 c=4", "in=128 out=512 c=16",
+			"in=2048 out=64 c=1", "in=2048 out=64 c=4", "in=2048 out=64 c=16",
+			"in=2048 out=512 c=1", "in=2048 out=512 c=4", "in=2048 out=512 c=16",
+			"in=lognormal:8192,2048 out=64 c=1", "in=lognormal:8192,2048 out=64 c=4", "in=lognormal:8192,2048 out=64 c=16",
+			"in=lognormal:8192,2048 out=512 c=1", "in=lognormal:8192,2048 out=512 c=4", "in=lognormal:8192,2048 out=512 c=16"}},
+		// open loop crossed alike; the default prompt fills the missing side
+		{"rates", []string{"--output-tokens", "64", "--output-tokens", "512", "--rate", "1,2", "--max-concurrency", "8"},
+			[]string{"in=512 out=64 r=1/s ≤8", "in=512 out=64 r=2/s ≤8", "in=512 out=512 r=1/s ≤8", "in=512 out=512 r=2/s ≤8"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planOf(t, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i, pt := range p.points {
+				got = append(got, pt.Load.Label())
+				if pt.Index != i || pt.Seed != 1+uint64(i) || pt.Requests != defaultRequests {
+					t.Errorf("point %d: index %d seed %d requests %d", i, pt.Index, pt.Seed, pt.Requests)
+				}
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("points\n got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestMatrixPlanErrors: what cannot be crossed is refused before any load,
+// naming the flag.
+func TestMatrixPlanErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prompt-tokens", "128", "--prompt-tokens", "128"}, `--prompt-tokens: "128" repeats "128"`},
+		{[]string{"--output-tokens", "64", "--output-tokens", "zipf:2"}, "--output-tokens: length distribution"},
+		{[]string{"--prompt-tokens", "128", "--prompt-tokens", "256", "--dataset", "x.jsonl"}, "--dataset: cannot be crossed"},
+		{[]string{"--prompt-tokens", "128", "--prompt-tokens", "256", "--multi-turn", "3"}, "--multi-turn: cannot be crossed"},
+		{[]string{"--output-tokens", "64", "--output-tokens", "128", "--long-context", "4096"}, "--long-context: cannot be crossed"},
+		{[]string{"--prompt-tokens", "128", "--prompt-tokens", "1024", "--shared-prefix", "256"}, "workload in=128 out=128: --shared-prefix: 256"},
+	} {
+		_, err := planOf(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
+		}
+	}
+}
