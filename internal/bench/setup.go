@@ -43,8 +43,8 @@ type Setup struct {
 	// each cell is a workload of its own, with a source per point, and
 	// each point's Load.Workload names its cell.
 	Matrix []workload.Lengths
-	Seed           uint64
-	Points         []load.Point
+	Seed   uint64
+	Points []load.Point
 	// Slice cuts each point into slices of this much model time (0: none).
 	Slice    time.Duration
 	OutDir   string

@@ -61,7 +61,7 @@ type runFlags struct {
 	burstiness                         float64
 	maxConcurrency, requests           int
 	warmup                             warmupFlag
-	promptTokens, outputTokens         lengthsFlag       // repeated: a workload matrix (run_workload.go)
+	promptTokens, outputTokens         lengthsFlag        // repeated: a workload matrix (run_workload.go)
 	objectiveCells                     []workload.Lengths // an objective's workloads, when its file lists several
 	tokenizer                          string
 	ignoreEOS                          bool

@@ -35,8 +35,8 @@ type Run struct {
 	// absent when the run has one workload. A point's Load.Workload is its
 	// cell's Label.
 	Workloads []WorkloadCell `json:"workloads,omitempty"`
-	Seed         uint64 `json:"seed"`
-	IgnoreEOS    bool   `json:"ignore_eos"`
+	Seed      uint64         `json:"seed"`
+	IgnoreEOS bool           `json:"ignore_eos"`
 	// Tokenizer names the counter used to size prompts; PromptTokensSource
 	// says whether prompt lengths were checked against the server's own.
 	Tokenizer string `json:"tokenizer"`

@@ -36,7 +36,7 @@ type Objective struct {
 	// workload matrix: each cell is Workload with its two lengths, judged
 	// at every load on its own (a verdict and a capacity per workload).
 	Workloads []workload.Lengths `json:"workloads,omitempty" yaml:"workloads"`
-	Load     Load          `json:"load" yaml:"load"`
+	Load      Load               `json:"load" yaml:"load"`
 	// ContextLength is the context (prompt + output tokens) the server
 	// must accept; checked against what the server reports (max_model_len).
 	ContextLength int `json:"context_length,omitempty" yaml:"context_length"`
