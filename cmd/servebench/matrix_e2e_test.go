@@ -6,13 +6,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // matrixArgs is a small matrix: two prompt lengths (one a distribution)
@@ -130,5 +133,129 @@ func TestMatrixIsReproducible(t *testing.T) {
 	}
 	if c := lengths(matrixRun(t, append(args, "--seed", "7")...)); reflect.DeepEqual(a, c) {
 		t.Errorf("seed 7 sent the lengths of seed 1: %v", c)
+	}
+}
+
+// The run in testdata/matrix is a small recorded workload matrix against
+// the built-in simulator: prompts of 64 and uniform:256,512 tokens by
+// answers of 4 and 12 tokens, each at c=1 and c=2, 16 measured and one
+// warm-up request per point (8 per user, so that each load is held). It
+// was made with
+//
+//	servebench run --prompt-tokens 64 --prompt-tokens uniform:256,512 --output-tokens 4 \
+//	    --output-tokens 12 --concurrency 1,2 --requests 16 --warmup 1 --no-telemetry --out testdata/matrix
+//
+// TestMatrixReportGolden renders it as text, Markdown and CSV, alone and
+// judged by testdata/matrix-objective.yaml, which lists the four
+// workloads, and compares with testdata/report/matrix-*.golden
+// (-update rewrites them).
+func TestMatrixReportGolden(t *testing.T) {
+	for _, format := range []string{"text", "csv", "markdown"} {
+		for _, verdict := range []bool{false, true} {
+			name, args := "matrix-"+format, []string{"report", "--format", format}
+			if verdict {
+				name += "-objective"
+				args = append(args, "--objective", filepath.Join("testdata", "matrix-objective.yaml"))
+			}
+			args = append(args, filepath.Join("testdata", "matrix"))
+			t.Run(name, func(t *testing.T) {
+				code, stdout, stderr := run(t, args...)
+				got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
+				matrixGolden(t, filepath.Join("testdata", "report", name+".golden"), got)
+			})
+		}
+	}
+}
+
+// matrixGolden compares got with a golden file, or rewrites it with -update.
+func matrixGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestMatrixReportGolden -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("differs from %s (-update rewrites it):\n%s", golden, lineDiff(string(want), got))
+	}
+}
+
+// matrixReport is the part of an objective run's summary.json these tests
+// read.
+type matrixReport struct {
+	Objective struct {
+		Workloads []struct {
+			PromptTokens string `json:"prompt_tokens"`
+		} `json:"workloads"`
+	} `json:"objective"`
+	Verdict *slo.Verdict `json:"verdict"`
+}
+
+// TestMatrixObjectiveVerdictPerWorkload: an objective file listing four
+// workloads judges each at its target load; one SLO no server meets fails
+// every cell, and the run exits 3 naming them.
+func TestMatrixObjectiveVerdictPerWorkload(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	code, stdout, stderr := run(t, "run", "--objective", filepath.Join("testdata", "matrix-objective.yaml"), "--requests", "16",
+		"--slo", "speed p95 >= 100000 tok/s", "--out", dir)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	rep := matrixJSON[matrixReport](t, filepath.Join(dir, "summary.json"))
+	v := rep.Verdict
+	if len(rep.Objective.Workloads) != 4 || v == nil || len(v.Workloads) != 4 || v.Holds {
+		t.Fatalf("objective workloads %d, verdict %+v", len(rep.Objective.Workloads), v)
+	}
+	for i, cv := range v.Workloads {
+		want := matrixCells[i]
+		if cv.Workload != want || cv.TargetLoad != (record.Load{Workload: want, Concurrency: 2}) || cv.Holds || len(cv.Points) != 2 {
+			t.Errorf("workload %d: %s, target %+v, holds %v, %d points", i, cv.Workload, cv.TargetLoad, cv.Holds, len(cv.Points))
+		}
+		if !strings.Contains(stderr, want+": speed p95") {
+			t.Errorf("stderr does not name %s:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "does not hold for 4 of the 4 workloads at the target load, concurrency 2") {
+		t.Errorf("verdict:\n%s", stdout)
+	}
+}
+
+// matrixCells are the cells of testdata/matrix-objective.yaml.
+var matrixCells = []string{"in=64 out=4", "in=64 out=12", "in=uniform:256,512 out=4", "in=uniform:256,512 out=12"}
+
+// TestMatrixFindsCapacityPerWorkload: --find-capacity searches each
+// workload on its own; the matrix's capacity is the lowest, naming its
+// cell, and the long prompts reach no higher than the short ones.
+func TestMatrixFindsCapacityPerWorkload(t *testing.T) {
+	dir := matrixRun(t, "run", "--prompt-tokens", "64", "--prompt-tokens", "2048", "--output-tokens", "16", "--concurrency", "1",
+		"--requests", "4", "--slo", "ttft p95 <= 400ms", "--find-capacity")
+	v := matrixJSON[matrixReport](t, filepath.Join(dir, "summary.json")).Verdict
+	if v == nil || len(v.Workloads) != 2 {
+		t.Fatalf("verdict %+v", v)
+	}
+	short, long := v.Workloads[0].Capacity, v.Workloads[1].Capacity
+	for i, c := range []slo.Capacity{short, long} {
+		cell := []string{"in=64 out=16", "in=2048 out=16"}[i]
+		if c.Method != "search" || !c.Found || c.Load.Workload != cell || c.Probes < 2 {
+			t.Fatalf("%s: capacity %+v", cell, c)
+		}
+	}
+	if long.Load.Concurrency > short.Load.Concurrency {
+		t.Errorf("2048-token prompts reach c=%d, 64-token ones c=%d", long.Load.Concurrency, short.Load.Concurrency)
+	}
+	want := short.Load // the first of equals
+	if long.Load.Concurrency < short.Load.Concurrency {
+		want = long.Load
+	}
+	if *v.Capacity.Load != *want {
+		t.Errorf("matrix capacity %+v, want the lower cell's, %+v", v.Capacity.Load, want)
+	}
+	if v.Capacity.Probes != short.Probes+long.Probes {
+		t.Errorf("probes %d, want %d + %d", v.Capacity.Probes, short.Probes, long.Probes)
 	}
 }

@@ -23,6 +23,10 @@ type JudgeOptions struct {
 	// FindCapacity searches for the highest load at which every SLO holds
 	// instead of sweeping the objective's loads.
 	FindCapacity bool
+	// Workloads are the cells of a workload matrix (CellLabels), each
+	// swept or searched on its own, in this order; none or [""] for a run
+	// with one workload.
+	Workloads []string
 }
 
 // Judge measures an objective in one session (one records file, one
@@ -41,7 +45,17 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 	if m.sess, err = Open(cfg); err != nil {
 		return nil, nil, err
 	}
-	capy, runErr := m.measureAll(ctx, o, opt.FindCapacity)
+	capy := map[string]*slo.Capacity{}
+	var runErr error
+	workloads := opt.Workloads
+	if len(workloads) == 0 {
+		workloads = []string{""}
+	}
+	for _, w := range workloads {
+		if runErr = m.measureAll(ctx, o, w, opt.FindCapacity, capy); runErr != nil {
+			break
+		}
+	}
 	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
 	res, err := m.sess.Close(ctx)
 	if res != nil {
@@ -99,29 +113,34 @@ func (m *measurer) observe(r *record.Record) {
 	}
 }
 
-// measureAll sweeps the objective's loads, or searches for the capacity,
-// and makes sure the target load is measured.
-func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, search bool) (*slo.Capacity, error) {
+// measureAll sweeps the objective's loads of one workload, or searches
+// for its capacity (kept in capy), and makes sure its target load is
+// measured.
+func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload string, search bool, capy map[string]*slo.Capacity) error {
 	levels := o.Load.Levels()
-	var capy *slo.Capacity
+	for i := range levels {
+		levels[i].Workload = workload
+	}
 	if search {
 		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
 		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
-		capy = &c
+		capy[workload] = &c
 		if err != nil {
-			return capy, err
+			return err
 		}
 		levels = nil
 	}
-	if target := o.Load.TargetLoad(); !slices.Contains(levels, target) {
+	target := o.Load.TargetLoad()
+	target.Workload = workload
+	if !slices.Contains(levels, target) {
 		levels = append(levels, target)
 	}
 	for _, l := range levels {
 		if _, err := m.measure(ctx, l); err != nil {
-			return capy, err
+			return err
 		}
 	}
-	return capy, nil
+	return nil
 }
 
 // measure runs a load (repeat times, unless it is already measured) and

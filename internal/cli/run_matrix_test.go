@@ -2,6 +2,8 @@ package cli
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,5 +80,64 @@ func TestMatrixPlanErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestMatrixObjectiveOverlay: an objective's list of workloads is run as
+// listed unless length flags are given, which replace it (crossed with
+// the objective's other length when only one flag is given).
+func TestMatrixObjectiveOverlay(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(file, []byte("name: m\nload: {concurrency: [1, 2]}\nslos: [ttft p95 <= 1s]\n"+
+		"workloads:\n  - {prompt_tokens: 2048, output_tokens: 512}\n  - {prompt_tokens: 128, output_tokens: 64}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // the cells planned, which the objective lists too
+	}{
+		// the file's list, in its order (not a cross product)
+		{"listed", []string{"--objective", file}, []string{"in=2048 out=512", "in=128 out=64"}},
+		// flags replace the list; the missing length is the default
+		{"flags", []string{"--objective", file, "--output-tokens", "8", "--output-tokens", "16"}, []string{"in=512 out=8", "in=512 out=16"}},
+		// a preset with one workload: repeated prompts cross its output length
+		{"preset", []string{"--objective", "chat", "--prompt-tokens", "128", "--prompt-tokens", "256"},
+			[]string{"in=128 out=lognormal:256,192,16,1024", "in=256 out=lognormal:256,192,16,1024"}},
+		// one length each: no matrix
+		{"single", []string{"--objective", file, "--prompt-tokens", "64", "--output-tokens", "8"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var f runFlags
+			fs := flag.NewFlagSet("run", flag.ContinueOnError)
+			f.define(fs)
+			if err := fs.Parse(c.args); err != nil {
+				t.Fatal(err)
+			}
+			o, err := f.objective(fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := f.plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var planned, listed []string
+			for _, cell := range p.cells {
+				planned = append(planned, cell.Label())
+			}
+			for _, cell := range o.Workloads {
+				listed = append(listed, cell.Label())
+			}
+			if len(p.cells) == 1 {
+				planned = nil
+			}
+			if !reflect.DeepEqual(planned, c.want) || !reflect.DeepEqual(listed, c.want) {
+				t.Errorf("planned %q, objective lists %q; want %q", planned, listed, c.want)
+			}
+			if c.want != nil && (o.Workload.PromptTokens != "" || o.Workload.OutputTokens != "") {
+				t.Errorf("a matrix objective keeps lengths outside its list: %+v", o.Workload)
+			}
+		})
 	}
 }

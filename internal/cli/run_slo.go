@@ -104,7 +104,8 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *tar
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.points[0], Repeat: f.slo.repeat, FindCapacity: f.slo.findCapacity})
+	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.points[0], Repeat: f.slo.repeat,
+		FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.cells)})
 	return rep, res, benchError(err)
 }
 

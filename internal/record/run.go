@@ -3,6 +3,7 @@ package record
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -184,4 +185,15 @@ func (r *Run) Slice() time.Duration {
 		return 0
 	}
 	return time.Duration(math.Round(r.SliceS * 1e9))
+}
+
+// ParseWorkloadLabel splits a WorkloadLabel into its two distributions;
+// ok is false for anything else ("" included).
+func ParseWorkloadLabel(label string) (prompt, output string, ok bool) {
+	in, out, ok := strings.Cut(label, " out=")
+	prompt, isIn := strings.CutPrefix(in, "in=")
+	if !ok || !isIn || prompt == "" || out == "" {
+		return "", "", false
+	}
+	return prompt, out, true
 }

@@ -48,7 +48,12 @@ func targetName(run *record.Run) string {
 // for, or the workload's source with the measured mean lengths.
 func workloadText(s *metrics.Summary) string {
 	src := workloadSource(s.Run.Workload)
-	if src == "" {
+	switch {
+	case len(s.Run.Workloads) > 0 && src != "":
+		return src + " · " + matrixText(s.Run)
+	case len(s.Run.Workloads) > 0:
+		return matrixText(s.Run)
+	case src == "":
 		return fmt.Sprintf("prompt %s tok · output %s tok", s.Run.PromptTokens, s.Run.OutputTokens)
 	}
 	in, out, ok := measuredLengths(s.Points)

@@ -122,13 +122,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	for i, c := range cols {
 		rows[0][i], rows[1][i] = c.group, c.name
 	}
-	for i := range s.Points {
-		row := make([]string, len(cols))
-		for j, c := range cols {
-			row[j] = c.value(&s.Points[i])
-		}
-		rows = append(rows, row)
-	}
+	rows = append(rows, tableRows(s, cols, "  ")...)
 	writeAligned(&b, rows)
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
@@ -186,11 +180,15 @@ func warnings(s *metrics.Summary) []string {
 // writeAligned writes rows as space-separated columns: the first column
 // left-aligned, the others right-aligned, widths by rune count. rows[0]
 // holds group headings, each spanning its column and the unnamed ones after
-// it; a long heading widens the group's columns evenly.
+// it; a long heading widens the group's columns evenly. A row of one cell
+// (a workload's heading in a matrix) is written as it is, and sets no width.
 func writeAligned(b *strings.Builder, rows [][]string) {
 	const sep = 2
 	width := make([]int, len(rows[0]))
 	for _, r := range rows[1:] {
+		if len(r) == 1 && len(width) > 1 {
+			continue
+		}
 		for i, c := range r {
 			width[i] = max(width[i], runes(c))
 		}
@@ -227,6 +225,10 @@ func writeAligned(b *strings.Builder, rows [][]string) {
 	}
 	b.WriteString(strings.TrimRight(string(head), " ") + "\n")
 	for _, r := range rows[1:] {
+		if len(r) == 1 && len(width) > 1 {
+			b.WriteString(r[0] + "\n")
+			continue
+		}
 		var line strings.Builder
 		for i, c := range r {
 			pad := strings.Repeat(" ", width[i]-runes(c))

@@ -86,7 +86,7 @@ func csvRows(s *metrics.Summary) [][]string {
 		}
 		rows = append(rows, row)
 	}
-	return addDriftCSV(rows, s)
+	return addDriftCSV(addWorkloadCSV(rows, s), s)
 }
 
 func writeCSV(w io.Writer, rows [][]string) error {
@@ -115,18 +115,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 			head[i] = strings.TrimSpace(prevGroup(cols, i) + " " + c.name)
 		}
 	}
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range cols {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for i := range s.Points {
-		cells := make([]string, len(cols))
-		for j, c := range cols {
-			cells[j] = c.value(&s.Points[i])
-		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-	}
+	writeMarkdownPoints(&b, s, cols, head)
 	writeErrors(&b, s, "- ")
 	writeWarmup(&b, s, "- ")
 	writeTelemetry(&b, s, true)
@@ -139,6 +128,38 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMarkdownPoints writes the table of points under head; in a matrix,
+// one table per workload cell, each under a heading of its own.
+func writeMarkdownPoints(b *strings.Builder, s *metrics.Summary, cols []column, head []string) {
+	table := func(rows [][]string) {
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
+		for range cols {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, r := range rows {
+			b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		}
+	}
+	rows := tableRows(s, cols, "")
+	if workloadGroups(s) == nil {
+		table(rows)
+		return
+	}
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && len(rows[j]) > 1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("#### " + strings.ToUpper(rows[i][0][:1]) + rows[i][0][1:] + "\n\n")
+		table(rows[i+1 : j])
+		i = j
+	}
 }
 
 // prevGroup returns the group heading that column i continues.

@@ -37,7 +37,7 @@ type verdictDoc struct {
 func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	checks := o.Checks()
 	d := verdictDoc{
-		title: fmt.Sprintf("Objective %s · target load %s · %d SLOs", orDash(o.Name), slo.LoadText(v.TargetLoad), len(checks)),
+		title: fmt.Sprintf("Objective %s · target load %s%s · %d SLOs", orDash(o.Name), slo.LoadText(v.TargetLoad), workloadCount(v), len(checks)),
 		table: [][]string{verdictHeader(checks)},
 		ci:    intervalRows(checks, v.Points),
 		lines: [][2]string{{"capacity", capacityLine(v.Capacity)}, {"saturation", saturationLine(v.Saturation)}},
@@ -45,11 +45,16 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	for _, pv := range v.Points {
 		d.table = append(d.table, verdictRow(pv))
 	}
+	if v.Workloads != nil {
+		d.table, d.lines = matrixVerdict(d.table[:1], v)
+	}
 	for _, r := range v.Requirements {
 		d.lines = append(d.lines, [2]string{r.Name, r.Note})
 	}
 	d.lines = append(d.lines, [2]string{"verdict", v.Text})
 	switch {
+	case v.Holds && v.Workloads != nil:
+		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s for every workload", slo.LoadText(v.TargetLoad))
 	case v.Holds:
 		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s", slo.LoadText(v.TargetLoad))
 	case v.Failing:
@@ -71,7 +76,7 @@ func Verdict(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
 	d := verdictParts(o, v)
 	var b strings.Builder
 	b.WriteString(d.title + "\n\n")
-	writeAligned(&b, d.table)
+	writeAligned(&b, indentGrouped(d.table))
 	b.WriteString(ratioLegend + "\n")
 	if d.ci != nil {
 		b.WriteString("\n" + ciTitle + "\n")
@@ -116,6 +121,10 @@ func VerdictMarkdown(w io.Writer, o *slo.Objective, v *slo.Verdict) error {
 // heading, in the summary table's plain style.
 func writeMarkdownTable(b *strings.Builder, rows [][]string) {
 	for i, r := range rows {
+		if len(r) == 1 && i > 0 {
+			// a workload's heading row: bold, across an otherwise empty row
+			r = append([]string{"**" + r[0] + "**"}, make([]string, len(rows[0])-1)...)
+		}
 		cells := make([]string, len(r))
 		for j, c := range r {
 			cells[j] = mdCell(c)
@@ -216,7 +225,7 @@ func intervalRows(checks []slo.SLO, pts []slo.PointVerdict) [][]string {
 	rows := [][]string{head}
 	found := false
 	for _, pv := range pts {
-		row := []string{loadLabel(pv.Load) + " ×" + strconv.Itoa(len(pv.Points))}
+		row := []string{pv.Load.Label() + " ×" + strconv.Itoa(len(pv.Points))}
 		for _, c := range pv.Checks {
 			if c.CI == nil {
 				row = append(row, "-")
@@ -283,8 +292,9 @@ func saturationLine(s slo.Saturation) string {
 	return line
 }
 
-// loadLabel names a bare load: "c=4", "r=2/s".
-func loadLabel(l record.Load) string { return l.Label() }
+// loadLabel names a bare load: "c=4", "r=2/s", without its workload
+// cell, which a matrix's verdict names where the load appears.
+func loadLabel(l record.Load) string { return l.LoadLabel() }
 
 // Rows writes a plain table: every column left-aligned and padded to its
 // widest cell, the first row a heading.
@@ -360,7 +370,7 @@ func ObjectiveCSV(w io.Writer, r *slo.Report) error {
 				row = append(row, "")
 				continue
 			}
-			row = append(row, c.get(r.Verdict, pv))
+			row = append(row, c.get(cellVerdict(r.Verdict, pv.Load.Workload), pv))
 		}
 		rows[i+1] = row
 	}

@@ -39,7 +39,7 @@ type Probe func(ctx context.Context, load record.Load) (PointVerdict, error)
 // then bisects between the last pass and the first failure. Closed loops
 // bisect to one virtual user, open loops to Resolution of the rate.
 type Search struct {
-	Start      record.Load // the first load; its kind (concurrency or rate) is kept
+	Start      record.Load // the first load; its kind (concurrency or rate) and workload are kept
 	Factor     float64     // ramp factor; 0 means DefaultSearchFactor
 	Max        float64     // highest load; 0 means the default for the kind
 	Resolution float64     // open loop: relative bracket width; 0 means DefaultRateResolution
@@ -92,9 +92,9 @@ func (s Search) open() bool { return s.Start.Rate > 0 }
 // load turns a value into a load of the search's kind.
 func (s Search) load(v float64) record.Load {
 	if s.open() {
-		return record.Load{Rate: v, MaxConcurrency: s.Start.MaxConcurrency}
+		return record.Load{Workload: s.Start.Workload, Rate: v, MaxConcurrency: s.Start.MaxConcurrency}
 	}
-	return record.Load{Concurrency: int(v)}
+	return record.Load{Workload: s.Start.Workload, Concurrency: int(v)}
 }
 
 // round keeps concurrencies whole and rates to three significant digits.

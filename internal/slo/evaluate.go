@@ -18,6 +18,9 @@ import (
 type Evaluator struct {
 	mu     sync.Mutex
 	levels map[record.Load]*level
+	// workloads are the workload cells in the order their first record
+	// came: the order a matrix ran them, which its verdicts keep.
+	workloads []string
 }
 
 // level is everything measured at one load.
@@ -56,6 +59,7 @@ func (e *Evaluator) Add(r *record.Record) {
 	if lv == nil {
 		lv = &level{load: r.Load, runs: map[int]*run{}}
 		e.levels[r.Load] = lv
+		e.seeWorkload(r.Load.Workload)
 	}
 	pooled := *r
 	pooled.Point = 0
@@ -116,6 +120,13 @@ func (e *Evaluator) MarkOverloaded(load record.Load, reason string) {
 		e.levels = map[record.Load]*level{}
 	}
 	e.levels[load] = &level{load: load, runs: map[int]*run{}, overloaded: reason}
+	e.seeWorkload(load.Workload)
+}
+
+func (e *Evaluator) seeWorkload(w string) {
+	if !slices.Contains(e.workloads, w) {
+		e.workloads = append(e.workloads, w)
+	}
 }
 
 // Options tune an evaluation.
@@ -127,7 +138,8 @@ type Options struct {
 	Seed       uint64
 }
 
-// Evaluate judges every load measured so far, ordered by load.
+// Evaluate judges every load measured so far, ordered by workload (in the
+// order the workloads first ran) and by load within each.
 func (e *Evaluator) Evaluate(checks []SLO, opt Options) []PointVerdict {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -135,7 +147,10 @@ func (e *Evaluator) Evaluate(checks []SLO, opt Options) []PointVerdict {
 	for _, lv := range e.levels {
 		out = append(out, lv.verdict(checks, opt))
 	}
-	slices.SortFunc(out, func(a, b PointVerdict) int { return compareLoad(a.Load, b.Load) })
+	slices.SortFunc(out, func(a, b PointVerdict) int {
+		return cmp.Or(cmp.Compare(slices.Index(e.workloads, a.Load.Workload), slices.Index(e.workloads, b.Load.Workload)),
+			compareLoad(a.Load, b.Load))
+	})
 	return out
 }
 

@@ -193,8 +193,10 @@ func (o *Objective) validateWorkloads() error {
 	_, err := workload.Matrix(o.Workload, o.Workloads)
 	if se, ok := errors.AsType[*workload.SpecError](err); ok {
 		return fieldErr("workload."+se.Key, "%v", se.Err)
+	} else if err != nil {
+		return fieldErr("workloads", "%v", err)
 	}
-	return err
+	return nil
 }
 
 // maxRequests bounds a load's request count far above any real run.

@@ -83,6 +83,13 @@ func TestObjectiveErrors(t *testing.T) {
 		{"empty", "", "objective", 1},
 		{"tab indentation", "load:\n\tconcurrency: [1]\n", "objective", 2},
 		{"max concurrency on closed loop", "load:\n  concurrency: [1]\n  max_concurrency: 4\n", "load.max_concurrency", 3},
+		// a list of workloads: two or more, each sendable, none repeated, lengths only in the list
+		{"one workload listed", "load: {concurrency: [1]}\nworkloads:\n  - {prompt_tokens: 128}\n", "workloads", 2},
+		{"bad cell", "load: {concurrency: [1]}\nworkloads:\n  - {prompt_tokens: 128}\n  - {prompt_tokens: zipf:2}\n", "workloads[1]", 4},
+		{"repeated cell", "load: {concurrency: [1]}\nworkloads:\n  - {prompt_tokens: 128}\n  - {prompt_tokens: fixed:128, output_tokens: 128}\n", "workloads[1]", 4},
+		{"unknown cell field", "load: {concurrency: [1]}\nworkloads:\n  - {prompt_tokens: 128}\n  - {dataset: x}\n", "workloads[1].dataset", 4},
+		{"lengths twice", "load: {concurrency: [1]}\nworkload: {prompt_tokens: 64}\nworkloads:\n  - {prompt_tokens: 128}\n  - {prompt_tokens: 256}\n", "workload.prompt_tokens", 2},
+		{"uncrossable", "load: {concurrency: [1]}\nworkload: {multi_turn: 3}\nworkloads:\n  - {prompt_tokens: 128}\n  - {prompt_tokens: 256}\n", "workload.multi_turn", 2},
 	}
 	for _, tt := range tests {
 		_, err := ParseObjective([]byte(tt.yaml))
@@ -137,6 +144,7 @@ func FuzzParseObjective(f *testing.F) {
 	}
 	f.Add([]byte("load: {rate: [0.5, 1e6]}\nslos: [error_rate <= 1%]\n"))
 	f.Add([]byte("load: &a {concurrency: [1]}\nx: *a\n"))
+	f.Add([]byte("load: {concurrency: [1]}\nworkloads:\n  - {prompt_tokens: 128, output_tokens: 64}\n  - {prompt_tokens: \"lognormal:8192,2048\"}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o, err := ParseObjective(data)
 		if err != nil {
@@ -156,4 +164,26 @@ func FuzzParseObjective(f *testing.F) {
 		}
 		_ = o.Load.TargetLoad()
 	})
+}
+
+// TestObjectiveWorkloads: an objective may list its workloads; they are
+// kept in canonical form, in the order given, and written to JSON.
+func TestObjectiveWorkloads(t *testing.T) {
+	o, err := ParseObjective([]byte("name: m\nload: {concurrency: [1, 4]}\nslos: [ttft p95 <= 1s]\nworkload: {shared_prefix: 32}\n" +
+		"workloads:\n  - {prompt_tokens: fixed:2048, output_tokens: 512}\n  - {prompt_tokens: 128}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range o.Workloads {
+		got = append(got, c.Label())
+	}
+	if strings.Join(got, "; ") != "in=2048 out=512; in=128 out=128" {
+		t.Errorf("workloads %q", got)
+	}
+	b, _ := json.Marshal(o)
+	if !strings.Contains(string(b), `"workloads":[{"prompt_tokens":"2048","output_tokens":"512"},{"prompt_tokens":"128","output_tokens":"128"}]`) ||
+		!strings.Contains(string(b), `"workload":{"shared_prefix":32}`) {
+		t.Errorf("JSON %s", b)
+	}
 }

@@ -31,6 +31,14 @@ type Verdict struct {
 	Requirements []Requirement  `json:"requirements"`
 	// Text is the verdict in one sentence a person can act on.
 	Text string `json:"text"`
+	// Workload names the cell a verdict of Workloads judges.
+	Workload string `json:"workload,omitempty"`
+	// Workloads, in a workload matrix, are the verdicts of each cell in
+	// the order they ran: its points, capacity, saturation and whether it
+	// holds at the target load. The matrix holds when every cell does; its
+	// Capacity is the lowest cell's (the load every workload meets) and
+	// its Saturation is per cell only.
+	Workloads []*Verdict `json:"workloads,omitempty"`
 }
 
 // Saturation is the knee of the run's loads (stats.Saturation).
@@ -62,18 +70,29 @@ type Requirement struct {
 	Note     string `json:"note"`
 }
 
-// Judge builds the verdict. pts are the per-load verdicts ordered by load;
-// capy is the search result, or nil to read the capacity off the sweep;
-// server is what the server said about itself (max_model_len).
-func Judge(o *Objective, pts []PointVerdict, capy *Capacity, server map[string]string) *Verdict {
-	v := &Verdict{Objective: o.Name, TargetLoad: o.Load.TargetLoad(), Points: pts, Reasons: []string{}}
+// Judge builds the verdict. pts are the per-load verdicts ordered by
+// workload, then load (Evaluator.Evaluate); capy holds the search result
+// per workload ("" when the run has one), and a workload without one
+// reads its capacity off the sweep; server is what the server said about
+// itself (max_model_len). A workload matrix is judged per cell (judgeMatrix).
+func Judge(o *Objective, pts []PointVerdict, capy map[string]*Capacity, server map[string]string) *Verdict {
+	if cells := byWorkload(pts); len(cells) > 1 || (len(cells) == 1 && cells[0][0].Load.Workload != "") {
+		return judgeMatrix(o, cells, capy, requirements(o, server))
+	}
+	return judge(o, pts, capy[""], requirements(o, server), "")
+}
+
+// judge is the verdict of one workload's points.
+func judge(o *Objective, pts []PointVerdict, capy *Capacity, reqs []Requirement, workload string) *Verdict {
+	v := &Verdict{Objective: o.Name, TargetLoad: o.Load.TargetLoad(), Points: pts, Reasons: []string{}, Workload: workload}
+	v.TargetLoad.Workload = workload
 	if capy != nil {
 		v.Capacity = *capy
 	} else {
 		v.Capacity = FromSweep(pts)
 	}
 	v.Saturation = saturation(pts)
-	v.Requirements = requirements(o, server)
+	v.Requirements = reqs
 	v.Holds = true
 	at, ok := findLoad(pts, v.TargetLoad)
 	switch {

@@ -27,8 +27,12 @@ func WorkloadDifference(o *Objective, run *record.Run) string {
 			diffs = append(diffs, fmt.Sprintf("%s %s (the objective's: %s)", key, orNone(g), orNone(w)))
 		}
 	}
-	diff("prompt_tokens", dist(got.PromptTokens, workload.DefaultPromptTokens), dist(want.PromptTokens, workload.DefaultPromptTokens))
-	diff("output_tokens", dist(got.OutputTokens, workload.DefaultOutputTokens), dist(want.OutputTokens, workload.DefaultOutputTokens))
+	if len(run.Workloads) > 0 || len(o.Workloads) > 0 {
+		diff("workloads", strings.Join(run.WorkloadLabels(), ", "), strings.Join(objectiveCells(o), ", "))
+	} else {
+		diff("prompt_tokens", dist(got.PromptTokens, workload.DefaultPromptTokens), dist(want.PromptTokens, workload.DefaultPromptTokens))
+		diff("output_tokens", dist(got.OutputTokens, workload.DefaultOutputTokens), dist(want.OutputTokens, workload.DefaultOutputTokens))
+	}
 	diff("dataset", got.Dataset, want.Dataset)
 	for _, f := range []struct {
 		key  string
@@ -46,6 +50,20 @@ func WorkloadDifference(o *Objective, run *record.Run) string {
 	}
 	return fmt.Sprintf("the recorded workload differs from objective %s's: %s; its SLOs were set for the objective's workload",
 		o.Name, strings.Join(diffs, ", "))
+}
+
+// objectiveCells are the labels of the objective's workloads: its list,
+// or its one workload's (as a one-cell list, for comparing with a matrix).
+func objectiveCells(o *Objective) []string {
+	var out []string
+	for _, c := range o.Workloads {
+		out = append(out, c.Label())
+	}
+	if out == nil {
+		w := o.Workload
+		out = []string{record.WorkloadLabel(dist(w.PromptTokens, workload.DefaultPromptTokens), dist(w.OutputTokens, workload.DefaultOutputTokens))}
+	}
+	return out
 }
 
 // recordedSpec is the workload run.json says was sent.
