@@ -49,7 +49,11 @@ func unmet(o *slo.Objective, v *slo.Verdict) error {
 func formatRenderer(cmd, format string) (report.Renderer, error) {
 	r, ok := report.Formats[format]
 	if !ok {
-		return nil, usagef("servebench "+cmd+" --format text", "--format %q: want text, markdown, csv or json", format)
+		want := "text, markdown, csv or json"
+		if cmd == "report" {
+			want = "text, markdown, csv, json or html"
+		}
+		return nil, usagef("servebench "+cmd+" --format text", "--format %q: want %s", format, want)
 	}
 	return r, nil
 }

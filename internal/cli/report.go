@@ -23,6 +23,7 @@ import (
 
 const reportUsage = `
 Usage: servebench report [flags] [DIR | FILE | -]
+       servebench report --format html DIR...
 
 Recomputes every summary from records alone: a run directory (its
 records.jsonl, with run.json for context when present), a records file, or
@@ -37,6 +38,11 @@ its report says so.
 A run made with --slice (or a --duration of 10m or more) shows its slices
 and drift check; --slice here cuts any recorded run into slices of its own.
 
+--format html prints the page a run writes as report.html: charts of
+speed, throughput and latency against load, distributions and the
+timeline, in one file that opens offline. Given several run directories
+it overlays them on one page, candidates side by side.
+
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold.
 
@@ -46,12 +52,14 @@ Examples:
   servebench report --slo 'ttft p95 <= 1s' --slo 'speed p95 >= 20 tok/s' runs/a
   servebench report --json runs/a/records.jsonl
   servebench report --slice 5m runs/long
+  servebench report --format html runs/a > a.html
+  servebench report --format html runs/vllm runs/sglang > candidates.html
   cat runs/a/records.jsonl | servebench report --format markdown
 `
 
 func reportCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report", reportUsage)
-	format := fs.String("format", "text", "output format: text, markdown, csv, json")
+	format := fs.String("format", "text", "output format: text, markdown, csv, json, html (a page with charts; several runs are overlaid)")
 	jsonOut := fs.Bool("json", false, "print the summary JSON (same as --format json)")
 	objective := fs.String("objective", "", "judge the records against a serving objective: a preset or a YAML file")
 	var slos []slo.SLO
@@ -67,18 +75,15 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return usagef("servebench report runs/a", "report takes one run directory or records file, got %d", fs.NArg())
-	}
 	if fs.NArg() == 0 && env.StdinIsTerminal {
 		return usagef("servebench report runs/a  or  servebench report - < records.jsonl", "report needs a run directory or records file (or records piped in)")
 	}
 	if *jsonOut {
 		*format = "json"
 	}
-	render, err := formatRenderer("report", *format)
-	if err != nil {
-		return err
+	if fs.NArg() > 1 && *format != "html" {
+		return usagef("servebench compare runs/a runs/b  or  servebench report --format html runs/a runs/b",
+			"report reads one run at a time (got %d); several runs are compared by servebench compare, or overlaid with --format html", fs.NArg())
 	}
 	var o *slo.Objective
 	if *objective != "" || len(slos) > 0 {
@@ -86,6 +91,13 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		if o, err = reportObjective(*objective, slos, *targetLoad); err != nil {
 			return err
 		}
+	}
+	if *format == "html" {
+		return reportHTML(env, fs.Args(), o, *strict, slice)
+	}
+	render, err := formatRenderer("report", *format)
+	if err != nil {
+		return err
 	}
 	ev := &slo.Evaluator{}
 	s, err := loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
@@ -137,6 +149,18 @@ func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objectiv
 // cannot say is whether run stopped a point early as overloaded; such a
 // point is judged on the requests it completed.
 func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary, format string) error {
+	rep := judgeSummary(o, ev, s)
+	if err := renderReport(env.Stdout, rep, format); err != nil {
+		return err
+	}
+	if !rep.Verdict.Holds {
+		return unmet(o, rep.Verdict)
+	}
+	return nil
+}
+
+// judgeSummary judges the evaluator's records, summarised in s, against o.
+func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.Report {
 	// The records say which loads were measured; the objective keeps its
 	// target (when it names one) and its SLOs.
 	seen := map[record.Load]int{}
@@ -162,13 +186,7 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 	}
 	rep := &slo.Report{Objective: o, Summary: s}
 	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
-	if err := renderReport(env.Stdout, rep, format); err != nil {
-		return err
-	}
-	if !rep.Verdict.Holds {
-		return unmet(o, rep.Verdict)
-	}
-	return nil
+	return rep
 }
 
 // loadSummary reads records from a run directory, a file or stdin and
@@ -277,26 +295,39 @@ func warnDamaged(env *Env, name string, damaged []*record.LineError) {
 // nothing, or --no-telemetry) has no telemetry. Damaged lines are skipped
 // with a warning on stderr.
 func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.Sample) error {
-	path := filepath.Join(dir, telemetry.File)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	samples, damaged, err := readTelemetry(dir)
 	if err != nil {
-		return &Error{Err: err, Code: ExitFailure}
-	}
-	defer f.Close()
-	samples, damaged, err := telemetry.ReadSamples(f)
-	if err != nil {
-		return &Error{Err: fmt.Errorf("%s: %w", path, err), Code: ExitFailure}
+		return err
 	}
 	if damaged > 0 {
-		fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted\n", path, damaged)
+		fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted\n", filepath.Join(dir, telemetry.File), damaged)
+	}
+	if samples == nil {
+		return nil
 	}
 	all := append(samples, events...)
 	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
 	s.AddTelemetry(all)
 	return nil
+}
+
+// readTelemetry reads a run directory's telemetry.jsonl: no samples and
+// no error when the run has none.
+func readTelemetry(dir string) (samples []telemetry.Sample, damaged int, err error) {
+	path := filepath.Join(dir, telemetry.File)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, &Error{Err: err, Code: ExitFailure}
+	}
+	defer f.Close()
+	samples, damaged, err = telemetry.ReadSamples(f)
+	if err != nil {
+		return nil, 0, &Error{Err: fmt.Errorf("%s: %w", path, err), Code: ExitFailure}
+	}
+	return samples, damaged, nil
 }
 
 func exists(path string) bool {

@@ -146,6 +146,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 			err = rerr
 		}
 		if f.out != "" {
+			writeRunHTML(env, f.out)
 			fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
 		}
 	}

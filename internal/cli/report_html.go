@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// HTMLFile is the name of the HTML report every run with --out writes.
+const HTMLFile = "report.html"
+
+// reportHTML prints the HTML report of one run, or of several runs
+// overlaid as candidates (one page, their load points on the same charts).
+// Each run is read as report reads it; its verdict is judged anew when an
+// objective is given, else it is the one the run recorded. Exit 3 when an
+// objective given here does not hold for some run.
+func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sliceFlag) error {
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	page := &report.HTMLPage{}
+	var unmetErr error
+	for _, arg := range args {
+		r, rep, err := htmlRun(env, arg, strict, slice, o)
+		if err != nil {
+			return err
+		}
+		page.Runs = append(page.Runs, r)
+		if rep != nil && !rep.Verdict.Holds && unmetErr == nil {
+			unmetErr = unmet(rep.Objective, rep.Verdict)
+		}
+	}
+	page.Title = report.PageTitle(page.Runs[0].Summary)
+	if len(page.Runs) > 1 {
+		names := make([]string, len(page.Runs))
+		for i, r := range page.Runs {
+			names[i] = r.Name
+		}
+		page.Title = "servebench · " + strings.Join(names, " vs ")
+	}
+	if err := report.WriteHTML(env.Stdout, page); err != nil {
+		return err
+	}
+	return unmetErr
+}
+
+// htmlRun reads one run for a page: its summary recomputed from the
+// records, the distributions and timeline from the same records, and its
+// verdict. rep is the verdict judged here against o (nil without o).
+func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (r report.HTMLRun, rep *slo.Report, err error) {
+	curves := &metrics.Curves{}
+	ev := &slo.Evaluator{}
+	s, err := loadSummary(env, arg, strict, slice, func(rec *record.Record) {
+		curves.Add(rec)
+		ev.Add(rec)
+	})
+	if err != nil {
+		return r, nil, err
+	}
+	if dir := runDir(arg); dir != "" && s.Run != nil {
+		// read again for the timeline; loadSummary warned of damage
+		samples, _, err := readTelemetry(dir)
+		if err != nil {
+			return r, nil, err
+		}
+		curves.AddTelemetry(samples, s.Run.Scale())
+	}
+	r = report.HTMLRun{Name: runName(arg), Summary: s, Curves: curves}
+	switch {
+	case o != nil:
+		oc := *o // judging sets the objective's loads to the run's own
+		rep = judgeSummary(&oc, ev, s)
+		r.Objective, r.Verdict = rep.Objective, rep.Verdict
+	case arg != "" && arg != "-":
+		if r.Objective, r.Verdict, err = recordedVerdict(runDir(arg)); err != nil {
+			return r, nil, err
+		}
+	}
+	return r, rep, nil
+}
+
+// runDir is the directory of a run argument: the argument itself, or a
+// records file's directory; "" for standard input.
+func runDir(arg string) string {
+	if arg == "" || arg == "-" {
+		return ""
+	}
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return filepath.Dir(arg)
+	}
+	return arg
+}
+
+// runName names a run on a page: its directory (a records file's
+// directory when it sits in one), "standard input" for records piped in.
+func runName(arg string) string {
+	if dir := runDir(arg); dir != "" {
+		return filepath.Base(filepath.Clean(dir))
+	}
+	return "standard input"
+}
+
+// recordedVerdict is the verdict a judged run wrote into summary.json
+// (nil when the run was not judged, or did not finish).
+func recordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
+	path := filepath.Join(dir, bench.SummaryFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, &Error{Err: err, Code: ExitFailure}
+	}
+	var judged struct {
+		Objective *slo.Objective `json:"objective"`
+		Verdict   *slo.Verdict   `json:"verdict"`
+	}
+	if err := json.Unmarshal(b, &judged); err != nil {
+		return nil, nil, &Error{Err: fmt.Errorf("%s: %w", path, err), Hint: "servebench report --format json DIR recomputes the summary from the records", Code: ExitFailure}
+	}
+	if judged.Verdict == nil {
+		return nil, nil, nil
+	}
+	return judged.Objective, judged.Verdict, nil
+}
+
+// writeRunHTML writes a finished run's report.html: the page report
+// --format html prints for its directory. A page that cannot be written
+// costs the run nothing: its records are already on disk.
+func writeRunHTML(env *Env, dir string) {
+	var b bytes.Buffer
+	page := *env
+	page.Stdout, page.Stderr = &b, &bytes.Buffer{} // report's warnings were printed by run
+	if err := reportHTML(&page, []string{dir}, nil, false, sliceFlag{}); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: %s not written: %v (servebench report --format html %s writes it later)\n", HTMLFile, err, dir)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: %s not written: %v\n", HTMLFile, err)
+	}
+}

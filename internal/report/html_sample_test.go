@@ -1,0 +1,74 @@
+package report
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/telemetry"
+)
+
+// samplePage is a judged run of n requests over three loads of a closed
+// loop, with telemetry, as a run writes it: the page the browser tests
+// open and the benchmark renders. Latencies grow with the load, so the
+// run saturates; the objective fails at the highest load.
+func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, uint64(len(name))))
+	loads := []int{1, 4, 16}
+	var agg metrics.Aggregator
+	ev := &slo.Evaluator{}
+	curves := &metrics.Curves{}
+	run := htmlRun()
+	at := int64(0)
+	for pi, c := range loads {
+		l := record.Load{Concurrency: c}
+		per := n / len(loads)
+		span := record.Span{}
+		for i := range per {
+			ttft := int64((30*float64(c) + 20*rng.Float64()) * 1e6)
+			itl := int64((8 + float64(c)/2 + 4*rng.ExpFloat64()) * 1e6)
+			sent := at + int64(i/c)*(ttft+int64(tokens)*itl)
+			r := &record.Record{Schema: record.Schema, Point: pi, Load: l, ID: int64(pi*per + i), Phase: record.PhaseMeasured,
+				API: "openai-chat", PromptTokens: 128, OutputTokens: tokens, ScheduledNS: sent, SentNS: sent,
+				FirstTokenNS: sent + ttft}
+			r.Chunks = make([]record.Chunk, tokens)
+			for k := range r.Chunks {
+				r.Chunks[k] = record.Chunk{AtNS: ttft + int64(k)*itl, Tokens: 1}
+			}
+			r.EndNS = sent + r.Chunks[tokens-1].AtNS
+			if i%97 == 13 {
+				r.Error, r.Chunks, r.OutputTokens = &record.Error{Class: record.ClassHTTP5xx, Message: "busy"}, nil, 0
+			}
+			agg.Add(r)
+			ev.Add(r)
+			curves.Add(r)
+			span.Add(r)
+		}
+		run.Points = append(run.Points, record.PointClient{Index: pi, Load: l, Span: span})
+		at = span.EndNS + 1e9
+	}
+	var samples []telemetry.Sample
+	for ts := int64(0); ts < at; ts += 5e8 {
+		kv := float64(ts) / float64(at)
+		samples = append(samples,
+			telemetry.Sample{TNS: ts, Source: telemetry.KindServer, Server: &telemetry.Server{Engine: "vllm", KVCacheUsage: &kv}},
+			telemetry.Sample{TNS: ts, Source: telemetry.KindGPU, GPU: &telemetry.GPU{Index: 0, Name: "H100", MemoryUsedBytes: fp(60 << 30),
+				PowerW: fp(300 + 300*kv), TemperatureC: fp(50 + 20*kv)}})
+	}
+	curves.AddTelemetry(samples, 1)
+	s := metrics.Summarize(run, &agg)
+	s.AddTelemetry(samples)
+	o := &slo.Objective{Name: "chat", Load: slo.Load{Concurrency: loads}}
+	for _, e := range []string{"ttft p95 <= 400ms", "speed p95 >= 20 tok/s"} {
+		x, err := slo.Parse(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.SetSLO(x)
+	}
+	v := slo.Judge(o, ev.Evaluate(o.Checks(), slo.Options{Seed: 1}), nil, run.Target.Server)
+	return HTMLRun{Name: name, Summary: s, Objective: o, Verdict: v, Curves: curves}
+}
