@@ -42,13 +42,15 @@ type SynthStats struct {
 	Calibration int64 // counter calls spent calibrating
 	FirstTry    int64 // prompts exact on their first count
 	Inexact     int64 // prompts returned with ErrInexact
+	Unverified  int64 // prompts returned exact by construction, not counted
 }
 
 // Synth builds prompts of an exact token length under a Counter from a
 // seeded stream of common English words, so prompts differ per request (no
 // accidental prefix-cache hits) yet a seed reproduces a run. It measures the
-// words once (calibration), builds each prompt to the length the measured
-// costs add up to, verifies it with one count and corrects the rare miss.
+// words once (calibration) and builds each prompt to the length the measured
+// costs add up to. It verifies a sample of prompts with a count (see
+// mustCount) and corrects the rare miss; after a miss it counts them all.
 // Safe for concurrent use; with concurrent callers, which prompt a caller
 // gets depends on call order.
 type Synth struct {
@@ -61,7 +63,11 @@ type Synth struct {
 	text, chat *calibration
 	noChat     bool
 
-	prompts, counts, calCounts, firstTry, inexact atomic.Int64
+	prompts, counts, calCounts, firstTry, inexact, unverified atomic.Int64
+	// built numbers the prompts built, for the verification sample;
+	// missed is set by the first sampled prompt whose count was off.
+	built  atomic.Int64
+	missed atomic.Bool
 }
 
 // NewSynth returns a Synth for counter, seeded with seed.
@@ -72,7 +78,7 @@ func NewSynth(counter Counter, seed uint64) *Synth {
 // Stats returns counts of the work done so far.
 func (s *Synth) Stats() SynthStats {
 	return SynthStats{Prompts: s.prompts.Load(), Counts: s.counts.Load(), Calibration: s.calCounts.Load(),
-		FirstTry: s.firstTry.Load(), Inexact: s.inexact.Load()}
+		FirstTry: s.firstTry.Load(), Inexact: s.inexact.Load(), Unverified: s.unverified.Load()}
 }
 
 // Prompt returns a prompt of exactly n tokens. It fails with ErrTooLong when
@@ -214,6 +220,12 @@ func (s *Synth) build(ctx context.Context, cal *calibration, head piece, n, want
 	if head.text == "" {
 		head = pickOpener(rng, cal.openers, n)
 	}
+	if !s.mustCount() {
+		// Exact by construction: the measured costs add up to n.
+		s.prompts.Add(1)
+		s.unverified.Add(1)
+		return Prompt{Text: wordsText(rng, cal, head, n-head.cost), Tokens: n, Source: s.counter.Source(), Counter: s.counter.Name()}, nil
+	}
 	pieces := fillWords(rng, cal, n-head.cost)
 	count := s.countFunc(cal.count, nil)
 	got, err := count(ctx, joinPieces(head, pieces))
@@ -222,6 +234,8 @@ func (s *Synth) build(ctx context.Context, cal *calibration, head piece, n, want
 	}
 	if got == n {
 		s.firstTry.Add(1)
+	} else {
+		s.missed.Store(true)
 	}
 	for fix := 0; got != n && fix < maxFixes; fix++ {
 		var ok bool
@@ -283,6 +297,20 @@ func fillWords(rng *rand.Rand, cal *calibration, budget int) []piece {
 		budget -= w.cost
 	}
 	return out
+}
+
+// wordsText is head and then the words fillWords would draw, as one text:
+// a prompt that is not counted is never corrected, so it needs no pieces.
+func wordsText(rng *rand.Rand, cal *calibration, head piece, budget int) string {
+	var b strings.Builder
+	b.Grow(len(head.text) + 8*budget) // common words: about 6 bytes and a space
+	b.WriteString(head.text)
+	for budget > 0 {
+		w := drawWord(rng, cal, budget)
+		b.WriteString(w.text)
+		budget -= w.cost
+	}
+	return b.String()
 }
 
 // drawWord draws a word costing at most budget (budget >= 1); words are
