@@ -117,12 +117,15 @@ func (c *openAIChunk) reset() {
 var doneMarker = []byte("[DONE]")
 
 // openAIDecoder reads the chunks of both OpenAI APIs: ordinary chunks with
-// the allocation-free scanner, the rest (usage, timings, errors, whatever
+// the allocation-free scanner (or, when only the text changed, by pattern),
+// the rest (usage, timings, errors, whatever
 // the scanner declines) with encoding/json.
 type openAIDecoder struct {
 	scan jsonScan
 	fast openAIText
 	slow openAIChunk
+	// repeat reads chunks that differ from the last one only in their text.
+	repeat repeatChunk
 	// joined holds texts the fast path joins (text and delta.content).
 	joined []byte
 }
@@ -130,6 +133,7 @@ type openAIDecoder struct {
 func (d *openAIDecoder) reset() {
 	d.slow.reset()
 	d.fast, d.joined = openAIText{}, d.joined[:0]
+	d.repeat.ok = false
 }
 
 // event handles one event; it reports whether the stream is over.
@@ -146,7 +150,12 @@ func (d *openAIDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
 		return false
 	}
 	d.joined = d.joined[:0]
-	if f := &d.fast; d.scan.openAI(data, f) {
+	f := &d.fast
+	repeated := d.repeat.match(data, f)
+	if repeated || d.scan.openAI(data, f) {
+		if !repeated {
+			d.repeat.learn(data, f)
+		}
 		if len(f.finish) > 0 && string(f.finish) != s.rec.FinishReason {
 			s.rec.FinishReason = string(f.finish)
 		}
