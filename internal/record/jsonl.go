@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 )
 
@@ -32,15 +33,61 @@ func (w *Writer) Write(r *Record) error {
 		return w.err
 	}
 	w.buf.Reset()
-	enc := json.NewEncoder(&w.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil { // Encode appends the newline
+	if err := encode(&w.buf, r); err != nil {
 		return fmt.Errorf("encoding record %d: %w", r.ID, err)
 	}
 	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
 		w.err = fmt.Errorf("writing record %d: %w", r.ID, err)
 		return w.err
 	}
+	return nil
+}
+
+// encode appends r and a newline to buf exactly as encoding/json's Encoder
+// (HTML escaping off) would. The chunks, most of a record's bytes and all
+// of its per-token cost under reflection, are written by hand; the rest of
+// the record is encoded without them and the members that follow them are
+// appended after (TestEncodeMatchesEncodingJSON holds the bytes equal).
+func encode(buf *bytes.Buffer, r *Record) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	head := *r
+	head.Chunks, head.Server, head.Error = nil, nil, nil
+	if err := enc.Encode(&head); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - len("}\n"))
+	if len(r.Chunks) > 0 {
+		b := buf.AvailableBuffer()
+		b = append(b, `,"chunks":[`...)
+		for i, c := range r.Chunks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `{"t":`...), c.AtNS, 10)
+			b = strconv.AppendInt(append(b, `,"n":`...), int64(c.Tokens), 10)
+			if c.Reasoning {
+				b = append(b, `,"r":true`...)
+			}
+			b = append(b, '}')
+		}
+		buf.Write(append(b, ']'))
+	}
+	for _, m := range []struct {
+		key string
+		v   any
+		ok  bool
+	}{{`,"server":`, r.Server, r.Server != nil}, {`,"error":`, r.Error, r.Error != nil}} {
+		if !m.ok {
+			continue
+		}
+		buf.WriteString(m.key)
+		if err := enc.Encode(m.v); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	buf.WriteString("}\n")
 	return nil
 }
 

@@ -2,8 +2,10 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -182,6 +184,48 @@ func TestReaderSkipsDamagedLines(t *testing.T) {
 		}
 		if n != tt.good || !reflect.DeepEqual(lines, tt.damaged) {
 			t.Errorf("%s: %d good, damaged lines %v; want %d, %v", tt.name, n, lines, tt.good, tt.damaged)
+		}
+	}
+}
+
+// The hand-written chunks leave a record's line exactly as encoding/json
+// writes it, whatever the record holds.
+func TestEncodeMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	recs := []*Record{
+		{},
+		{Schema: Schema, Phase: PhaseMeasured, API: "openai-chat", Model: "m <&> \u2028", EndNS: 5},
+		{Chunks: []Chunk{{AtNS: -1, Tokens: 0}}},
+		{Chunks: []Chunk{{AtNS: 12, Tokens: 1}, {AtNS: 1 << 62, Tokens: 3, Reasoning: true}}, Error: &Error{Class: ClassOOM, Message: "a \"quoted\" <b>", Status: 503}},
+		{Server: &ServerTiming{}, Error: &Error{}},
+		{Server: &ServerTiming{EvalCount: 7, EvalDuration: 9, CachedTokens: 2}, FinishReason: "stop"},
+	}
+	for range 200 {
+		r := &Record{ID: rng.Int64(), SentNS: rng.Int64N(1e12), EndNS: rng.Int64N(1e12), Load: Load{Concurrency: rng.IntN(9)}}
+		for range rng.IntN(40) {
+			r.Chunks = append(r.Chunks, Chunk{AtNS: rng.Int64() - rng.Int64(), Tokens: rng.IntN(5), Reasoning: rng.IntN(3) == 0})
+		}
+		if rng.IntN(2) == 0 {
+			r.Server = &ServerTiming{PromptEvalCount: rng.IntN(100)}
+		}
+		if rng.IntN(3) == 0 {
+			r.Error = &Error{Class: ClassTimeoutMid, Message: "m"}
+		}
+		recs = append(recs, r)
+	}
+	for i, r := range recs {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := encode(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("record %d:\n got %s\nwant %s", i, got.String(), want.String())
 		}
 	}
 }
