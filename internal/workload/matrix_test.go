@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 func TestCross(t *testing.T) {
@@ -85,4 +87,31 @@ func TestMatrixRefusesWhatCannotBeCrossed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCross: any flag values either fail with a *SpecError or make cells
+// whose labels split back into distributions that parse to themselves.
+func FuzzCross(f *testing.F) {
+	f.Add("128", "lognormal:8192,2048", "64")
+	f.Add("fixed:128", "128", "uniform:1,2")
+	f.Add("normal:5,1,1,9", " out=", "in=1 out=2")
+	f.Fuzz(func(t *testing.T, p1, p2, o string) {
+		cells, err := Cross([]string{p1, p2}, []string{o})
+		if err != nil {
+			var se *SpecError
+			if !errors.As(err, &se) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		for _, c := range cells {
+			in, out, ok := record.ParseWorkloadLabel(c.Label())
+			if !ok || in != c.PromptTokens || out != c.OutputTokens {
+				t.Fatalf("label %q splits into %q %q (%v), want %q %q", c.Label(), in, out, ok, c.PromptTokens, c.OutputTokens)
+			}
+			if d, err := ParseLengthDist(in); err != nil || d.String() != in {
+				t.Fatalf("prompt %q is not canonical: %v", in, err)
+			}
+		}
+	})
 }
