@@ -259,3 +259,25 @@ func TestMatrixFindsCapacityPerWorkload(t *testing.T) {
 		t.Errorf("probes %d, want %d + %d", v.Capacity.Probes, short.Probes, long.Probes)
 	}
 }
+
+// TestMatrixRepeatsEachCell: --repeat runs every load of every cell that
+// many times, workload-major, and each cell's verdict pools its own repeats.
+func TestMatrixRepeatsEachCell(t *testing.T) {
+	dir := matrixRun(t, "run", "--prompt-tokens", "32", "--prompt-tokens", "96", "--output-tokens", "4", "--concurrency", "1",
+		"--requests", "8", "--repeat", "2", "--slo", "e2e p99 <= 60s")
+	run := matrixJSON[record.Run](t, filepath.Join(dir, "run.json"))
+	var got []string
+	for _, p := range run.Points {
+		got = append(got, p.Load.Label())
+	}
+	want := []string{"in=32 out=4 c=1", "in=32 out=4 c=1", "in=96 out=4 c=1", "in=96 out=4 c=1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("points %q, want %q", got, want)
+	}
+	v := matrixJSON[matrixReport](t, filepath.Join(dir, "summary.json")).Verdict
+	for _, cv := range v.Workloads {
+		if len(cv.Points) != 1 || len(cv.Points[0].Points) != 2 || !cv.Holds {
+			t.Errorf("%s: %d loads, first pooling %v, holds %v", cv.Workload, len(cv.Points), cv.Points[0].Points, cv.Holds)
+		}
+	}
+}

@@ -32,6 +32,17 @@ func TestProgressShowsTTFTP95(t *testing.T) {
 	}
 }
 
+// TestProgressNamesTheWorkload: in a workload matrix the live line names
+// the point's cell beside its load.
+func TestProgressNamesTheWorkload(t *testing.T) {
+	var out bytes.Buffer
+	pr := newProgress(&out, load.Point{Index: 3, Load: record.Load{Workload: "in=128 out=512", Concurrency: 1}, Requests: 2}, time.Now())
+	pr.stop()
+	if !strings.Contains(out.String(), "[point 4 in=128 out=512 c=1] 0/2 done") {
+		t.Errorf("progress line %q", out.String())
+	}
+}
+
 // TestPromptTokensFallBackToWorkload: when the server reports no usage
 // and no local tokenizer counts the prompt, the record keeps the
 // workload's own count of the prompt it sent, with its source.

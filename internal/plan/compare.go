@@ -65,6 +65,7 @@ func (s *Summary) model() string {
 type SummaryPoint struct {
 	Model string `json:"model"`
 	Load  struct {
+		Workload    string  `json:"workload"` // a workload matrix's cell
 		Concurrency int     `json:"concurrency"`
 		Rate        float64 `json:"rate"`
 	} `json:"load"`
@@ -213,10 +214,14 @@ func Compare(s *Shape, o Options, d *Device, sum *Summary) (*Comparison, error) 
 }
 
 func loadName(pt SummaryPoint) string {
-	if pt.Load.Concurrency > 0 {
-		return fmt.Sprintf("c=%d", pt.Load.Concurrency)
+	cell := ""
+	if pt.Load.Workload != "" {
+		cell = pt.Load.Workload + " "
 	}
-	return fmt.Sprintf("rate=%g/s", pt.Load.Rate)
+	if pt.Load.Concurrency > 0 {
+		return fmt.Sprintf("%sc=%d", cell, pt.Load.Concurrency)
+	}
+	return fmt.Sprintf("%srate=%g/s", cell, pt.Load.Rate)
 }
 
 // pointWorkload turns a measured point into a workload: closed loops give
