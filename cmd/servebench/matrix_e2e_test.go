@@ -281,3 +281,22 @@ func TestMatrixRepeatsEachCell(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixReportListsEachLoadOnce: judging a recorded matrix, the
+// objective's loads are the loads measured, each once, not once per cell.
+func TestMatrixReportListsEachLoadOnce(t *testing.T) {
+	code, stdout, stderr := run(t, "report", "--json", "--objective", "chat", "--target-load", "2", filepath.Join("testdata", "matrix"))
+	var rep struct {
+		Objective struct {
+			Load struct {
+				Concurrency []int `json:"concurrency"`
+			} `json:"load"`
+		} `json:"objective"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code == 2 {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	if got := rep.Objective.Load.Concurrency; !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Errorf("objective loads %v, want [1 2]", got)
+	}
+}

@@ -164,11 +164,15 @@ func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.
 	// The records say which loads were measured; the objective keeps its
 	// target (when it names one) and its SLOs.
 	seen := map[record.Load]int{}
+	listed := map[record.Load]bool{} // a load once, whatever the workload cells
 	o.Load.Concurrency, o.Load.Rate = nil, nil
 	for _, p := range s.Points {
-		if seen[p.Load]++; seen[p.Load] > 1 {
+		bare := p.Load
+		bare.Workload = ""
+		if seen[p.Load]++; listed[bare] {
 			continue
 		}
+		listed[bare] = true
 		if p.Load.Rate > 0 {
 			o.Load.Rate, o.Load.MaxConcurrency = append(o.Load.Rate, p.Load.Rate), p.Load.MaxConcurrency
 		} else {
