@@ -365,6 +365,9 @@ func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
 // The default run prints only what it can support: no point warns about
 // its own sample size (every printed percentile has its minimum sample),
 // every point holds its load, and it stays within a reasonable wall time.
+// The run's telemetry events are not its sample: a scrape of the
+// simulator's /metrics that misses its 100 ms on a loaded machine is
+// reported as a gap, which says nothing about the sample sizes judged here.
 func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
 	start := time.Now()
 	code, stdout, stderr := run(t, "run", "--json")
@@ -390,7 +393,9 @@ func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
 			t.Errorf("c=%d: held %v, warnings %q", p.Load.Concurrency, p.Held, p.Warnings)
 		}
 	}
-	if len(sum.Warnings) > 0 {
-		t.Errorf("run warnings %q", sum.Warnings)
+	for _, w := range sum.Warnings {
+		if !strings.HasPrefix(w, "telemetry: ") {
+			t.Errorf("run warning %q", w)
+		}
 	}
 }
