@@ -139,7 +139,7 @@ func (r *Reader) Next() bool {
 			continue
 		}
 		r.rec = Record{}
-		err := json.Unmarshal(b, &r.rec)
+		err := decode(b, &r.rec)
 		if err != nil {
 			err = fmt.Errorf("not a record: %w", err)
 		} else {
