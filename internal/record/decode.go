@@ -161,6 +161,16 @@ func number(b []byte) (int64, []byte, bool) {
 	if i == digits || (b[digits] == '0' && (i > digits+1 || digits > 0)) {
 		return 0, b, false // none, a leading zero, or -0
 	}
-	v, err := strconv.ParseInt(string(b[:i]), 10, 64)
-	return v, b[i:], err == nil
+	if i-digits > 18 { // may not fit: let strconv say
+		v, err := strconv.ParseInt(string(b[:i]), 10, 64)
+		return v, b[i:], err == nil
+	}
+	var v int64
+	for _, c := range b[digits:i] {
+		v = 10*v + int64(c-'0')
+	}
+	if digits > 0 {
+		v = -v
+	}
+	return v, b[i:], true
 }

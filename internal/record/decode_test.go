@@ -18,6 +18,7 @@ var decodeLines = []string{
 	`{"phase":"warmup","chunks":[{"n":1,"t":1}]}`,
 	`{"phase":"warmup","chunks":[{"t":1, "n":1}]}`,
 	`{"phase":"warmup","chunks":[{"t":99999999999999999999,"n":1}]}`,
+	`{"phase":"warmup","chunks":[{"t":-999999999999999999,"n":999999999999999999},{"t":9223372036854775807,"n":0},{"t":-9223372036854775808,"n":1}]}`,
 	`{"phase":"warmup","model":"a \"chunks\":[x]","chunks":[{"t":1,"n":2}]}`,
 	`{"phase":"warmup","server":{"chunks":[{"t":1,"n":1}]},"chunks":[{"t":3,"n":1}]}`,
 	"{\"phase\":\"warmup\",\"chun\u212as\":[{\"t\":3,\"n\":1}]}",
