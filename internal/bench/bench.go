@@ -61,6 +61,9 @@ type Config struct {
 	// point starts (aheadFor), so that prompt synthesis does not delay
 	// sends.
 	PromptTokensMean float64
+	// SizedByServer: prompts are sized with the server's /tokenize, so a
+	// point bounded by a request count prepares them all before it starts.
+	SizedByServer bool
 	// Observe, when set, receives every record after it is written and
 	// aggregated (an objective's evaluator); calls are serialised.
 	Observe func(*record.Record)
@@ -205,7 +208,7 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, p load.Point) (record.ClientStats, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ahead := aheadFor(cfg.PromptTokensMean, p)
+	ahead := aheadFor(cfg.PromptTokensMean, p, cfg.SizedByServer)
 	src := cfg.NewSource(p)
 	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {

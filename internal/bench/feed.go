@@ -29,14 +29,16 @@ type feed struct {
 const aheadTokens = 16 << 20
 
 // aheadFor sizes the prepared-request buffer of a point whose prompts
-// average meanPromptTokens. When a request count bounds the point, every
-// prompt is prepared before the first send (within aheadTokens), so that
-// sizing prompts with the server's /tokenize never adds requests to the
-// server while it is being measured. Otherwise it is two rounds of
-// virtual users, or two seconds of arrivals, at least 16.
-func aheadFor(meanPromptTokens float64, p load.Point) int {
+// average meanPromptTokens. When prompts are sized with the server's
+// /tokenize (byServer) and a request count bounds the point, every prompt
+// is prepared before the first send (within aheadTokens), so that sizing
+// never adds requests to the server while it is being measured. Otherwise
+// it is two rounds of virtual users, or two seconds of arrivals, at least
+// 16, and the rest is prepared while the point runs: a run does not wait
+// for thousands of prompts before its first request.
+func aheadFor(meanPromptTokens float64, p load.Point, byServer bool) int {
 	limit := max(16, int(aheadTokens/max(meanPromptTokens, 1)))
-	if p.Requests > 0 && p.WarmupDuration == 0 {
+	if byServer && p.Requests > 0 && p.WarmupDuration == 0 {
 		return min(p.Requests+p.WarmupRequests, limit)
 	}
 	n := 2 * p.Load.Concurrency

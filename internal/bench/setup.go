@@ -116,6 +116,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		Grace:            s.Grace,
 		Progress:         s.Progress,
 		PromptTokensMean: sources.meanPrompt(s.Prompt),
+		SizedByServer:    promptCounter.Source() == record.SourceServer,
 		Telemetry:        tel,
 	}.matrixLengths(), nil
 }

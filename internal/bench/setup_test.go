@@ -13,23 +13,25 @@ import (
 )
 
 // TestAheadPreparesCountedPointsWhole: a point bounded by a request count
-// is prepared whole before it starts (within the token budget); others
-// keep two rounds or two seconds ready.
+// whose prompts are sized by the server is prepared whole before it starts
+// (within the token budget); others keep two rounds or two seconds ready.
 func TestAheadPreparesCountedPointsWhole(t *testing.T) {
 	tests := []struct {
-		name   string
-		mean   float64
-		p      load.Point
-		expect int
+		name     string
+		mean     float64
+		p        load.Point
+		byServer bool
+		expect   int
 	}{
-		{"count-bounded: all of it", 512, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100, WarmupRequests: 5}, 105},
-		{"long prompts: within the token budget", 1 << 20, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, 16},
-		{"duration-bound closed loop: two rounds", 512, load.Point{Load: record.Load{Concurrency: 50}, Duration: time.Minute}, 100},
-		{"duration-bound open loop: two seconds", 512, load.Point{Load: record.Load{Rate: 30}, Duration: time.Minute}, 60},
-		{"never fewer than 16", 512, load.Point{Load: record.Load{Concurrency: 1}, Duration: time.Minute}, 16},
+		{"count-bounded, server-sized: all of it", 512, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100, WarmupRequests: 5}, true, 105},
+		{"count-bounded, sized locally: two rounds", 512, load.Point{Load: record.Load{Concurrency: 30}, Requests: 100, WarmupRequests: 5}, false, 60},
+		{"long prompts: within the token budget", 1 << 20, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, true, 16},
+		{"duration-bound closed loop: two rounds", 512, load.Point{Load: record.Load{Concurrency: 50}, Duration: time.Minute}, true, 100},
+		{"duration-bound open loop: two seconds", 512, load.Point{Load: record.Load{Rate: 30}, Duration: time.Minute}, true, 60},
+		{"never fewer than 16", 512, load.Point{Load: record.Load{Concurrency: 1}, Duration: time.Minute}, false, 16},
 	}
 	for _, tt := range tests {
-		if got := aheadFor(tt.mean, tt.p); got != tt.expect {
+		if got := aheadFor(tt.mean, tt.p, tt.byServer); got != tt.expect {
 			t.Errorf("%s: got %d, want %d", tt.name, got, tt.expect)
 		}
 	}
