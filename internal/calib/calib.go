@@ -81,8 +81,12 @@ type Fit struct {
 	// did not bound it (SlotsSource says where it came from).
 	Slots       int    `json:"slots"`
 	SlotsSource string `json:"slots_source"`
-	Requests    int    `json:"requests"`
-	Gaps        int    `json:"gaps"`
+	// OverheadIn is where a request spends its overhead, before or after
+	// it takes a slot (sim.EngineConfig.OverheadIn), from the server's
+	// description of itself.
+	OverheadIn string `json:"overhead_in"`
+	Requests   int    `json:"requests"`
+	Gaps       int    `json:"gaps"`
 	// LoneRequests were sent with nothing else in flight; their TTFT fixes
 	// the per-request overhead.
 	LoneRequests int       `json:"lone_requests"`
@@ -168,6 +172,7 @@ func fitRequests(reqs []request, server map[string]string, o Options) (*Fit, err
 	f.Params = bootstrap(eqs, fl, reqs, lone, m, o)
 	f.reqs, f.gaps, f.lone = reqs, gaps, lone
 	f.Slots, f.SlotsSource = slots(reqs, server, o.Slots)
+	f.OverheadIn = overheadIn(server)
 	f.Residuals = residuals(gaps, reqs, lone, m)
 	f.Table = stepTable(gaps, m)
 	f.Warnings = warnings(f, reqs)

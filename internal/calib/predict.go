@@ -56,6 +56,7 @@ func (f *Fit) SimConfig() sim.Config {
 	if f.Slots > 0 {
 		cfg.Engine.MaxNumSeqs = f.Slots
 	}
+	cfg.Engine.OverheadIn = f.OverheadIn
 	cfg.Engine.KVTokens = Unlimited * 64
 	cfg.Model.MaxModelLen = Unlimited
 	return cfg

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/stats"
 )
 
@@ -48,6 +49,16 @@ func slots(reqs []request, server map[string]string, given int) (int, string) {
 		return peak, SlotsRun
 	}
 	return 0, SlotsUnbounded
+}
+
+// overheadIn is where the server spends a request's overhead: in a slot
+// for Ollama, whose front server takes one of its runner's slots before it
+// forwards the request; before the queue otherwise (vLLM, the simulator).
+func overheadIn(server map[string]string) string {
+	if server["runtime"] == "ollama" {
+		return sim.OverheadInSlot
+	}
+	return sim.OverheadInQueue
 }
 
 // residuals compares the fitted step with the measured gaps.

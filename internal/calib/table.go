@@ -85,10 +85,14 @@ func decodeOnly(g gap) bool {
 
 // Tabled is the fitted model with the measured decode steps: a decode-only
 // step of a batch size the table holds costs the model's step plus that
-// size's correction. At sizes the run did not measure the model's step
-// stands: no correction is carried across batch sizes, as one sequence's
-// (matrix-vector kernels) says nothing of two. Steps with a prompt are the
-// model's.
+// size's correction, and one between two sizes it holds the correction
+// interpolated between theirs: the model's shape is what the table says is
+// wrong, so between two measured sizes the measurements bound the step
+// better than the model does (on one CPU thread llama.cpp's step at two
+// sequences lies between those at one and three; the fitted line, pulled
+// to three and four, put it above both). Beyond the measured sizes the
+// model's step stands: one sequence's correction (matrix-vector kernels)
+// says nothing of eight. Steps with a prompt are the model's.
 type Tabled struct {
 	perfmodel.Fitted
 	Table []TableStep
@@ -103,13 +107,25 @@ func (t Tabled) StepTime(b perfmodel.Batch) float64 {
 	return math.Max(0, base+correction(t.Table, float64(b.Seqs))/1e3)
 }
 
-// correction is the table's correction at s sequences, ms: 0 at a size
-// the run did not measure, where the model's step stands.
+// correction is the table's correction at s sequences, ms: a measured
+// size's own, interpolated between the nearest measured sizes on either
+// side, 0 outside them.
 func correction(tab []TableStep, s float64) float64 {
-	for _, t := range tab {
-		if s == float64(t.Seqs) {
+	var lo, hi *TableStep
+	for i := range tab {
+		t := &tab[i]
+		switch n := float64(t.Seqs); {
+		case n == s:
 			return t.CorrectionMS
+		case n < s && (lo == nil || t.Seqs > lo.Seqs):
+			lo = t
+		case n > s && (hi == nil || t.Seqs < hi.Seqs):
+			hi = t
 		}
 	}
-	return 0
+	if lo == nil || hi == nil {
+		return 0
+	}
+	f := (s - float64(lo.Seqs)) / float64(hi.Seqs-lo.Seqs)
+	return lo.CorrectionMS + f*(hi.CorrectionMS-lo.CorrectionMS)
 }

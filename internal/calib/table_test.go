@@ -187,3 +187,29 @@ func TestObserveCountsWarmup(t *testing.T) {
 		t.Errorf("measured %d, want 1", n)
 	}
 }
+
+// TestCorrectionInterpolates: the table's correction at a measured size is
+// its own, between two measured sizes it is interpolated, and outside them
+// the model's step stands (no correction).
+func TestCorrectionInterpolates(t *testing.T) {
+	tab := []TableStep{{Seqs: 1, CorrectionMS: -7}, {Seqs: 3, CorrectionMS: -2}, {Seqs: 4}, {Seqs: 8, CorrectionMS: 4}}
+	for _, c := range []struct {
+		seqs, want float64
+	}{
+		{1, -7},   // measured
+		{2, -4.5}, // between 1 and 3
+		{3, -2},   // measured
+		{4, 0},    // measured, the model right there
+		{6, 2},    // between 4 and 8
+		{8, 4},    // measured
+		{9, 0},    // beyond the largest measured: the model stands
+		{0.5, 0},  // below the smallest
+	} {
+		if got := correction(tab, c.seqs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("correction at %v sequences = %v, want %v", c.seqs, got, c.want)
+		}
+	}
+	if got := correction(nil, 2); got != 0 {
+		t.Errorf("correction with no table = %v, want 0", got)
+	}
+}

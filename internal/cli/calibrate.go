@@ -174,6 +174,7 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.
 	if !set["max-num-seqs"] {
 		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
 	}
+	cfg.Engine.OverheadIn = fitted.Engine.OverheadIn
 	if !set["kv-tokens"] {
 		cfg.Engine.KVTokens = fitted.Engine.KVTokens
 	}
@@ -187,8 +188,8 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.
 		return cfg, simConfigError(err, err)
 	}
 	m := c.fit.Model
-	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request; %d slots\n",
-		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.MaxNumSeqs)
+	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots\n",
+		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs)
 	for _, w := range c.fit.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}

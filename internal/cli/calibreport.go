@@ -197,6 +197,11 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		slots = fmt.Sprint(f.Slots)
 	}
 	fmt.Fprintf(tw, "  slots\t%s (%s)\t\t\n", slots, f.SlotsSource)
+	where := "before it queues for a slot"
+	if f.OverheadIn == sim.OverheadInSlot {
+		where = "holding a slot (the server takes a slot, then forwards the request)"
+	}
+	fmt.Fprintf(tw, "  request overhead\tspent %s\t\t\n", where)
 	tw.Flush()
 	writeShared(w, f.Shared)
 	res := f.Residuals

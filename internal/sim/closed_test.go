@@ -36,3 +36,37 @@ func TestSimulateClosedSendDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestOverheadInSlot: one slot, steps of 10 ms, 20 ms of overhead, two
+// users. Where the overhead is spent decides a queued request's TTFT: before
+// the queue (vLLM), B is through it while A runs and takes A's slot the
+// moment it frees; in the slot (Ollama's front server), B takes the slot
+// when A frees it and reaches the engine 20 ms later, so the slot stands
+// empty for the overhead and B's TTFT grows by it. A lone request's TTFT
+// is the same either way.
+func TestOverheadInSlot(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		in   string
+		ttft []time.Duration // A, B, then A's second request (sent when A ends)
+	}{
+		{OverheadInQueue, []time.Duration{30 * ms, 50 * ms, 30 * ms}},
+		{"", []time.Duration{30 * ms, 50 * ms, 30 * ms}}, // the default is the queue
+		{OverheadInSlot, []time.Duration{30 * ms, 70 * ms, 70 * ms}},
+	} {
+		cfg := DefaultConfig()
+		cfg.Jitter = 0
+		cfg.Timer = perfmodel.Fitted{Fixed: 0.010, Request: 0.020}
+		cfg.Engine.MaxNumSeqs, cfg.Engine.OverheadIn = 1, c.in
+		reqs := []Request{{PromptTokens: 10, OutputTokens: 2}, {PromptTokens: 10, OutputTokens: 2}, {PromptTokens: 10, OutputTokens: 2}}
+		out, _, err := SimulateClosed(cfg, 2, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range out {
+			if o.Err != nil || o.TTFT != c.ttft[i] {
+				t.Errorf("overhead in %q: request %d TTFT %v (err %v), want %v", c.in, i, o.TTFT, o.Err, c.ttft[i])
+			}
+		}
+	}
+}

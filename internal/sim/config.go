@@ -91,10 +91,22 @@ type EngineConfig struct {
 	// milliseconds: the request enters the scheduler this much after it
 	// arrives.
 	RequestOverheadMS float64 `yaml:"request_overhead_ms"`
+	// OverheadIn is where a request spends that overhead: OverheadInQueue
+	// (before it queues for a slot, as vLLM's API server tokenizes before
+	// its scheduler sees the request) or OverheadInSlot (after it is given
+	// a slot: Ollama's front server holds one of OLLAMA_NUM_PARALLEL and
+	// only then hands the request to its runner). "" means OverheadInQueue.
+	OverheadIn string `yaml:"overhead_in"`
 	// EOSMeanTokens is the mean natural output length of a request that
 	// does not set ignore_eos; 0 means requests never stop before max_tokens.
 	EOSMeanTokens float64 `yaml:"eos_mean_tokens"`
 }
+
+// Where a request's overhead is spent (EngineConfig.OverheadIn).
+const (
+	OverheadInQueue = "queue"
+	OverheadInSlot  = "slot"
+)
 
 // Preemption policies.
 const (
@@ -156,7 +168,7 @@ func DefaultConfig() Config {
 		Engine: EngineConfig{
 			MaxNumSeqs: DefaultMaxNumSeqs, MaxNumBatchedTokens: DefaultMaxNumBatchedTokens,
 			BlockSize: DefaultBlockSize, Preemption: PreemptRecompute,
-			RequestOverheadMS: vllm.Request * 1e3, EOSMeanTokens: DefaultEOSMeanTokens,
+			RequestOverheadMS: vllm.Request * 1e3, OverheadIn: OverheadInQueue, EOSMeanTokens: DefaultEOSMeanTokens,
 		},
 	}
 }
@@ -261,6 +273,9 @@ func (e EngineConfig) validate() []error {
 	}
 	if !(e.RequestOverheadMS >= 0 && e.RequestOverheadMS < 1e6) {
 		errs = append(errs, fieldErr("engine.request_overhead_ms", "must be >= 0 (got %v)", e.RequestOverheadMS))
+	}
+	if e.OverheadIn != "" && e.OverheadIn != OverheadInQueue && e.OverheadIn != OverheadInSlot {
+		errs = append(errs, fieldErr("engine.overhead_in", "must be %q or %q (got %q)", OverheadInQueue, OverheadInSlot, e.OverheadIn))
 	}
 	if !(e.EOSMeanTokens >= 0 && e.EOSMeanTokens < 1e12) {
 		errs = append(errs, fieldErr("engine.eos_mean_tokens", "must be >= 0 (got %v)", e.EOSMeanTokens))

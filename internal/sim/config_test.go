@@ -68,6 +68,7 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		{"zero", "model:\n  kv_heads: 0\n", "model.kv_heads"},
 		{"efficiency above 1", "device:\n  compute_efficiency: 1.5\n", "device.compute_efficiency"},
 		{"bad policy", "engine:\n  preemption: swap\n", "engine.preemption"},
+		{"bad overhead place", "engine:\n  overhead_in: api\n", "engine.overhead_in"},
 		{"kv below a block", "engine:\n  kv_tokens: 3\n", "engine.kv_tokens"},
 		{"no room for KV", "device:\n  memory_gib: 10\n", "device.memory_gib"},
 		{"jitter", "jitter: 1\n", "jitter"},

@@ -2,9 +2,11 @@ package sim
 
 import (
 	"errors"
-	"github.com/servebench/servebench/internal/perfmodel"
+	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/servebench/servebench/internal/perfmodel"
 )
 
 // ErrKVCacheFull fails a sequence evicted under PreemptReject. Its text
@@ -39,6 +41,8 @@ type seq struct {
 	arrival, ready, scheduled, firstToken, prevToken, lastToken float64
 	preemptions                                                 int
 	err                                                         error
+	// granted: it holds a slot while in its overhead (slotFirst).
+	granted bool
 }
 
 // known is the number of tokens whose ids exist: prompt + generated.
@@ -57,6 +61,10 @@ type engine struct {
 	numBlocks  int
 	rng        *rand.Rand
 	steps      int
+	// Slot-first admission (slots.go): waiting requests holding a slot,
+	// and when each free slot freed.
+	granted int
+	freedAt []float64
 
 	sched []scheduled // reused between steps
 	out   stepOut
@@ -104,7 +112,7 @@ func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0
 func (e *engine) queued() int {
 	n := 0
 	for _, s := range e.waiting {
-		if s.ready <= e.now {
+		if s.ready <= e.now || (e.slotFirst() && !s.granted) {
 			n++
 		}
 	}
@@ -117,6 +125,9 @@ func (e *engine) queued() int {
 func (e *engine) add(s *seq, arrival float64) {
 	s.arrival, s.scheduled, s.firstToken, s.state = arrival, -1, -1, stWaiting
 	s.ready = arrival + e.perf.RequestTime()
+	if e.slotFirst() {
+		s.ready = math.Inf(1) // set when it is granted a slot
+	}
 	e.waiting = append(e.waiting, s)
 }
 
@@ -125,8 +136,13 @@ func (e *engine) abort(s *seq) {
 	switch s.state {
 	case stWaiting:
 		e.waiting = remove(e.waiting, s)
+		if s.granted {
+			e.unqueued(s)
+			e.release()
+		}
 	case stRunning:
 		e.running = remove(e.running, s)
+		e.release()
 	default:
 		return
 	}
@@ -170,11 +186,16 @@ func (e *engine) evict() *seq {
 	e.free(v)
 	if e.cfg.Engine.Preemption == PreemptReject {
 		v.state, v.err = stDone, ErrKVCacheFull
+		e.release()
 		e.out.failed = append(e.out.failed, v)
 		e.out.Rejected++
 		return v
 	}
 	v.state, v.computed = stWaiting, 0
+	if e.slotFirst() {
+		v.granted, v.ready = true, e.now // it keeps its slot, through its overhead
+		e.granted++
+	}
 	v.preemptions++
 	e.waiting = append([]*seq{v}, e.waiting...)
 	e.out.Preempted++
@@ -186,6 +207,7 @@ func (e *engine) evict() *seq {
 func (e *engine) step() (*stepOut, bool) {
 	e.out = stepOut{produced: e.out.produced[:0], finished: e.out.finished[:0], failed: e.out.failed[:0]}
 	e.sched = e.sched[:0]
+	e.grant()
 	budget := e.scheduleRunning(e.cfg.Engine.MaxNumBatchedTokens)
 	if e.out.Preempted == 0 && e.out.Rejected == 0 {
 		e.admitWaiting(budget)
@@ -193,7 +215,8 @@ func (e *engine) step() (*stepOut, bool) {
 	if len(e.sched) == 0 && e.out.Preempted > 0 {
 		e.admitWaiting(e.cfg.Engine.MaxNumBatchedTokens) // it preempted itself
 	}
-	if len(e.sched) == 0 && len(e.running) == 0 && len(e.waiting) > 0 && e.waiting[0].ready > e.now {
+	if len(e.sched) == 0 && len(e.running) == 0 && len(e.waiting) > 0 && e.waiting[0].ready > e.now &&
+		!math.IsInf(e.waiting[0].ready, 1) {
 		e.now = e.waiting[0].ready // idle until the next request is through its overhead
 		e.admitWaiting(e.cfg.Engine.MaxNumBatchedTokens)
 	}
@@ -233,13 +256,14 @@ func (e *engine) scheduleRunning(budget int) int {
 // admitWaiting admits queued sequences in order while slots, budget and
 // KV blocks allow; a partial prompt is admitted as a prefill chunk.
 func (e *engine) admitWaiting(budget int) {
-	for len(e.waiting) > 0 && budget > 0 && len(e.running) < e.cfg.Engine.MaxNumSeqs {
+	for len(e.waiting) > 0 && budget > 0 {
 		s := e.waiting[0]
 		n := min(s.known()-s.computed, budget)
-		if s.ready > e.now || !e.alloc(s, n) {
+		if !e.hasSlot(s) || s.ready > e.now || !e.alloc(s, n) {
 			return
 		}
 		e.waiting = e.waiting[1:]
+		e.unqueued(s)
 		s.state = stRunning
 		if s.scheduled < 0 {
 			s.scheduled = e.now
@@ -256,6 +280,10 @@ func (e *engine) failStuck() {
 	if len(e.running) == 0 && len(e.waiting) > 0 {
 		s := e.waiting[0]
 		e.waiting = e.waiting[1:]
+		if s.granted {
+			e.unqueued(s)
+			e.release()
+		}
 		s.state, s.err = stDone, ErrKVCacheFull
 		e.out.failed = append(e.out.failed, s)
 		e.out.Rejected++
@@ -301,6 +329,7 @@ func (e *engine) complete() {
 		if s.generated >= s.target {
 			s.state = stDone
 			e.free(s)
+			e.release()
 			e.out.finished = append(e.out.finished, s)
 			done = true
 		}

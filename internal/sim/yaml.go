@@ -74,6 +74,7 @@ var fieldDocs = map[string]string{
 	"engine.kv_tokens":              "KV capacity override in tokens (0 = derive from device memory)",
 	"engine.preemption":             "recompute (vLLM) or reject (fail the request with a KV-cache error)",
 	"engine.request_overhead_ms":    "per request before scheduling: API server, template, tokenization (adds to TTFT)",
+	"engine.overhead_in":            "queue (vLLM: overhead before waiting for a slot) or slot (Ollama: after taking one)",
 	"engine.eos_mean_tokens":        "mean natural answer length without ignore_eos (0 = always max_tokens)",
 }
 
