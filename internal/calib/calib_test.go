@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/sim"
 )
 
 // chunked builds a request sent at sent whose chunks, one token each,
@@ -107,6 +109,29 @@ func TestSlots(t *testing.T) {
 		n, src := slots(c.reqs, c.server, c.given)
 		if n != c.want || src != c.source {
 			t.Errorf("%s: %d from %q, want %d from %q", c.name, n, src, c.want, c.source)
+		}
+	}
+}
+
+// TestOverheadIn: a server that says it is Ollama spends a request's
+// overhead holding a slot, and the simulator a fit configures does too;
+// any other server, or none, spends it before the queue.
+func TestOverheadIn(t *testing.T) {
+	for _, c := range []struct {
+		server map[string]string
+		want   string
+	}{
+		{map[string]string{"runtime": "ollama", "runtime_version": "0.17.4"}, sim.OverheadInSlot},
+		{map[string]string{"runtime": "vllm"}, sim.OverheadInQueue},
+		{map[string]string{"max_num_seqs": "12"}, sim.OverheadInQueue}, // servebench's own simulator
+		{nil, sim.OverheadInQueue},
+	} {
+		f := &Fit{OverheadIn: overheadIn(c.server)}
+		if f.OverheadIn != c.want {
+			t.Errorf("server %v: overhead in %q, want %q", c.server, f.OverheadIn, c.want)
+		}
+		if got := f.SimConfig().Engine.OverheadIn; got != c.want {
+			t.Errorf("server %v: simulator's overhead in %q, want %q", c.server, got, c.want)
 		}
 	}
 }
