@@ -12,11 +12,11 @@ import (
 
 // calibHidden is a simulator the calibrator is not told about: a 7B-class
 // model on a slower device, its own step and request overheads and 12
-// slots. Its steps last ~24 ms of model time, 12 ms of wall time at scale
-// 2: a busy machine's stall of a few ms moves a step, not a point. Only
+// slots. Its steps last ~24 ms, in real time: a busy machine's stall of a
+// few ms moves a step, not a point. Only
 // max_num_seqs reaches the calibrator, as the simulator states it about
 // itself in run.json.
-const calibHidden = `time_scale: 2
+const calibHidden = `time_scale: 1
 seed: 11
 model:
   name: hidden-7b
@@ -58,18 +58,18 @@ func calibMeasured(t *testing.T, cfg, dir, conc, requests string) {
 // aggregate throughput and per-user decode speed and 25% for TTFT p50.
 func TestCalibPredictsHiddenSimulator(t *testing.T) {
 	dir := t.TempDir()
-	// The held-out run goes in real time: its eight and sixteen streams are
-	// what a busy machine disturbs most, and a stall of a few ms is then a
-	// fraction of a step. The server is the same; figures are model time.
-	cfg, realTime := filepath.Join(dir, "hidden.yaml"), filepath.Join(dir, "hidden-1x.yaml")
-	for file, text := range map[string]string{cfg: calibHidden, realTime: strings.Replace(calibHidden, "time_scale: 2", "time_scale: 1", 1)} {
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// Both runs go in real time: a stall of a few ms on a busy machine is
+	// then a fraction of a step. At time scale 2 a disturbed fit run read
+	// the decode step 15% slow and missed the goal at every held-out point
+	// (the held-out run had gone in real time since; the fit's errors carry
+	// into every prediction). The server is the same; figures are model time.
+	cfg := filepath.Join(dir, "hidden.yaml")
+	if err := os.WriteFile(cfg, []byte(calibHidden), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	fitDir, heldOut := filepath.Join(dir, "c14"), filepath.Join(dir, "c2816")
 	calibMeasured(t, cfg, fitDir, "1,4", "12")
-	calibMeasured(t, realTime, heldOut, "2,8,16", "16")
+	calibMeasured(t, cfg, heldOut, "2,8,16", "16")
 
 	code, stdout, stderr := run(t, "plan", "--calibrate", fitDir, "--against", heldOut, "--json")
 	if code != 0 {
