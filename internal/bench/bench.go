@@ -73,6 +73,13 @@ type Config struct {
 	// Telemetry, when set, is sampled from the session's start to its
 	// end into telemetry.jsonl and the points' telemetry.
 	Telemetry *Telemetry
+	// Shard is the worker this run is of a sharded run; the zero value
+	// runs the whole load.
+	Shard load.Shard
+	// StartAt, when set, is the wall-clock mark of the first point; point
+	// k waits for StartAt + k×StartEvery (shard.go).
+	StartAt    time.Time
+	StartEvery time.Duration
 }
 
 // Result is what a run produced, also when it was interrupted.
@@ -152,8 +159,11 @@ func Open(cfg Config) (*Session, error) {
 // be unique within a session. run.json is rewritten after each point, so
 // that a killed run keeps the client figures of the points it finished.
 func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSummary, error) {
-	c, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
-	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c, Span: s.sink.span(p.Index)})
+	mark := s.waitMark(ctx)
+	started := int64(time.Since(s.runner.Epoch))
+	c, idle, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
+	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c, Span: s.sink.span(p.Index),
+		StartedNS: started, StartMark: mark, Idle: idle})
 	if werr := s.sink.writeRun(&s.run); err == nil {
 		err = werr
 	}
@@ -204,15 +214,21 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
-// runPoint prepares a point's requests ahead, then runs it.
-func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, p load.Point) (record.ClientStats, error) {
+// runPoint prepares the requests of the run's shard of a point ahead,
+// then runs it; idle is true when the shard has no part of the point.
+func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, whole load.Point) (c record.ClientStats, idle bool, err error) {
+	sink.nominal(whole)
+	p, ok := cfg.Shard.Part(whole)
+	if !ok {
+		return record.ClientStats{}, true, nil
+	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ahead := aheadFor(cfg.PromptTokensMean, p, cfg.SizedByServer)
 	src := cfg.NewSource(p)
 	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {
-		return record.ClientStats{}, fmt.Errorf("load point %d: preparing requests: %w", p.Index, err)
+		return record.ClientStats{}, false, fmt.Errorf("load point %d: preparing requests: %w", p.Index, err)
 	}
 	feed.sessions, _ = src.(workload.Sessions)
 	feed.closed = p.Load.Concurrency > 0
@@ -222,16 +238,15 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	runner.Send = func(ctx context.Context, rec *record.Record) {
 		send(ctx, cfg, runner.Epoch, feed, rec)
 	}
-	sink.nominal(p)
-	c, err := runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))
+	c, err = runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))
 	if ce, ok := errors.AsType[*load.ConnectError](err); ok {
-		return c, fmt.Errorf("load point %d: cannot reach %s: %w; %d requests sent, each recorded. Is the server running at that address?",
+		return c, false, fmt.Errorf("load point %d: cannot reach %s: %w; %d requests sent, each recorded. Is the server running at that address?",
 			p.Index, cfg.Run.Target.URL, ce, c.Sent)
 	}
 	if err == nil {
 		err = feed.err()
 	}
-	return c, err
+	return c, false, err
 }
 
 // wallPoint is p as the client must run it against a target running scale

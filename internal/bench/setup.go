@@ -54,6 +54,11 @@ type Setup struct {
 	// Telemetry says what to sample beside the requests; nil samples
 	// nothing (--no-telemetry). Its Target is the run's.
 	Telemetry *telemetry.Options
+	// Shard runs one worker's part of the load (zero: all of it); StartAt
+	// and StartEvery are the points' start marks (shard.go).
+	Shard      load.Shard
+	StartAt    time.Time
+	StartEvery time.Duration
 }
 
 // SetupError is a setting of a Setup that cannot be used; Setting is its
@@ -89,7 +94,12 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 	spec := s.Workload
 	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
 	chat := s.API == backend.OpenAIChat || s.API == backend.OllamaChat
-	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, s.Seed), Counter: promptCounter, Chat: chat, Seed: s.Seed})
+	seed := shardSeed(s.Seed, s.Shard)
+	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, seed), Counter: promptCounter, Chat: chat, Seed: seed})
+	if err != nil {
+		return Config{}, err
+	}
+	every, err := startEvery(s, scale)
 	if err != nil {
 		return Config{}, err
 	}
@@ -109,7 +119,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 			Target:       record.Target{URL: url, API: s.API, Model: s.Model, ModelPicked: s.ModelPicked, Simulated: s.Simulated, Server: s.Server},
 			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(), Workloads: sources.cells,
 			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload, len(sources.cells) > 0),
-			SliceS: s.Slice.Seconds(),
+			SliceS: s.Slice.Seconds(), Shard: runShard(s.Shard), StartAt: startAtRecord(s.StartAt), StartEveryS: every.Seconds(),
 		},
 		Points:           s.Points,
 		OutDir:           s.OutDir,
@@ -118,6 +128,9 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		PromptTokensMean: sources.meanPrompt(s.Prompt),
 		SizedByServer:    promptCounter.Source() == record.SourceServer,
 		Telemetry:        tel,
+		Shard:            s.Shard,
+		StartAt:          s.StartAt,
+		StartEvery:       every,
 	}.matrixLengths(), nil
 }
 

@@ -73,6 +73,7 @@ type runFlags struct {
 	slice                              sliceFlag      // sustained runs (run_slice.go)
 	slo                                sloFlags       // objective, verdicts, capacity (run_slo.go)
 	tel                                telemetryFlags // what is sampled beside the requests (run_telemetry.go)
+	shard                              shardFlags     // one worker of several, start marks (run_shard.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -104,6 +105,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
 	f.defineSLO(fs)
 	f.defineTelemetry(fs)
+	f.shard.define(fs)
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
@@ -116,11 +118,17 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench run -h", "unexpected argument %q", fs.Arg(0))
 	}
+	if err := f.shard.check(&f); err != nil {
+		return err
+	}
 	if f.slo.active() {
 		return f.runObjective(ctx, env, fs)
 	}
 	plan, err := f.plan()
 	if err != nil {
+		return err
+	}
+	if err := f.shard.checkPoints(plan.points); err != nil {
 		return err
 	}
 	render, err := formatRenderer("run", f.format)

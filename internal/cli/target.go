@@ -181,6 +181,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 	if env.StderrIsTerminal {
 		s.Progress = env.Stderr
 	}
+	f.shard.setup(env, &s)
 	var err error
 	if s.Telemetry, err = f.tel.options(); err != nil {
 		return bench.Config{}, err
@@ -195,9 +196,10 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 // setupHints map a bench.Setup field to the flag that sets it and an
 // example.
 var setupHints = map[string]struct{ flag, hint string }{
-	"API":       {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
-	"ServerPID": {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
-	"Tokenizer": {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
+	"API":        {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
+	"ServerPID":  {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
+	"Tokenizer":  {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
+	"StartEvery": {"--start-every", "servebench run --start-at TIME --start-every 2m (or bound every point with --duration)"},
 }
 
 // benchError tells bench's errors, which name no flag, in the terms of

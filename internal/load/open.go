@@ -32,13 +32,40 @@ func scheduleLength(p Point) int {
 	return n + int(math.Ceil(p.Load.Rate*p.Duration.Seconds())) + 1
 }
 
+// arrival is one request of an open-loop schedule: its offset from the
+// point's start and its phase.
+type arrival struct {
+	k     int // index in the whole schedule
+	off   time.Duration
+	phase string
+}
+
+// arrivals are the requests of the schedule that p's shard sends, with
+// their phases, up to the point's stop. Every arrival counts at the gate,
+// the other shards' too, so that phases and the stop are the same in every
+// shard as in one process; the gate depends on the offsets alone, so the
+// walk can be done ahead.
+func arrivals(p Point, sched []time.Duration) []arrival {
+	g := newGate(p)
+	out := make([]arrival, 0, p.Shard.Share(len(sched)))
+	for k, off := range sched {
+		phase, ok := g.next(off)
+		if !ok {
+			break
+		}
+		if p.Shard.Owns(k) {
+			out = append(out, arrival{k: k, off: off, phase: phase})
+		}
+	}
+	return out
+}
+
 // dispatcher is an open-loop point in progress: it sends each arrival at
 // its scheduled time, within the concurrency cap, and tracks what is in
 // flight.
 type dispatcher struct {
 	r     *Runner
 	p     Point
-	g     *gate
 	brk   *breaker
 	sem   chan struct{} // nil: no cap
 	start time.Time
@@ -64,7 +91,7 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	if err != nil {
 		return Client{}, err
 	}
-	d := &dispatcher{r: r, p: p, g: newGate(p), brk: brk, start: time.Now()}
+	d := &dispatcher{r: r, p: p, brk: brk, start: time.Now()}
 	d.end = d.start.Add(sched[len(sched)-1])
 	if p.Duration > 0 {
 		d.end = d.start.Add(max(sched[len(sched)-1], p.WarmupDuration+p.Duration))
@@ -79,17 +106,13 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	return d.client(), nil
 }
 
-// dispatch walks the schedule until it ends, the gate closes or ctx is done.
+// dispatch walks the point's arrivals until they end or ctx is done.
 func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for _, off := range sched {
-		target := d.start.Add(off)
+	for _, a := range arrivals(d.p, sched) {
+		target := d.start.Add(a.off)
 		if !sleepUntil(ctx, timer, target) {
-			return
-		}
-		phase, ok := d.g.next(off)
-		if !ok {
 			return
 		}
 		// Lag is the dispatcher's own lateness: time spent waiting for a
@@ -98,7 +121,7 @@ func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
 		lag := time.Since(later(target, d.freed))
 		d.lag.Add(float64(lag) / 1e6)
 		d.r.noteLag(lag)
-		ok = d.acquire(ctx, timer)
+		ok := d.acquire(ctx, timer)
 		d.freed = time.Now()
 		if !ok {
 			if ctx.Err() != nil {
@@ -107,7 +130,7 @@ func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
 			d.dropped++
 			continue
 		}
-		d.send(d.r.newRecord(d.p, phase, target))
+		d.send(d.r.newRecord(d.p, a.phase, target))
 	}
 }
 

@@ -34,6 +34,9 @@ type Point struct {
 	WarmupDuration time.Duration
 	Arrival        Arrival // open loop: how arrivals are spaced
 	Seed           uint64
+	// Shard is the worker this point runs as (Shard.Part sets it): an
+	// open loop sends only its own arrivals of the whole schedule.
+	Shard Shard
 }
 
 // Validate reports a point that cannot run.

@@ -69,6 +69,10 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	if w := clientLimited(s.Points, run.ClientCPUs); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
+	if run.Shard != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("worker %d of %d of a sharded run: these figures cover its share of the load alone; merge the workers' run directories with servebench report DIR0 DIR1 ...",
+			run.Shard.Index, run.Shard.Count))
+	}
 	if run.Interrupted {
 		s.Warnings = append(s.Warnings, "the run was interrupted: the last load point is incomplete and later points did not run")
 	}

@@ -55,6 +55,21 @@ type Run struct {
 	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
+	// Shard is set when the run is one worker of a sharded run (run
+	// --shard): which worker, of how many (docs/DISTRIBUTED.md).
+	Shard *RunShard `json:"shard,omitempty"`
+	// StartAt is the wall-clock mark (RFC 3339) at which the first point
+	// was to start (run --start-at); point k's mark is StartAt plus k
+	// times StartEveryS seconds. Absent when the run started at once.
+	StartAt     string  `json:"start_at,omitempty"`
+	StartEveryS float64 `json:"start_every_s,omitempty"`
+}
+
+// RunShard names one worker of a sharded run: worker Index (from 0) of
+// Count.
+type RunShard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
 }
 
 // WorkloadCell is one workload of a workload matrix: its label (the
@@ -110,6 +125,15 @@ type PointClient struct {
 	// Span is the point's measured window on the records' clock, over
 	// which its telemetry is summarised; absent when nothing was measured.
 	Span
+	// StartedNS is when the point began on the records' clock (after
+	// waiting for its start mark, when there is one); StartMark is that
+	// mark (RFC 3339). The two place a worker's records on the clock of
+	// the other workers of a sharded run.
+	StartedNS int64  `json:"started_ns,omitempty"`
+	StartMark string `json:"start_mark,omitempty"`
+	// Idle: a sharded run's worker had no part of this point (a closed
+	// loop with fewer users than workers) and sent nothing.
+	Idle bool `json:"idle,omitempty"`
 }
 
 // Span is a load point's measured window: from the first send to the last

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+func TestRunShardUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"shard out of range", []string{"--shard", "4/4"}, "--shard"},
+		{"shard without a count", []string{"--shard", "1"}, "want I/N"},
+		{"start-at not RFC 3339", []string{"--start-at", "9am"}, "RFC 3339"},
+		{"start-every alone", []string{"--start-every", "1m"}, "give --start-at too"},
+		{"objective on a shard", []string{"--shard", "0/2", "--slo", "ttft p95 <= 1s"}, "judge the merged run with report"},
+		{"cap below the workers", []string{"--shard", "0/4", "--rate", "1", "--max-concurrency", "3"}, "--max-concurrency 3 is split across 4 workers"},
+		// Points bounded by request counts cannot be spaced by a guess.
+		{"marks without spacing", []string{"--start-at", "2026-01-01T00:00:00Z", "--concurrency", "1,2", "--tokenizer", "cl100k_base"}, "Error: --start-every"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMain(t, append([]string{"run"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", tt.name, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestRunShardRecordsItsPart: a worker of a closed loop sends its users'
+// quota, and run.json names the shard, the marks and when each point began;
+// a mark already passed starts at once, with a warning.
+func TestRunShardRecordsItsPart(t *testing.T) {
+	s := &scripted{ttft: 5 * time.Millisecond, gap: time.Millisecond, tokens: 2, prompt: 8}
+	url := newScripted(t, s)
+	dir := filepath.Join(t.TempDir(), "w1")
+	past := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	code, _, stderr := runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m",
+		"--concurrency", "1,3", "--requests", "10", "--prompt-tokens", "8", "--output-tokens", "2",
+		"--tokenizer", "cl100k_base", "--out", dir, "--shard", "1/2",
+		"--start-at", past.Format(time.RFC3339), "--start-every", "1ms")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "passed") {
+		t.Errorf("a start mark in the past gave no warning: %q", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run record.Run
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Shard == nil || *run.Shard != (record.RunShard{Index: 1, Count: 2}) || run.StartAt != past.Format(time.RFC3339) {
+		t.Fatalf("run.json shard %+v, start_at %q", run.Shard, run.StartAt)
+	}
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || !strings.Contains(string(sum), "worker 1 of 2 of a sharded run") {
+		t.Errorf("summary.json does not say it covers one worker's share: %v", err)
+	}
+	// c=1: worker 1 of 2 has no user; c=3: users 1 of 3, 10 requests as 4,3,3.
+	want := []struct {
+		idle bool
+		sent int
+		mark string
+	}{{true, 0, past.Format(time.RFC3339)}, {false, 3, past.Add(time.Millisecond).Format(time.RFC3339Nano)}}
+	for i, p := range run.Points {
+		if p.Idle != want[i].idle || p.Client.Sent != want[i].sent || p.StartMark != want[i].mark || p.StartedNS <= 0 {
+			t.Errorf("point %d: idle %v, sent %d, mark %q, started %d; want %+v", i, p.Idle, p.Client.Sent, p.StartMark, p.StartedNS, want[i])
+		}
+	}
+}
