@@ -159,11 +159,17 @@ func Open(cfg Config) (*Session, error) {
 // be unique within a session. run.json is rewritten after each point, so
 // that a killed run keeps the client figures of the points it finished.
 func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSummary, error) {
-	mark := s.waitMark(ctx)
-	started := int64(time.Since(s.runner.Epoch))
-	c, idle, err := runPoint(ctx, s.cfg, s.runner, s.sink, p)
-	s.run.Points = append(s.run.Points, record.PointClient{Index: p.Index, Load: p.Load, Client: c, Span: s.sink.span(p.Index),
-		StartedNS: started, StartMark: mark, Idle: idle})
+	pc := record.PointClient{Index: p.Index, Load: p.Load}
+	// Prepared requests first, then the mark: every worker sends its
+	// first request at the mark, however long its preparation took.
+	ready := func() {
+		pc.StartMark = s.waitMark(ctx)
+		pc.StartedNS = int64(time.Since(s.runner.Epoch))
+	}
+	var err error
+	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)
+	pc.Span = s.sink.span(p.Index)
+	s.run.Points = append(s.run.Points, pc)
 	if werr := s.sink.writeRun(&s.run); err == nil {
 		err = werr
 	}
@@ -215,11 +221,13 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 }
 
 // runPoint prepares the requests of the run's shard of a point ahead,
-// then runs it; idle is true when the shard has no part of the point.
-func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, whole load.Point) (c record.ClientStats, idle bool, err error) {
+// calls ready, then runs it; idle is true when the shard has no part of
+// the point.
+func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, whole load.Point, ready func()) (c record.ClientStats, idle bool, err error) {
 	sink.nominal(whole)
 	p, ok := cfg.Shard.Part(whole)
 	if !ok {
+		ready()
 		return record.ClientStats{}, true, nil
 	}
 	pctx, cancel := context.WithCancel(ctx)
@@ -232,6 +240,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	}
 	feed.sessions, _ = src.(workload.Sessions)
 	feed.closed = p.Load.Concurrency > 0
+	ready()
 	prog := newProgress(cfg.Progress, p, runner.Epoch)
 	sink.onEmit(prog.add)
 	defer prog.stop()
