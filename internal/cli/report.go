@@ -17,6 +17,7 @@ import (
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/telemetry"
 )
@@ -24,6 +25,7 @@ import (
 const reportUsage = `
 Usage: servebench report [flags] [DIR | FILE | -]
        servebench report --format html DIR...
+       servebench report [flags] DIR0 DIR1 ...   (the workers of one sharded run, merged)
 
 Recomputes every summary from records alone: a run directory (its
 records.jsonl, with run.json for context when present), a records file, or
@@ -43,6 +45,14 @@ speed, throughput and latency against load, distributions and the
 timeline, in one file that opens offline. Given several run directories
 it overlays them on one page, candidates side by side.
 
+Several run directories written by the workers of one sharded run (run
+--shard I/N) are merged into one run, in any format: every point
+summarised from all records on one clock, each worker's client figures and
+start offset listed. A missing worker, or one that did not finish, is an
+error naming it; --partial merges what was recorded, with a warning naming
+them (docs/DISTRIBUTED.md). Separate runs are overlaid with --format html,
+and compared with servebench compare.
+
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold.
 
@@ -55,6 +65,7 @@ Examples:
   servebench report --format html runs/a > a.html
   servebench report --format html runs/vllm runs/sglang > candidates.html
   cat runs/a/records.jsonl | servebench report --format markdown
+  servebench report runs/c256/worker-*
 `
 
 func reportCmd(ctx context.Context, env *Env, args []string) error {
@@ -70,6 +81,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	})
 	targetLoad := fs.Float64("target-load", 0, "the load at which the objective must hold (default: the objective's target, else the highest load)")
 	strict := fs.Bool("strict", false, "refuse a records file with a damaged line instead of skipping it with a warning")
+	partial := fs.Bool("partial", false, "merging a sharded run's workers: merge even when some are missing or did not finish (a warning names them)")
 	var slice sliceFlag
 	fs.Var(&slice, "slice", "cut each load point into slices of this much (model) time and check them for drift, e.g. 1m (default: the run's own --slice)")
 	if err := parseFlags(fs, args); err != nil {
@@ -81,16 +93,19 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if *jsonOut {
 		*format = "json"
 	}
-	if fs.NArg() > 1 && *format != "html" {
-		return usagef("servebench compare runs/a runs/b  or  servebench report --format html runs/a runs/b",
-			"report reads one run at a time (got %d); several runs are compared by servebench compare, or overlaid with --format html", fs.NArg())
-	}
 	var o *slo.Objective
 	if *objective != "" || len(slos) > 0 {
 		var err error
 		if o, err = reportObjective(*objective, slos, *targetLoad); err != nil {
 			return err
 		}
+	}
+	// Several directories: the workers of one sharded run are merged (in
+	// any format); other runs are overlaid with --format html, and
+	// anything else is an error pointing at compare (mergeShards).
+	shards := fs.NArg() > 1 && shard.All(fs.Args())
+	if *format == "html" && shards {
+		return mergedHTML(env, fs.Args(), o, *strict, *partial, slice)
 	}
 	if *format == "html" {
 		return reportHTML(env, fs.Args(), o, *strict, slice)
@@ -100,7 +115,12 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	ev := &slo.Evaluator{}
-	s, err := loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
+	var s *metrics.Summary
+	if fs.NArg() > 1 {
+		s, err = mergeShards(fs.Args(), *strict, *partial, slice, ev.Add)
+	} else {
+		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
+	}
 	if err != nil {
 		return err
 	}

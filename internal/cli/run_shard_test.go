@@ -79,3 +79,34 @@ func TestRunShardRecordsItsPart(t *testing.T) {
 		}
 	}
 }
+
+// TestReportSeveralRunsPointsAtCompare: report given separate runs, or a
+// run among workers, says what it merges and where comparing is done.
+func TestReportSeveralRunsPointsAtCompare(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name, shard string) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		js := `{"schema":"servebench.run/v1","started":"2026-12-01T09:00:00Z"` + shard + `}`
+		if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a, b := mk("a", ""), mk("b", "")
+	w := mk("w0", `,"shard":{"index":0,"count":2}`)
+	for _, tt := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{a, b}, a + ", " + b + " are separate runs"},
+		{[]string{w, a}, a + " are not workers of a sharded run, as " + w + " is"},
+	} {
+		code, _, stderr := runMain(t, append([]string{"report"}, tt.dirs...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "servebench compare") {
+			t.Errorf("report %v: exit %d, %q; want exit 2 saying %q and pointing at compare", tt.dirs, code, stderr, tt.want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func ParseShard(s string) (Shard, error) {
 // Validate reports a shard that names no worker.
 func (s Shard) Validate() error {
 	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("%d/%d: want 0 ≤ I < N (worker I counted from 0 of N workers)", s.Index, s.Count)
+		return fmt.Errorf("%s: want 0 ≤ I < N (worker I counted from 0 of N workers)", s)
 	}
 	return nil
 }

@@ -63,6 +63,26 @@ type Run struct {
 	// times StartEveryS seconds. Absent when the run started at once.
 	StartAt     string  `json:"start_at,omitempty"`
 	StartEveryS float64 `json:"start_every_s,omitempty"`
+	// Workers lists the workers of a run merged from a sharded run's
+	// directories (report DIR0 DIR1 ...); absent otherwise.
+	Workers []WorkerRun `json:"workers,omitempty"`
+}
+
+// WorkerRun is one worker of a merged sharded run: its directory, how it
+// ended, where its first point began against the start mark, and its own
+// client figures per point, with spans and starts on the merged clock.
+type WorkerRun struct {
+	Index      int    `json:"index"`
+	Dir        string `json:"dir"`
+	Started    string `json:"started"`
+	Ended      string `json:"ended,omitempty"`
+	Finished   bool   `json:"finished"`
+	Records    int    `json:"records"`
+	ClientCPUs int    `json:"client_cpus,omitempty"`
+	// StartOffsetMS is how long after the start mark (without one, after
+	// the earliest worker's epoch) its first point began, by its own clock.
+	StartOffsetMS float64       `json:"start_offset_ms"`
+	Points        []PointClient `json:"points"`
 }
 
 // RunShard names one worker of a sharded run: worker Index (from 0) of

@@ -128,6 +128,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	writeWarmup(&b, s, "  ")
 	writeTelemetry(&b, s, false)
 	writeSlices(&b, s, false)
+	writeWorkers(&b, s, false)
 	warn := warnings(s)
 	if len(warn) > 0 {
 		b.WriteString("\nWarnings:\n")

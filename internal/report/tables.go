@@ -120,6 +120,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	writeWarmup(&b, s, "- ")
 	writeTelemetry(&b, s, true)
 	writeSlices(&b, s, true)
+	writeWorkers(&b, s, true)
 	if warn := warnings(s); len(warn) > 0 {
 		b.WriteString("\n### Warnings\n\n")
 		for _, x := range warn {

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/shard"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// hintCompare points a user who gave report several separate runs to the
+// command that compares runs.
+const hintCompare = "servebench compare A B (report merges only the workers of one sharded run)"
+
+// mergeShards summarises several run directories as one run: the workers
+// of one sharded run (run --shard), merged. Separate runs are an error
+// pointing at compare.
+func mergeShards(dirs []string, strict, partial bool, slice sliceFlag, observe func(*record.Record)) (*metrics.Summary, error) {
+	var workers []*shard.Worker
+	var runs []string
+	for _, d := range dirs {
+		w, err := shard.Read(d)
+		switch {
+		case errors.Is(err, shard.ErrNotShard):
+			runs = append(runs, d)
+			continue
+		case err != nil:
+			return nil, &Error{Err: err, Hint: "servebench report DIR0 DIR1 ... (the run directories of one sharded run's workers)", Code: ExitFailure}
+		}
+		workers = append(workers, w)
+	}
+	if len(runs) > 0 {
+		what := "are separate runs"
+		if len(workers) > 0 {
+			what = fmt.Sprintf("are not workers of a sharded run, as %s is", workers[0].Dir)
+		}
+		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %s %s", strings.Join(runs, ", "), what)
+	}
+	s, err := shard.Merge(workers, shard.Options{Strict: strict, Partial: partial, Slice: slice.d, SliceSet: slice.set, Observe: observe})
+	if ie, ok := errors.AsType[*shard.IncompleteError](err); ok {
+		return nil, &Error{Err: fmt.Errorf("not every worker finished: %w", ie),
+			Hint: "give every worker's directory; --partial merges what was recorded, with a warning naming the rest", Code: ExitFailure}
+	}
+	if err != nil {
+		return nil, &Error{Err: err, Code: ExitFailure}
+	}
+	return s, nil
+}
+
+// mergedHTML prints the page of a sharded run's workers merged into one
+// run, judged against o when given, as a single run's page.
+func mergedHTML(env *Env, dirs []string, o *slo.Objective, strict, partial bool, slice sliceFlag) error {
+	curves := &metrics.Curves{}
+	ev := &slo.Evaluator{}
+	s, err := mergeShards(dirs, strict, partial, slice, func(r *record.Record) {
+		curves.Add(r)
+		ev.Add(r)
+	})
+	if err != nil {
+		return err
+	}
+	r := report.HTMLRun{Name: fmt.Sprintf("%d workers merged", len(dirs)), Summary: s, Curves: curves}
+	var unmetErr error
+	if o != nil {
+		oc := *o // judging sets the objective's loads to the run's own
+		rep := judgeSummary(&oc, ev, s)
+		r.Objective, r.Verdict = rep.Objective, rep.Verdict
+		if !rep.Verdict.Holds {
+			unmetErr = unmet(rep.Objective, rep.Verdict)
+		}
+	}
+	page := &report.HTMLPage{Title: report.PageTitle(s), Runs: []report.HTMLRun{r}}
+	if err := report.WriteHTML(env.Stdout, page); err != nil {
+		return err
+	}
+	return unmetErr
+}

@@ -1,0 +1,211 @@
+package shard
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+)
+
+// Options of a merge.
+type Options struct {
+	// Partial merges even when workers are missing or did not finish;
+	// the summary's first warning names them. Without it such a merge is
+	// an *IncompleteError.
+	Partial bool
+	// Strict refuses a records file with a damaged line instead of
+	// skipping the line with a warning.
+	Strict bool
+	// Slice cuts each point into slices of this much model time when
+	// SliceSet; otherwise the run's own --slice applies.
+	Slice    time.Duration
+	SliceSet bool
+	// Observe, when set, sees every record on the merged clock, in model
+	// time (an objective's evaluator).
+	Observe func(*record.Record)
+}
+
+// IncompleteError: the directories given are not all of a run's workers,
+// or some did not finish. Its message names each one.
+type IncompleteError struct {
+	Count   int
+	Missing []int    // worker indexes with no directory
+	Failed  []string // "worker 2 (runs/w2): why"
+}
+
+func (e *IncompleteError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		ids := make([]string, len(e.Missing))
+		for i, m := range e.Missing {
+			ids[i] = strconv.Itoa(m)
+		}
+		parts = append(parts, fmt.Sprintf("worker %s of %d missing (no directory given)", strings.Join(ids, ", "), e.Count))
+	}
+	parts = append(parts, e.Failed...)
+	return strings.Join(parts, "; ")
+}
+
+// Merge merges the workers of one sharded run into one run and summarises
+// it. The merged run's records are the workers' records on one clock
+// (clock.go); the returned summary's run lists the workers (run.workers).
+func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
+	if err := check(workers); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(workers, func(a, b *Worker) int { return cmp.Compare(a.Run.Shard.Index, b.Run.Shard.Index) })
+	incomplete := missing(workers)
+	if incomplete != nil && !opt.Partial {
+		return nil, incomplete
+	}
+	ref := workers[0].Run
+	zero := commonEpoch(workers)
+	agg := metrics.Aggregator{Slice: ref.Slice()}
+	if opt.SliceSet {
+		agg.Slice = opt.Slice
+	}
+	run := mergedRun(workers, zero)
+	var warn []string
+	for i, w := range workers {
+		shift := int64(w.epoch.Sub(zero))
+		n, damaged, err := w.records(opt.Strict, func(r *record.Record) {
+			shiftRecord(r, shift)
+			m := r.ModelTime(ref.Scale())
+			agg.Add(m)
+			if opt.Observe != nil {
+				opt.Observe(m)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		run.Workers[i].Records = n
+		if damaged > 0 {
+			warn = append(warn, fmt.Sprintf("%s: %d damaged line(s) of records.jsonl skipped, not counted", w.Name(), damaged))
+		}
+	}
+	sum := metrics.Summarize(run, &agg)
+	if incomplete != nil {
+		warn = append([]string{"partial merge: " + incomplete.Error() + ": the figures cover only the load the others sent"}, warn...)
+	}
+	warn = append(warn, startSpread(run)...)
+	sum.Warnings = append(warn, sum.Warnings...)
+	return sum, nil
+}
+
+// check refuses directories that are not the workers of one run, or the
+// same worker twice.
+func check(workers []*Worker) error {
+	if len(workers) == 0 {
+		return fmt.Errorf("no worker directories to merge")
+	}
+	seen := map[int]*Worker{}
+	for _, w := range workers {
+		if d := sameRun(workers[0].Run, w.Run); d != "" {
+			return fmt.Errorf("%s is not a worker of the same run as %s: %s", w.Dir, workers[0].Dir, d)
+		}
+		if o := seen[w.Run.Shard.Index]; o != nil {
+			return fmt.Errorf("%s and %s are both worker %d of %d", o.Dir, w.Dir, w.Run.Shard.Index, w.Run.Shard.Count)
+		}
+		seen[w.Run.Shard.Index] = w
+	}
+	return nil
+}
+
+// missing names the workers that are absent or did not finish; nil when
+// all finished. workers are sorted by index.
+func missing(workers []*Worker) *IncompleteError {
+	e := &IncompleteError{Count: workers[0].Run.Shard.Count}
+	have := map[int]bool{}
+	for _, w := range workers {
+		have[w.Run.Shard.Index] = true
+		switch {
+		case w.Run.Interrupted:
+			e.Failed = append(e.Failed, w.Name()+" was interrupted: its last point is short of its share")
+		case !w.Finished:
+			e.Failed = append(e.Failed, w.Name()+" did not finish (no summary.json: killed, or its pod failed): its points are short of its share")
+		}
+	}
+	for i := range e.Count {
+		if !have[i] {
+			e.Missing = append(e.Missing, i)
+		}
+	}
+	if len(e.Missing) == 0 && len(e.Failed) == 0 {
+		return nil
+	}
+	return e
+}
+
+// mergedRun is the run the workers make together: the first worker's
+// header without its shard, started at the common zero, the client
+// figures of each point added up over the workers, and the workers listed.
+func mergedRun(workers []*Worker, zero time.Time) *record.Run {
+	run := *workers[0].Run
+	run.Shard, run.Points, run.Workers = nil, nil, nil
+	run.Started = zero.UTC().Format(time.RFC3339Nano)
+	run.Ended = ""
+	byIndex := map[int]*record.PointClient{}
+	var order []int
+	for _, w := range workers {
+		run.Interrupted = run.Interrupted || w.Run.Interrupted
+		run.Ended = max(run.Ended, w.Run.Ended)
+		run.ClientCPUs = minCPUs(run.ClientCPUs, w.Run.ClientCPUs)
+		wr := workerRun(w, zero)
+		for _, pc := range wr.Points {
+			m := byIndex[pc.Index]
+			if m == nil {
+				m = &record.PointClient{Index: pc.Index, Load: pc.Load}
+				byIndex[pc.Index] = m
+				order = append(order, pc.Index)
+			}
+			addClient(m, pc)
+		}
+		run.Workers = append(run.Workers, wr)
+	}
+	if run.Interrupted || len(workers) < workers[0].Run.Shard.Count {
+		run.Ended = ""
+	}
+	for _, i := range order {
+		run.Points = append(run.Points, *byIndex[i])
+	}
+	return &run
+}
+
+// minCPUs is the smaller known CPU count: a point's CPU figure is judged
+// against the smallest machine among the workers.
+func minCPUs(a, b int) int {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// addClient adds one worker's figures of a point to the merged ones.
+// Counts and CPU seconds add up; the dispatch lag and CPU share are the
+// worst worker's, since each worker's own machine is what can saturate (a
+// merged p99 would need every worker's lags, which run.json does not keep:
+// the worst worker's p99 bounds it from above).
+func addClient(m *record.PointClient, pc record.PointClient) {
+	c, w := &m.Client, pc.Client
+	c.Sent += w.Sent
+	c.Dropped += w.Dropped
+	c.InFlightPeak += w.InFlightPeak
+	c.CPUSeconds += w.CPUSeconds
+	c.CPUPercent = max(c.CPUPercent, w.CPUPercent)
+	c.LagP99MS = max(c.LagP99MS, w.LagP99MS)
+	c.LagMaxMS = max(c.LagMaxMS, w.LagMaxMS)
+	c.Interrupted = c.Interrupted || w.Interrupted
+	if pc.Span.Empty() {
+		return
+	}
+	if m.Span.Empty() || pc.StartNS < m.StartNS {
+		m.StartNS = pc.StartNS
+	}
+	m.EndNS = max(m.EndNS, pc.EndNS)
+}
