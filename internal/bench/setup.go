@@ -99,7 +99,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	every, err := startEvery(s, scale)
+	every, err := StartEvery(s, scale)
 	if err != nil {
 		return Config{}, err
 	}

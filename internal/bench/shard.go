@@ -14,14 +14,14 @@ import (
 // is not known ahead.
 var ErrStartEvery = errors.New("several load points bounded by request counts (or warm-up requests) need the time between their start marks")
 
-// startEvery is the time between the start marks of consecutive points:
+// StartEvery is the time between the start marks of consecutive points:
 // the one asked for, or, when every point is bounded by a duration, the
 // longest point's warm-up and measured time plus the grace period its
 // requests in flight may take to finish (in wall time: a sped-up target's
 // durations are shorter). Workers whose points overrun start the next one
 // late; run.json shows it (started_ns against start_mark) and the merged
 // report names them.
-func startEvery(s Setup, scale float64) (time.Duration, error) {
+func StartEvery(s Setup, scale float64) (time.Duration, error) {
 	if s.StartAt.IsZero() || len(s.Points) < 2 || s.StartEvery > 0 {
 		return s.StartEvery, nil
 	}

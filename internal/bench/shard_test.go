@@ -33,7 +33,7 @@ func TestStartEvery(t *testing.T) {
 		{"request counts", Setup{StartAt: at, Points: []load.Point{dur(time.Second, 0), reqs}}, 0, 0, true},
 	}
 	for _, tt := range tests {
-		got, err := startEvery(tt.s, tt.scale)
+		got, err := StartEvery(tt.s, tt.scale)
 		if (err != nil) != tt.err || got != tt.want {
 			t.Errorf("%s: %v, %v; want %v, error %v", tt.name, got, err, tt.want, tt.err)
 		}

@@ -64,6 +64,7 @@ type command struct {
 // them.
 var commands = []command{
 	{"decide", "run one objective against several servers and recommend one", decideCmd},
+	{"kube", "print a Kubernetes Indexed Job that runs servebench as many workers", kubeCmd},
 	{"objective", "list the preset serving objectives, or print one as YAML", objectiveCmd},
 	{"plan", "memory budget, GPU fit and roofline estimates for a model (and predicted vs measured)", planCmd},
 	{"report", "recompute and print a summary from recorded requests", reportCmd},

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/kube"
+	"github.com/servebench/servebench/internal/load"
+)
+
+const kubeUsage = `
+Usage: servebench kube job [run flags] --workers N --image IMAGE (--claim PVC | --host-path DIR)
+
+Prints a Kubernetes Indexed Job that runs servebench run as N workers, each
+its shard of the load (--shard $(JOB_COMPLETION_INDEX)/N), all starting
+their first load point at one mark (--start-at, --start-in from now), each
+writing its run directory to worker-I on the results volume. Pipe it to
+kubectl apply -f -; when the Job completes, copy the directories out and
+merge them with servebench report DIR0 DIR1 ... (docs/DISTRIBUTED.md).
+
+Every run flag is passed to the workers as given, except --out, --shard and
+--start-at, which the Job sets. Files named by run flags (--ca-cert,
+--dataset, --objective files) must exist inside the image or the volume.
+
+Examples:
+  servebench kube job --url http://vllm.default.svc:8000 --model M --concurrency 64,256 \
+      --duration 60s --workers 8 --image registry.example/servebench:1 --claim bench-results \
+      | kubectl apply -f -
+  servebench kube job --url http://llm:8000 --model M --rate 200 --requests 20000 --workers 4 \
+      --image servebench:1 --host-path /var/tmp/servebench --name rate200
+`
+
+// kubeFlags are kube job's own flags; every other flag is run's.
+type kubeFlags struct {
+	kube.Options
+	startIn time.Duration
+}
+
+// kubeOwnFlags are the flags kube job reads itself; the rest go to run.
+var kubeOwnFlags = map[string]bool{"workers": true, "image": true, "name": true, "namespace": true,
+	"claim": true, "host-path": true, "start-in": true, "api-key-secret": true}
+
+// jobFlagsSet are run flags the Job sets for each worker.
+var jobFlagsSet = map[string]bool{"out": true, "shard": true, "start-at": true}
+
+// defaultStartIn leaves a Job's pods time to be scheduled, pull the image
+// and prepare their requests before the mark.
+const defaultStartIn = 2 * time.Minute
+
+func (k *kubeFlags) define(fs *flag.FlagSet) {
+	fs.IntVar(&k.Workers, "workers", 0, "how many workers (pods) share the load")
+	fs.StringVar(&k.Image, "image", "", "container image holding servebench as /servebench (see Dockerfile)")
+	fs.StringVar(&k.Name, "name", "servebench", "the Job's name (and its results directory's)")
+	fs.StringVar(&k.Namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
+	fs.StringVar(&k.Claim, "claim", "", "a ReadWriteMany PersistentVolumeClaim every worker writes its run directory to")
+	fs.StringVar(&k.HostPath, "host-path", "", "a directory on each node for the workers' run directories (instead of --claim)")
+	fs.StringVar(&k.APIKeySecret, "api-key-secret", "", "a Secret whose key api-key becomes the workers' --api-key-env variable")
+	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the start mark, from now, when --start-at is not given")
+}
+
+func kubeCmd(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] != "job" {
+		return usagef("servebench kube job --url URL --workers 4 --image IMAGE --claim PVC", "kube has one subcommand: job")
+	}
+	args = args[1:]
+	fs := newFlagSet(env, "kube job", kubeUsage)
+	var f runFlags
+	var k kubeFlags
+	f.define(fs)
+	k.define(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("servebench kube job -h", "unexpected argument %q", fs.Arg(0))
+	}
+	if err := k.check(fs, &f); err != nil {
+		return err
+	}
+	if err := k.checkLoad(&f); err != nil {
+		return err
+	}
+	k.RunArgs = runArgs(args, fs)
+	k.APIKeyEnv = f.apiKeyEnv
+	b, err := yaml.Marshal(kube.Job(k.Options))
+	if err != nil {
+		return err
+	}
+	_, err = env.Stdout.Write(b)
+	return err
+}
+
+// check refuses a Job that could not run as asked.
+func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
+	const hint = "servebench kube job --url http://SERVER:8000 --model M --workers 4 --image IMAGE --claim PVC"
+	switch {
+	case k.Workers < 1:
+		return usagef(hint, "--workers: give how many workers share the load (at least 1)")
+	case k.Image == "":
+		return usagef(hint, "--image: give the container image holding servebench (docs/DISTRIBUTED.md builds one)")
+	case (k.Claim == "") == (k.HostPath == ""):
+		return usagef(hint, "give one of --claim (a ReadWriteMany volume claim) or --host-path (a directory on each node) for the results")
+	case f.url == "":
+		return usagef(hint, "--url: the workers load a server they reach over the network (the built-in simulator is per process)")
+	case f.slo.active():
+		return usagef(hint+"; then servebench report --objective NAME DIR0 DIR1 ...", "objectives judge the merged run: drop --objective/--slo/--find-capacity here and give them to report")
+	}
+	var bad []string
+	fs.Visit(func(fl *flag.Flag) {
+		if jobFlagsSet[fl.Name] && (fl.Name != "start-at") {
+			bad = append(bad, "--"+fl.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usagef(hint, "%s: the Job sets it for each worker", strings.Join(bad, ", "))
+	}
+	if err := kube.ValidName(k.Name); err != nil {
+		return usagef(hint+" --name bench-a", "--name: %v", err)
+	}
+	return nil
+}
+
+// checkLoad refuses a load that the workers would each refuse, so that
+// no Job starts only to fail in every pod: points that cannot be split, or
+// several points with marks that nothing spaces. It sets the start mark.
+func (k *kubeFlags) checkLoad(f *runFlags) error {
+	k.StartAt = f.shard.startAt
+	if k.StartAt.IsZero() {
+		k.StartAt = time.Now().Add(k.startIn).Truncate(time.Second)
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	f.shard.shard = load.Shard{Index: 0, Count: k.Workers}
+	if err := f.shard.checkPoints(plan.points); err != nil {
+		return err
+	}
+	// The target's time scale is not known here: real time.
+	_, err = bench.StartEvery(bench.Setup{Points: plan.points, StartAt: k.StartAt, StartEvery: f.shard.startEvery, Grace: f.grace}, 0)
+	return benchError(err)
+}
+
+// runArgs are the command line's run flags, as given and in order: every
+// argument except kube job's own flags (and their values) and --start-at,
+// which the Job passes as one mark for all workers.
+func runArgs(args []string, fs *flag.FlagSet) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (!kubeOwnFlags[name] && name != "start-at") {
+			out = append(out, a)
+			continue
+		}
+		if !hasValue && !isBool(fs.Lookup(name)) {
+			i++ // the value that follows
+		}
+	}
+	return out
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// kubeBase are the flags every kube job test gives.
+var kubeBase = []string{"job", "--url", "http://llm.default.svc:8000", "--workers", "4", "--image", "servebench:1", "--claim", "results", "--duration", "30s"}
+
+// kubeJob runs kube job with args and decodes what it prints strictly: a
+// field batch/v1 has not is an error, as kubectl apply's server-side
+// validation would make it.
+func kubeJob(t *testing.T, args ...string) *batchv1.Job {
+	t.Helper()
+	code, stdout, stderr := runMain(t, append([]string{"kube"}, args...)...)
+	if code != 0 {
+		t.Fatalf("kube %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("the manifest does not decode strictly into batch/v1 Job: %v\n%s", err, stdout)
+	}
+	return &job
+}
+
+func TestKubeJobIsAnIndexedJob(t *testing.T) {
+	before := time.Now()
+	job := kubeJob(t, append(kubeBase, "--name", "c256", "--concurrency", "64,256", "--duration", "60s")...)
+	s := job.Spec
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Name != "c256" {
+		t.Errorf("apiVersion %q kind %q name %q", job.APIVersion, job.Kind, job.Name)
+	}
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 || *s.BackoffLimit != 0 {
+		t.Errorf("spec: mode %v, completions %v, parallelism %v, backoff %v; want Indexed, 4, 4, 0",
+			s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimit)
+	}
+	pod := s.Template.Spec
+	c := pod.Containers[0]
+	if pod.RestartPolicy != "Never" || c.Image != "servebench:1" || !slices.Equal(c.Command, []string{"/servebench"}) || c.Args[0] != "run" {
+		t.Errorf("pod: restart %q, image %q, command %q, args %q", pod.RestartPolicy, c.Image, c.Command, c.Args)
+	}
+	for _, want := range []string{"--shard=$(JOB_COMPLETION_INDEX)/4", "--out=/results/c256/worker-$(JOB_COMPLETION_INDEX)", "--concurrency", "64,256"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("args %q lack %q", c.Args, want)
+		}
+	}
+	if len(c.Env) == 0 || c.Env[0].Name != "JOB_COMPLETION_INDEX" || c.Env[0].ValueFrom.FieldRef == nil {
+		t.Errorf("JOB_COMPLETION_INDEX is not declared from the pod's completion index: %+v", c.Env)
+	}
+	if v := pod.Volumes[0]; v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "results" || c.VolumeMounts[0].MountPath != "/results" {
+		t.Errorf("results volume %+v mounted at %+v", v, c.VolumeMounts)
+	}
+	// One mark for all, --start-in (2m) from now, whole seconds.
+	mark := kubeArg(t, c.Args, "--start-at=")
+	at, err := time.Parse(time.RFC3339, mark)
+	if err != nil || at.Before(before.Add(2*time.Minute-time.Second)) || at.After(time.Now().Add(2*time.Minute)) {
+		t.Errorf("start mark %q (%v), want 2 minutes from now", mark, err)
+	}
+}
+
+// kubeArg is the value of the argument that begins with prefix.
+func kubeArg(t *testing.T, args []string, prefix string) string {
+	t.Helper()
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %s in %q", prefix, args)
+	return ""
+}
+
+// kubeSamples are values for run flags whose default is empty or is
+// refused with the others' defaults (--duration 0 leaves five points
+// unspaced); the others are given their default. A new run flag without a
+// usable default must get one here, so that this test covers it.
+var kubeSamples = map[string]string{
+	"ca-cert": "/results/ca.pem", "concurrency": "4,8", "dataset": "/results/data.jsonl", "header": "X-Team: infra",
+	"metrics-url": "http://llm:8000/metrics", "gpu-metrics-url": "http://dcgm:9400/metrics", "host-metrics-url": "http://node:9100/metrics",
+	"model": "m", "rate": "2", "sim-config": "/results/sim.yaml", "slice": "10s", "warmup": "5s", "url": "http://other:8000",
+	"start-at": "2026-12-01T09:00:00Z", "dataset-format": "sharegpt", "dataset-order": "shuffle",
+	"duration": "45s", "objective": "chat", "slo": "ttft p95 <= 1s", "out": "runs/a", "shard": "0/2",
+}
+
+// kubeRefused are run flags kube job refuses: the Job sets them, or an
+// objective judges the merged run, not a worker.
+var kubeRefused = map[string]string{"out": "the Job sets it", "shard": "the Job sets it",
+	"objective": "judge the merged run", "slo": "judge the merged run"}
+
+// TestKubeJobCarriesEveryRunFlag gives each of run's flags in turn and
+// finds it among the workers' arguments as given.
+func TestKubeJobCarriesEveryRunFlag(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f runFlags
+	f.define(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		v, ok := kubeSamples[fl.Name]
+		if !ok {
+			v = fl.DefValue
+		}
+		if v == "" {
+			t.Errorf("run flag --%s has no default: give kubeSamples a value for it", fl.Name)
+			return
+		}
+		arg := "--" + fl.Name + "=" + v
+		if why, refused := kubeRefused[fl.Name]; refused {
+			code, _, stderr := runMain(t, append(append([]string{"kube"}, kubeBase...), arg)...)
+			if code != ExitUsage || !strings.Contains(stderr, why) {
+				t.Errorf("%s: exit %d, %q; want a usage error saying %q", arg, code, stderr, why)
+			}
+			return
+		}
+		args := kubeJob(t, append(kubeBase, arg)...).Spec.Template.Spec.Containers[0].Args
+		if fl.Name == "start-at" {
+			arg = "--start-at=" + v // the one mark the Job passes
+		}
+		if !slices.Contains(args, arg) {
+			t.Errorf("%s is not passed to the workers: %q", arg, args)
+		}
+	})
+	// A flag and its value as two arguments stay two arguments, in order.
+	args := kubeJob(t, append(kubeBase, "--header", "X-A: 1", "--insecure", "--requests", "7")...).Spec.Template.Spec.Containers[0].Args
+	if i := slices.Index(args, "--header"); i < 0 || args[i+1] != "X-A: 1" || args[i+2] != "--insecure" || args[i+4] != "7" {
+		t.Errorf("split flags not carried as given: %q", args)
+	}
+}
+
+func TestKubeJobUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no subcommand", []string{"--workers", "2"}, "one subcommand: job"},
+		{"no workers", []string{"job", "--url", "http://x:1", "--image", "i", "--claim", "c"}, "--workers"},
+		{"no image", []string{"job", "--url", "http://x:1", "--workers", "2", "--claim", "c"}, "--image"},
+		{"no volume", []string{"job", "--url", "http://x:1", "--workers", "2", "--image", "i"}, "one of --claim"},
+		{"two volumes", []string{"job", "--url", "http://x:1", "--workers", "2", "--image", "i", "--claim", "c", "--host-path", "/d"}, "one of --claim"},
+		{"no url", []string{"job", "--workers", "2", "--image", "i", "--claim", "c"}, "--url"},
+		{"bad name", append(slices.Clone(kubeBase), "--name", "Bench_A"), "--name"},
+		{"find capacity", append(slices.Clone(kubeBase), "--find-capacity"), "judge the merged run"},
+		// Every worker would refuse these: the Job is refused instead.
+		{"unspaced marks", []string{"job", "--url", "http://x:1", "--workers", "2", "--image", "i", "--claim", "c", "--concurrency", "1,2"}, "--start-every"},
+		{"cap below the workers", append(slices.Clone(kubeBase), "--rate", "5", "--max-concurrency", "3"), "--max-concurrency 3 is split across 4 workers"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMain(t, append([]string{"kube"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", tt.name, code, stderr, tt.want)
+		}
+	}
+}
