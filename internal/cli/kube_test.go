@@ -90,6 +90,11 @@ var kubeSamples = map[string]string{
 	"duration": "45s", "objective": "chat", "slo": "ttft p95 <= 1s", "out": "runs/a", "shard": "0/2",
 }
 
+// kubeWith are the flags some run flags are given with, as run requires.
+var kubeWith = map[string][]string{
+	"dataset-format": {"--dataset=/results/data.jsonl"}, "dataset-order": {"--dataset=/results/data.jsonl"},
+}
+
 // kubeRefused are run flags kube job refuses: the Job sets them, or an
 // objective judges the merged run, not a worker.
 var kubeRefused = map[string]string{"out": "the Job sets it", "shard": "the Job sets it",
@@ -119,7 +124,7 @@ func TestKubeJobCarriesEveryRunFlag(t *testing.T) {
 			}
 			return
 		}
-		args := kubeJob(t, append(kubeBase, arg)...).Spec.Template.Spec.Containers[0].Args
+		args := kubeJob(t, append(append(slices.Clone(kubeBase), kubeWith[fl.Name]...), arg)...).Spec.Template.Spec.Containers[0].Args
 		if fl.Name == "start-at" {
 			arg = "--start-at=" + v // the one mark the Job passes
 		}

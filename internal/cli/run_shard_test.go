@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,35 @@ func TestReportSeveralRunsPointsAtCompare(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "servebench compare") {
 			t.Errorf("report %v: exit %d, %q; want exit 2 saying %q and pointing at compare", tt.dirs, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestReportMergesShardsInEveryFormat: the workers of one run merge into
+// one run in the table formats (with the workers table) and as one HTML
+// page, not an overlay of two runs.
+func TestReportMergesShardsInEveryFormat(t *testing.T) {
+	s := &scripted{ttft: 2 * time.Millisecond, gap: time.Millisecond, tokens: 2, prompt: 8}
+	url := newScripted(t, s)
+	root := t.TempDir()
+	var dirs []string
+	for i := range 2 {
+		dir := filepath.Join(root, "w"+strconv.Itoa(i))
+		code, _, stderr := runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m",
+			"--concurrency", "2", "--requests", "5", "--prompt-tokens", "8", "--output-tokens", "2",
+			"--tokenizer", "cl100k_base", "--out", dir, "--shard", strconv.Itoa(i)+"/2")
+		if code != 0 {
+			t.Fatalf("worker %d: exit %d\n%s", i, code, stderr)
+		}
+		dirs = append(dirs, dir)
+	}
+	for format, want := range map[string]string{"markdown": "### Workers (2;", "text": "Workers (2;", "html": "2 workers merged"} {
+		code, stdout, stderr := runMain(t, append([]string{"report", "--format", format}, dirs...)...)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("report --format %s of two workers: exit %d, %q in the output %v; stderr %s", format, code, want, strings.Contains(stdout, want), stderr)
+		}
+	}
+	code, stdout, _ := runMain(t, append([]string{"report", "--json"}, dirs...)...)
+	if code != 0 || !strings.Contains(stdout, `"completed": 5`) {
+		t.Errorf("merged JSON: exit %d, want 5 completed (3 + 2):\n%s", code, stdout)
 	}
 }
