@@ -91,6 +91,8 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	if err != nil {
 		return Client{}, err
 	}
+	// Walked before the start, so that the walk delays no arrival.
+	arr := arrivals(p, sched)
 	d := &dispatcher{r: r, p: p, brk: brk, start: time.Now()}
 	d.end = d.start.Add(sched[len(sched)-1])
 	if p.Duration > 0 {
@@ -101,16 +103,16 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	}
 	d.reqCtx, d.cut = context.WithCancelCause(reqCtx)
 	defer d.cut(nil)
-	d.dispatch(stop, sched)
+	d.dispatch(stop, arr)
 	d.drain(ctx)
 	return d.client(), nil
 }
 
 // dispatch walks the point's arrivals until they end or ctx is done.
-func (d *dispatcher) dispatch(ctx context.Context, sched []time.Duration) {
+func (d *dispatcher) dispatch(ctx context.Context, arr []arrival) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for _, a := range arrivals(d.p, sched) {
+	for _, a := range arr {
 		target := d.start.Add(a.off)
 		if !sleepUntil(ctx, timer, target) {
 			return
