@@ -14,7 +14,7 @@ import (
 
 // hintCompare points a user who gave report several separate runs to the
 // command that compares runs.
-const hintCompare = "servebench compare A B (report merges only the workers of one sharded run)"
+const hintCompare = "servebench compare A B, or servebench report --format html A B to overlay them (report merges only the workers of one sharded run)"
 
 // mergeShards summarises several run directories as one run: the workers
 // of one sharded run (run --shard), merged. Separate runs are an error
