@@ -217,6 +217,12 @@ func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.
 // summarises them; run.json is used for context when it sits beside them.
 // Unless strict, damaged lines are skipped with a warning on stderr.
 func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record)) (*metrics.Summary, error) {
+	return loadSummarySampled(env, arg, strict, slice, observe, nil)
+}
+
+// loadSummarySampled is loadSummary that also hands the run's telemetry
+// samples (telemetry.jsonl, when the run has one) to sampled.
+func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record), sampled func([]telemetry.Sample)) (*metrics.Summary, error) {
 	var r io.Reader = env.Stdin
 	var run *record.Run
 	name, dir := "standard input", ""
@@ -283,7 +289,7 @@ func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe fun
 	}
 	s := metrics.Summarize(run, &agg)
 	if dir != "" {
-		if err := addTelemetry(env, s, dir, events); err != nil {
+		if err := addTelemetry(env, s, dir, events, sampled); err != nil {
 			return nil, err
 		}
 	}
@@ -315,10 +321,11 @@ func warnDamaged(env *Env, name string, damaged []*record.LineError) {
 }
 
 // addTelemetry summarises the run directory's telemetry.jsonl, with the
-// records' events, into s as run did; a run without the file (sampled
+// records' events, into s as run did, and hands its samples to sampled
+// (when not nil); a run without the file (sampled
 // nothing, or --no-telemetry) has no telemetry. Damaged lines are skipped
 // with a warning on stderr.
-func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.Sample) error {
+func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.Sample, sampled func([]telemetry.Sample)) error {
 	samples, damaged, err := readTelemetry(dir)
 	if err != nil {
 		return err
@@ -328,6 +335,9 @@ func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.S
 	}
 	if samples == nil {
 		return nil
+	}
+	if sampled != nil {
+		sampled(samples)
 	}
 	all := append(samples, events...)
 	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })

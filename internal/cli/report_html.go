@@ -14,6 +14,7 @@ import (
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // HTMLFile is the name of the HTML report every run with --out writes.
@@ -60,21 +61,17 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (r report.HTMLRun, rep *slo.Report, err error) {
 	curves := &metrics.Curves{}
 	ev := &slo.Evaluator{}
-	s, err := loadSummary(env, arg, strict, slice, func(rec *record.Record) {
+	var samples []telemetry.Sample
+	s, err := loadSummarySampled(env, arg, strict, slice, func(rec *record.Record) {
 		curves.Add(rec)
-		ev.Add(rec)
-	})
+		if o != nil { // judged here: the evaluator keeps every request's values
+			ev.Add(rec)
+		}
+	}, func(ss []telemetry.Sample) { samples = ss })
 	if err != nil {
 		return r, nil, err
 	}
-	if dir := runDir(arg); dir != "" && s.Run != nil {
-		// read again for the timeline; loadSummary warned of damage
-		samples, _, err := readTelemetry(dir)
-		if err != nil {
-			return r, nil, err
-		}
-		curves.AddTelemetry(samples, s.Run.Scale())
-	}
+	curves.AddTelemetry(samples, s.Run.Scale())
 	r = report.HTMLRun{Name: runName(arg), Summary: s, Curves: curves}
 	switch {
 	case o != nil:

@@ -22,7 +22,7 @@ import (
 // DevTools protocol. Without chromium the tests skip, except in CI
 // (CI=true), where .ci/run installs it and its absence is a failure.
 
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -41,6 +41,8 @@ type pageView struct {
 	problems []string // console errors, exceptions, requests beyond the file
 	charts   []chartView
 	shot     []byte
+	// loaded is how long the page took from navigation to drawn.
+	loaded time.Duration
 }
 
 type chartView struct {
@@ -60,7 +62,7 @@ const chartsJS = `Array.from(document.querySelectorAll('.chart')).map(function (
 })`
 
 // openPage loads an HTML file in chromium and reports what it saw.
-func openPage(t *testing.T, path string) pageView {
+func openPage(t testing.TB, path string) pageView {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
@@ -105,9 +107,11 @@ func openPage(t *testing.T, path string) pageView {
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(`body[data-ready="true"]`)); err != nil {
 		t.Fatalf("chromium on %s: %v", path, err)
 	}
+	v.loaded = time.Since(start)
 	if v.charts, err = chromedp.Run(ctx, chromedp.Evaluate[[]chartView](chartsJS)); err != nil {
 		t.Fatalf("listing the charts: %v", err)
 	}
@@ -158,7 +162,7 @@ func notBlank(t *testing.T, shot []byte) {
 	}
 }
 
-func writePage(t *testing.T, p *HTMLPage) string {
+func writePage(t testing.TB, p *HTMLPage) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, p); err != nil {
@@ -217,4 +221,24 @@ func TestHTMLOverlayInBrowser(t *testing.T) {
 	checkCharts(t, v, []string{"Decode speed per request and aggregate output tok/s",
 		"vllm · Throughput, requests in flight and errors", "sglang · Throughput, requests in flight and errors"})
 	notBlank(t, v.shot)
+}
+
+// BenchmarkHTMLInBrowser100k: chromium opens the page of 100,000 requests
+// and draws every chart (docs/PERFORMANCE.md, "HTML report"); ms/load is
+// from navigation to the page's last chart drawn, the browser's start
+// left out.
+func BenchmarkHTMLInBrowser100k(b *testing.B) {
+	run, _ := sampleRun(b, "bench", benchLoads, benchRequests, benchTokens, nil)
+	path := writePage(b, &HTMLPage{Title: "bench", Runs: []HTMLRun{run}})
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		v := openPage(b, path)
+		if len(v.problems) > 0 || len(v.charts) < 8 {
+			b.Fatalf("problems %v, %d charts", v.problems, len(v.charts))
+		}
+		total += v.loaded
+		n++
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(n), "ms/load")
 }

@@ -11,13 +11,20 @@ import (
 )
 
 // samplePage is a judged run of n requests over three loads of a closed
-// loop, with telemetry, as a run writes it: the page the browser tests
+// loop (sampleRun: over the loads given), with telemetry, as a run writes it: the page the browser tests
 // open and the benchmark renders. Latencies grow with the load, so the
 // run saturates; the objective fails at the highest load.
 func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
 	t.Helper()
+	r, _ := sampleRun(t, name, []int{1, 4, 16}, n, tokens, nil)
+	return r
+}
+
+// sampleRun is samplePage with each record handed to keep (when not nil)
+// and the telemetry samples returned.
+func sampleRun(t testing.TB, name string, loads []int, n, tokens int, keep func(*record.Record)) (HTMLRun, []telemetry.Sample) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, uint64(len(name))))
-	loads := []int{1, 4, 16}
 	var agg metrics.Aggregator
 	ev := &slo.Evaluator{}
 	curves := &metrics.Curves{}
@@ -42,6 +49,9 @@ func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
 			if i%97 == 13 {
 				r.Error, r.Chunks, r.OutputTokens = &record.Error{Class: record.ClassHTTP5xx, Message: "busy"}, nil, 0
 			}
+			if keep != nil {
+				keep(r)
+			}
 			agg.Add(r)
 			ev.Add(r)
 			curves.Add(r)
@@ -51,7 +61,7 @@ func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
 		at = span.EndNS + 1e9
 	}
 	var samples []telemetry.Sample
-	for ts := int64(0); ts < at; ts += 5e8 {
+	for ts := int64(0); ts < at; ts += 1e9 { // servebench's default sample interval
 		kv := float64(ts) / float64(at)
 		samples = append(samples,
 			telemetry.Sample{TNS: ts, Source: telemetry.KindServer, Server: &telemetry.Server{Engine: "vllm", KVCacheUsage: &kv}},
@@ -70,5 +80,5 @@ func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
 		o.SetSLO(x)
 	}
 	v := slo.Judge(o, ev.Evaluate(o.Checks(), slo.Options{Seed: 1}), nil, run.Target.Server)
-	return HTMLRun{Name: name, Summary: s, Objective: o, Verdict: v, Curves: curves}
+	return HTMLRun{Name: name, Summary: s, Objective: o, Verdict: v, Curves: curves}, samples
 }

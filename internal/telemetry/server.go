@@ -56,12 +56,23 @@ func serverReadings(w Window) (map[string][]reading, []int64) {
 // tick, the sum (or, for a fraction, the mean) of each instance's latest
 // reading inside the window. Nil when no reading has the gauge.
 func gaugeOver(w Window, byInst map[string][]reading, ticks []int64, get func(*Server) *float64, fraction bool) *MeanMax {
+	// Only the readings that have the gauge: latest then finds one in a
+	// step or two, where a gauge an engine never exports would send it
+	// back over the whole window at every tick (quadratic in a long run).
+	have := make(map[string][]reading, len(byInst))
+	for inst, rs := range byInst {
+		for _, r := range rs {
+			if get(r.s) != nil {
+				have[inst] = append(have[inst], r)
+			}
+		}
+	}
 	var sum float64
 	var mm *MeanMax
 	n := 0
 	for _, t := range ticks {
 		v, k := 0.0, 0
-		for _, rs := range byInst {
+		for _, rs := range have {
 			if x := latest(rs, w.From, t, get); x != nil {
 				v += *x
 				k++
