@@ -300,3 +300,32 @@ func TestMatrixReportListsEachLoadOnce(t *testing.T) {
 		t.Errorf("objective loads %v, want [1 2]", got)
 	}
 }
+
+// TestMatrixOpenLoop: --rate crosses like --concurrency, the cap on
+// every point.
+func TestMatrixOpenLoop(t *testing.T) {
+	dir := matrixRun(t, "run", "--output-tokens", "4", "--output-tokens", "8", "--prompt-tokens", "32", "--rate", "20,40",
+		"--max-concurrency", "8", "--requests", "6")
+	var got []string
+	for _, p := range matrixJSON[metrics.Summary](t, filepath.Join(dir, "summary.json")).Points {
+		got = append(got, p.Load.Label())
+	}
+	want := []string{"in=32 out=4 r=20/s ≤8", "in=32 out=4 r=40/s ≤8", "in=32 out=8 r=20/s ≤8", "in=32 out=8 r=40/s ≤8"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("points %q, want %q", got, want)
+	}
+}
+
+// TestMatrixRefusesWhatCannotBeCrossed: a dataset, sessions or a
+// long-context check with several lengths is a usage error before any
+// load, naming the flag and what to do.
+func TestMatrixRefusesWhatCannotBeCrossed(t *testing.T) {
+	for _, extra := range [][]string{{"--multi-turn", "2"}, {"--long-context", "4096"}, {"--dataset", filepath.Join("testdata", "matrix-objective.yaml")}} {
+		args := append([]string{"run", "--prompt-tokens", "32", "--prompt-tokens", "64", "--output-tokens", "8"}, extra...)
+		code, stdout, stderr := run(t, args...)
+		want := "Error: " + extra[0] + ": cannot be crossed with several --prompt-tokens or --output-tokens (a workload matrix of 2 cells); give one of each, or run each workload on its own"
+		if code != 2 || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q", extra, code, stderr, stdout)
+		}
+	}
+}

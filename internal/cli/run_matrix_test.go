@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // planOf parses run's flags and plans the run.
@@ -139,5 +140,22 @@ func TestMatrixObjectiveOverlay(t *testing.T) {
 				t.Errorf("a matrix objective keeps lengths outside its list: %+v", o.Workload)
 			}
 		})
+	}
+}
+
+// TestMatrixEachPointIsAPoint: --duration and --warmup apply to every cell
+// × load, as to every load of a one-workload run.
+func TestMatrixEachPointIsAPoint(t *testing.T) {
+	p, err := planOf(t, "--prompt-tokens", "32", "--prompt-tokens", "64", "--concurrency", "1,2", "--duration", "2s", "--warmup", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.points) != 4 {
+		t.Fatalf("%d points", len(p.points))
+	}
+	for _, pt := range p.points {
+		if pt.Duration != 2*time.Second || pt.Requests != 0 || pt.WarmupRequests != 3 {
+			t.Errorf("%s: duration %v requests %d warm-up %d", pt.Load.Label(), pt.Duration, pt.Requests, pt.WarmupRequests)
+		}
 	}
 }
