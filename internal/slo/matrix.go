@@ -2,6 +2,7 @@ package slo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +38,12 @@ func judgeMatrix(o *Objective, cells [][]PointVerdict, capy map[string]*Capacity
 			for _, r := range cv.Reasons {
 				v.Reasons = append(v.Reasons, w+": "+r)
 			}
+		}
+	}
+	for _, c := range o.Workloads {
+		if !slices.ContainsFunc(v.Workloads, func(cv *Verdict) bool { return cv.Workload == c.Label() }) {
+			v.Holds = false
+			v.Reasons = append(v.Reasons, c.Label()+": not measured")
 		}
 	}
 	for _, r := range reqs {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // inCell moves verdicts into a workload cell.
@@ -69,6 +70,13 @@ func TestJudgeMatrix(t *testing.T) {
 		!strings.Contains(v.Text, "in=8192 out=512 does not meet the objective even at concurrency 1") {
 		t.Errorf("capacity %+v, text %q", v.Capacity, v.Text)
 	}
+	// A cell the objective lists but nothing measured fails the matrix.
+	o.Workloads = []workload.Lengths{{PromptTokens: "128", OutputTokens: "64"}, {PromptTokens: "2048", OutputTokens: "512"}, {PromptTokens: "8192", OutputTokens: "512"}}
+	v = Judge(o, append(short, long...), nil, nil)
+	if v.Holds || v.Reasons[len(v.Reasons)-1] != "in=8192 out=512: not measured" {
+		t.Errorf("unmeasured cell: holds %v, reasons %q", v.Holds, v.Reasons)
+	}
+	o.Workloads = nil
 	// A search's capacity is taken per cell.
 	found := record.Load{Workload: "in=128 out=64", Concurrency: 6}
 	v = Judge(o, append(short, long...), map[string]*Capacity{"in=128 out=64": {Method: "search", Found: true, Load: &found, Probes: 5}}, nil)
