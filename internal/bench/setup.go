@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,89 +132,6 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		StartEvery:       every,
 	}.matrixLengths(), nil
 }
-
-// matrixLengths sets run.json's two lengths of a matrix to every cell's
-// distribution (record.MatrixSep between them), in the order they first
-// run.
-func (c Config) matrixLengths() Config {
-	if len(c.Run.Workloads) == 0 {
-		return c
-	}
-	var prompts, outputs []string
-	for _, w := range c.Run.Workloads {
-		if !slices.Contains(prompts, w.PromptTokens) {
-			prompts = append(prompts, w.PromptTokens)
-		}
-		if !slices.Contains(outputs, w.OutputTokens) {
-			outputs = append(outputs, w.OutputTokens)
-		}
-	}
-	c.Run.PromptTokens = strings.Join(prompts, record.MatrixSep)
-	c.Run.OutputTokens = strings.Join(outputs, record.MatrixSep)
-	return c
-}
-
-// sources hands out each point's workload source: from the one workload,
-// or, in a matrix, from the workload of the point's cell.
-type sources struct {
-	one   *workload.Workload
-	cells []record.WorkloadCell
-	by    map[string]*workload.Workload
-	means []float64
-}
-
-// newSources builds the run's workload, or one per matrix cell; every
-// cell shares the prompt synthesiser, so prompts differ across cells too
-// (no accidental prefix-cache hits) and one seed reproduces them all.
-func newSources(spec workload.Spec, matrix []workload.Lengths, env workload.Env) (*sources, error) {
-	if len(matrix) <= 1 {
-		w, err := workload.New(spec, env)
-		return &sources{one: w}, err
-	}
-	specs, err := workload.Matrix(spec, matrix)
-	if err != nil {
-		return nil, err
-	}
-	s := &sources{by: map[string]*workload.Workload{}}
-	for i, cs := range specs {
-		w, err := workload.New(cs, env)
-		if err != nil {
-			return nil, fmt.Errorf("workload %s: %w", matrix[i].Label(), err)
-		}
-		s.by[matrix[i].Label()] = w
-		s.cells = append(s.cells, matrix[i].Cell())
-		d, _ := workload.ParseLengthDist(cs.PromptTokens) // validated by workload.New
-		s.means = append(s.means, d.Mean())
-	}
-	return s, nil
-}
-
-// source is Config.NewSource. A point whose workload names no cell of
-// the matrix is a caller's error; it gets a source that says so.
-func (s *sources) source(p load.Point) workload.Source {
-	if s.one != nil {
-		return s.one.Source(p.Index)
-	}
-	if w, ok := s.by[p.Load.Workload]; ok {
-		return w.Source(p.Index)
-	}
-	return failingSource{fmt.Errorf("load point %d: workload %q is not a cell of the matrix", p.Index, p.Load.Workload)}
-}
-
-// meanPrompt is the mean prompt length that sizes how many requests are
-// prepared ahead: a matrix's longest cell, so that preparing never holds
-// more than its budget.
-func (s *sources) meanPrompt(single workload.LengthDist) float64 {
-	if len(s.means) == 0 {
-		return single.Mean()
-	}
-	return slices.Max(s.means)
-}
-
-// failingSource is a source that cannot produce a request.
-type failingSource struct{ err error }
-
-func (f failingSource) Next(context.Context) (workload.Item, error) { return workload.Item{}, f.err }
 
 // workloadRecord is the workload as run.json keeps it: the Spec when it
 // asks for more than two length distributions, else nothing (the lengths
