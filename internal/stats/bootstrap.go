@@ -27,21 +27,15 @@ const DefaultConfidence = 0.95
 // should. The same seed gives the same interval. ok is false when there
 // are no values or every resample's statistic is NaN.
 func BootstrapInterval(groups [][][]float64, stat func([]float64) float64, level float64, iters int, seed uint64) (lo, hi float64, ok bool) {
-	groups = slices.DeleteFunc(slices.Clone(groups), func(g [][]float64) bool { return len(g) == 0 })
+	groups = nonEmpty(groups)
 	if len(groups) == 0 || iters <= 0 {
 		return math.NaN(), math.NaN(), false
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed_b007))
+	rng := newRNG(seed)
 	var buf []float64
 	est := make([]float64, 0, iters)
 	for range iters {
-		buf = buf[:0]
-		for range groups {
-			g := groups[pick(rng, len(groups), len(groups) > 1, 0)]
-			for range g {
-				buf = append(buf, g[rng.IntN(len(g))]...)
-			}
-		}
+		buf = resample(rng, groups, buf[:0])
 		if len(buf) == 0 {
 			continue
 		}
@@ -49,6 +43,55 @@ func BootstrapInterval(groups [][][]float64, stat func([]float64) float64, level
 			est = append(est, v)
 		}
 	}
+	return percentiles(est, level)
+}
+
+// BootstrapDiffInterval is BootstrapInterval of a difference: each
+// resample draws a and b independently (each as BootstrapInterval draws
+// its groups) and takes stat(b) − stat(a), so the interval of the change
+// from a to b carries the noise of both. ok is false when either side has
+// no values or no resample gives a number.
+func BootstrapDiffInterval(a, b [][][]float64, stat func([]float64) float64, level float64, iters int, seed uint64) (lo, hi float64, ok bool) {
+	a, b = nonEmpty(a), nonEmpty(b)
+	if len(a) == 0 || len(b) == 0 || iters <= 0 {
+		return math.NaN(), math.NaN(), false
+	}
+	rng := newRNG(seed)
+	var bufA, bufB []float64
+	est := make([]float64, 0, iters)
+	for range iters {
+		bufA, bufB = resample(rng, a, bufA[:0]), resample(rng, b, bufB[:0])
+		if len(bufA) == 0 || len(bufB) == 0 {
+			continue
+		}
+		if d := stat(bufB) - stat(bufA); !math.IsNaN(d) {
+			est = append(est, d)
+		}
+	}
+	return percentiles(est, level)
+}
+
+func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed_b007)) }
+
+func nonEmpty(groups [][][]float64) [][][]float64 {
+	return slices.DeleteFunc(slices.Clone(groups), func(g [][]float64) bool { return len(g) == 0 })
+}
+
+// resample appends to buf one bootstrap draw of the clustered data: as
+// many groups as there are, with replacement (one group is always
+// itself), and within each drawn group as many units, with replacement.
+func resample(rng *rand.Rand, groups [][][]float64, buf []float64) []float64 {
+	for range groups {
+		g := groups[pick(rng, len(groups), len(groups) > 1, 0)]
+		for range g {
+			buf = append(buf, g[rng.IntN(len(g))]...)
+		}
+	}
+	return buf
+}
+
+// percentiles is the central level interval of the resampled estimates.
+func percentiles(est []float64, level float64) (lo, hi float64, ok bool) {
 	if len(est) == 0 {
 		return math.NaN(), math.NaN(), false
 	}
