@@ -121,16 +121,7 @@ func (c *Check) interval(s SLO, lv *level, idx []int, opt Options) {
 	if !ok || c.Measured == nil {
 		return
 	}
-	groups := make([][][]float64, 0, len(idx))
-	for _, i := range idx {
-		var g [][]float64
-		for _, v := range lv.runs[i].reqs {
-			if u := s.def.samples(v); len(u) > 0 {
-				g = append(g, u)
-			}
-		}
-		groups = append(groups, g)
-	}
+	groups := lv.groups(s.def, idx)
 	level := cmp.Or(opt.Confidence, stats.DefaultConfidence)
 	iters := cmp.Or(opt.Iterations, stats.DefaultBootstrapIterations)
 	lo, hi, ok := stats.BootstrapInterval(groups, stat, level, iters, opt.Seed)

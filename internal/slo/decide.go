@@ -172,6 +172,12 @@ func differences(outs []Outcome) []Difference {
 	return out
 }
 
+// ControlledProperty reports whether a key of a server's self-description
+// (run.json target.server) is one a controlled comparison holds equal, and
+// the label that declares a difference in it (model, quantization,
+// runtime, context, sampling).
+func ControlledProperty(key string) (label string, ok bool) { return comparedLabel(key) }
+
 func comparedLabel(key string) (string, bool) {
 	for _, c := range compared {
 		if key == c.prefix || (strings.HasSuffix(c.prefix, ".") && strings.HasPrefix(key, c.prefix)) {

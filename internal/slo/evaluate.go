@@ -184,11 +184,7 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 	pv := PointVerdict{Load: lv.load, OutputTPS: pt.OutputTPS, Overloaded: lv.overloaded, Checks: []Check{},
 		Failed: []string{}, Shortfalls: []string{}}
 	pv.E2EMeanMS, pv.SpeedP5 = pt.E2E.Mean, pt.DecodeTPSReq.P5
-	idx := make([]int, 0, len(lv.runs))
-	for i := range lv.runs {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
+	idx := lv.pointIndexes()
 	pv.Points = idx
 	pv.goodput(lv, idx, checks)
 	pv.AllFailed, pv.Failing = pt.AllFailed, failing(&pt)
