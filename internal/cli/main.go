@@ -26,6 +26,10 @@ const (
 	ExitFailure   = 1 // the command failed (bad server, I/O error, ...)
 	ExitUsage     = 2 // bad flags or arguments
 	ExitObjective = 3 // the run completed but the serving objective does not hold
+	// ExitRegression is compare's: a --fail-on-regression gate failed. It
+	// shares 3 with ExitObjective: the command worked, and what it judged
+	// does not hold.
+	ExitRegression = 3
 )
 
 // Env is what a command may touch of the outside world, so tests can supply
@@ -63,6 +67,7 @@ type command struct {
 // one's flags and usage live in its own file), in the order help lists
 // them.
 var commands = []command{
+	{"compare", "compare two recorded runs: changes with confidence intervals, regression gates", compareCmd},
 	{"decide", "run one objective against several servers and recommend one", decideCmd},
 	{"kube", "print a Kubernetes Indexed Job that runs servebench as many workers", kubeCmd},
 	{"objective", "list the preset serving objectives, or print one as YAML", objectiveCmd},

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+const compareUsage = `
+Usage: servebench compare [flags] A B
+
+Compares run B with run A (run directories written by servebench run
+--out): at every load point both measured (the same load, and the same
+workload cell of a workload matrix), the change B − A of TTFT, ITL and E2E
+p50/p95/p99, per-request decode speed, aggregate output throughput and the
+error rate, each with a bootstrap confidence interval of the change from
+the two runs' records (and their repeats) and a verdict: WORSE or better
+when the interval excludes no change, noise when it does not.
+
+Every summary is recomputed from records.jsonl, as report does: a damaged
+line is skipped with a warning naming it, a run without summary.json is
+compared on the records it wrote.
+
+A comparison is controlled when both runs served the same model, revision,
+quantization, runtime and version, context length and sampling, and ran
+the same workload, load policy and time scale. Every difference is listed
+loudly above the tables; --strict refuses an uncontrolled comparison (and
+a damaged records file) instead.
+
+--fail-on-regression 'METRIC [PERCENTILE] ±N%' (or ±N in the metric's unit)
+exits 3 when, at some common load point, the metric got worse by more than
+N and beyond its interval — a CI gate on a deployment change. Metric and
+percentile names are those of --slo (speed p95 is the speed 95% of
+requests reach); latencies get worse upwards (+), speeds downwards (-). An
+error rate's +N% is N percentage points.
+
+Exit codes: 0 compared (and every gate held), 1 failure (unreadable run,
+--strict refused, no common load point to judge a gate at), 2 usage, 3 a
+regression gate failed.
+
+Examples:
+  servebench compare runs/before runs/after
+  servebench compare --json runs/before runs/after
+  servebench compare --strict --fail-on-regression 'ttft p95 +10%' \
+      --fail-on-regression 'speed p50 -5%' runs/main runs/candidate
+  servebench compare --fail-on-regression 'e2e p99 +200ms' runs/a runs/b
+`
+
+func compareCmd(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "compare", compareUsage)
+	format := fs.String("format", "text", "output format: text or json")
+	jsonOut := fs.Bool("json", false, "print the comparison as JSON (same as --format json)")
+	strict := fs.Bool("strict", false, "refuse a comparison that is not controlled, and a damaged records file")
+	var gates []compare.Gate
+	fs.Func("fail-on-regression", "exit 3 when a metric got worse beyond this and beyond its interval, e.g. 'ttft p95 +10%' or 'speed p50 -5%' (repeatable)", func(v string) error {
+		g, err := compare.ParseGate(v)
+		gates = append(gates, g)
+		return err
+	})
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *jsonOut {
+		*format = "json"
+	}
+	if err := compareArgs(fs.Args(), *format); err != nil {
+		return err
+	}
+	sides := make([]*compare.Side, 2)
+	for i, arg := range fs.Args() {
+		var err error
+		if sides[i], err = loadSide(env, arg, *strict); err != nil {
+			return err
+		}
+	}
+	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
+	if *strict && !r.Controlled {
+		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", knownDifferences(r)),
+			Hint: "compare without --strict to see the changes with the differences listed", Code: ExitFailure}
+	}
+	if err := writeComparison(env, r, *format); err != nil {
+		return err
+	}
+	return gateOutcome(r, gates)
+}
+
+// compareArgs checks the two runs and the format.
+func compareArgs(args []string, format string) error {
+	const hint = "servebench compare runs/before runs/after"
+	if len(args) != 2 {
+		return usagef(hint, "compare takes two runs (A, then B), got %d", len(args))
+	}
+	for _, a := range args {
+		if a == "-" || a == "" {
+			return usagef(hint, "compare reads run directories, not standard input")
+		}
+	}
+	if format != "text" && format != "json" {
+		return usagef("servebench compare --format json runs/a runs/b", "--format %q: want text or json", format)
+	}
+	return nil
+}
+
+// loadSide reads one run as report reads it: its summary recomputed from
+// its records, and the same records by load for the intervals.
+func loadSide(env *Env, arg string, strict bool) (*compare.Side, error) {
+	ev := &slo.Evaluator{}
+	s, err := loadSummary(env, arg, strict, sliceFlag{}, ev.Add)
+	if err != nil {
+		return nil, err
+	}
+	return &compare.Side{Name: arg, Summary: s, Eval: ev}, nil
+}
+
+func knownDifferences(r *compare.Result) string {
+	var ds []string
+	for _, d := range r.Differences {
+		if d.Known {
+			ds = append(ds, d.Text())
+		}
+	}
+	return strings.Join(ds, "; ")
+}
+
+func writeComparison(env *Env, r *compare.Result, format string) error {
+	if format == "json" {
+		return compare.WriteJSON(env.Stdout, r)
+	}
+	return compare.WriteText(env.Stdout, r)
+}
+
+// gateOutcome is the exit of the regression gates: 3 when one failed, 1
+// when there were gates but no common load point to judge them at.
+func gateOutcome(r *compare.Result, gates []compare.Gate) error {
+	if len(gates) == 0 {
+		return nil
+	}
+	if len(r.Points) == 0 {
+		return &Error{Err: fmt.Errorf("no common load point: the regression gates could not be judged"),
+			Hint: "compare runs measured at the same loads and workload", Code: ExitFailure}
+	}
+	var failed []string
+	for _, g := range r.Gates {
+		if g.Failed {
+			failed = append(failed, g.Gate+" at "+g.Load.Label())
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &Error{Err: fmt.Errorf("regression: %s", strings.Join(failed, "; ")), Code: ExitRegression}
+}

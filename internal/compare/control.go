@@ -1,0 +1,186 @@
+package compare
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
+)
+
+// Difference is a property a controlled comparison holds equal that the
+// two runs do not share.
+type Difference struct {
+	// Property names it for people ("quantization"); Key is where it is
+	// read in run.json ("target.server.quantization").
+	Property string `json:"property"`
+	Key      string `json:"key"`
+	A        string `json:"a"`
+	B        string `json:"b"`
+	// Known is true when both runs report the property and the values
+	// differ; false when only one run reports it, so it cannot be checked.
+	Known bool `json:"known"`
+	// Consequence says what the difference does to the comparison.
+	Consequence string `json:"consequence"`
+}
+
+// Text is the difference as printed: "different quantization: q4_K_M vs
+// q8_0 — not a clean hardware comparison".
+func (d Difference) Text() string {
+	if !d.Known {
+		return fmt.Sprintf("%s unchecked: %s vs %s — %s", d.Property, orUnknown(d.A), orUnknown(d.B), d.Consequence)
+	}
+	return fmt.Sprintf("different %s: %s vs %s — %s", d.Property, d.A, d.B, d.Consequence)
+}
+
+func orUnknown(v string) string { return cmp.Or(v, "(not reported)") }
+
+// Consequences of a difference, by what differs.
+const (
+	notHardware = "not a clean hardware comparison"
+	notWorkload = "not the same workload: the runs timed different requests"
+	notPolicy   = "not the same load policy: the same label is a different load"
+	notChecked  = "only one run reports it, so it cannot be checked"
+)
+
+// controlled reports whether no controlled property is known to differ.
+func controlled(ds []Difference) bool {
+	return !slices.ContainsFunc(ds, func(d Difference) bool { return d.Known })
+}
+
+// Differences lists what two runs do not share of what a controlled
+// comparison holds equal: the server's model, quantization, runtime and
+// version, context length and sampling (as each server described itself),
+// the requested model and API, the workload, the load policy and the time
+// scale. la and lb are the loads each run measured.
+func Differences(a, b *record.Run, la, lb []record.Load) []Difference {
+	ds := []Difference{}
+	if a == nil || b == nil {
+		return append(ds, Difference{Property: "run context", Key: "run.json", A: present(a), B: present(b),
+			Consequence: "a run without run.json says nothing of its server or workload, so nothing can be checked"})
+	}
+	ds = append(ds, serverDifferences(a.Target.Server, b.Target.Server)...)
+	for _, p := range runProperties {
+		va, vb := p.get(a), p.get(b)
+		if p.key == "target.model" && slices.ContainsFunc(ds, func(d Difference) bool { return d.Property == "model" }) {
+			continue // the servers' own model ids already say it
+		}
+		if va != vb {
+			ds = append(ds, Difference{Property: p.name, Key: p.key, A: va, B: vb, Known: va != "" && vb != "",
+				Consequence: unlessUnknown(va, vb, p.consequence(a, b))})
+		}
+	}
+	if pa, pb := policy(la), policy(lb); pa != pb {
+		ds = append(ds, Difference{Property: "load policy", Key: "points[].load", A: pa, B: pb, Known: true, Consequence: notPolicy})
+	}
+	return ds
+}
+
+func present(r *record.Run) string {
+	if r == nil {
+		return "(no run.json)"
+	}
+	return "run.json"
+}
+
+func unlessUnknown(a, b, consequence string) string {
+	if a == "" || b == "" {
+		return notChecked
+	}
+	return consequence
+}
+
+// serverDifferences compares the controlled keys of two servers'
+// self-descriptions (slo.ControlledProperty says which).
+func serverDifferences(a, b map[string]string) []Difference {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var ds []Difference
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if _, ok := slo.ControlledProperty(k); !ok || a[k] == b[k] {
+			continue
+		}
+		ds = append(ds, Difference{Property: propertyName(k), Key: "target.server." + k, A: a[k], B: b[k],
+			Known: a[k] != "" && b[k] != "", Consequence: unlessUnknown(a[k], b[k], notHardware)})
+	}
+	return ds
+}
+
+// propertyName is a server key as people say it.
+func propertyName(key string) string {
+	names := map[string]string{"model_id": "model", "model_root": "model source", "model_revision": "model revision",
+		"runtime_version": "runtime version", "max_model_len": "context length"}
+	if n, ok := names[key]; ok {
+		return n
+	}
+	return strings.ReplaceAll(key, "_", " ")
+}
+
+// runProperty is a property of run.json compared between runs.
+type runProperty struct {
+	name, key   string
+	get         func(*record.Run) string
+	consequence func(a, b *record.Run) string
+}
+
+func fixed(s string) func(a, b *record.Run) string { return func(_, _ *record.Run) string { return s } }
+
+var runProperties = []runProperty{
+	{"requested model", "target.model", func(r *record.Run) string { return r.Target.Model }, fixed(notHardware)},
+	{"API", "target.api", func(r *record.Run) string { return r.Target.API }, fixed("the same requests were not sent the same way")},
+	{"target kind", "target.simulated", func(r *record.Run) string {
+		return map[bool]string{true: "simulated", false: "real server"}[r.Target.Simulated]
+	},
+		fixed("one side is the built-in simulator: its figures are a model's, not a server's")},
+	{"prompt tokens", "prompt_tokens", func(r *record.Run) string { return r.PromptTokens }, fixed(notWorkload)},
+	{"output tokens", "output_tokens", func(r *record.Run) string { return r.OutputTokens }, fixed(notWorkload)},
+	{"ignore_eos", "ignore_eos", func(r *record.Run) string { return strconv.FormatBool(r.IgnoreEOS) }, fixed(notWorkload)},
+	{"workload settings", "workload", workloadText, fixed(notWorkload)},
+	{"time scale", "time_scale", func(r *record.Run) string { return strconv.FormatFloat(r.Scale(), 'g', -1, 64) }, timeScaleConsequence},
+}
+
+// workloadText is run.json's workload beyond the two lengths, as JSON.
+func workloadText(r *record.Run) string {
+	if r.Workload == nil {
+		return "(plain synthetic)"
+	}
+	b, _ := json.Marshal(r.Workload)
+	return string(b)
+}
+
+// timeScaleConsequence explains what a different time scale does: both
+// runs are reported in model time, but whatever the client adds (its
+// scheduling, parsing, the network) is multiplied by the faster run's scale.
+func timeScaleConsequence(a, b *record.Run) string {
+	return fmt.Sprintf("both are reported in model time, but the client's own overheads count %g times in A and %g times in B", a.Scale(), b.Scale())
+}
+
+// policy describes how a run's loads were applied: closed or open loop,
+// and any cap on requests in flight.
+func policy(ls []record.Load) string {
+	var kinds []string
+	for _, l := range ls {
+		k := "closed loop"
+		if l.Rate > 0 {
+			k = "open loop"
+			if l.MaxConcurrency > 0 {
+				k += " capped at " + strconv.Itoa(l.MaxConcurrency) + " in flight"
+			}
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
+}

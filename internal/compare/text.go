@@ -1,0 +1,213 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteJSON writes the comparison as compare --json prints it
+// (docs/OUTPUT.md).
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// WriteText prints a comparison for people: the runs, every difference
+// from a controlled comparison (loudly), what could not be matched, one
+// table per common load point, and the regression gates.
+func WriteText(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Comparing B with A: change = B − A, with its %g%% bootstrap interval (%d resamples over requests and repeats)\n",
+		100*r.Confidence, r.Iterations)
+	for _, x := range []struct {
+		side string
+		ri   RunInfo
+	}{{"A", r.A}, {"B", r.B}} {
+		fmt.Fprintf(&b, "  %s: %s  (%s)\n", x.side, x.ri.Name, runLine(x.ri))
+		for _, w := range x.ri.Warnings {
+			fmt.Fprintf(&b, "     ! %s\n", w)
+		}
+	}
+	writeDifferences(&b, r)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n! %s\n", n)
+	}
+	for _, p := range r.Points {
+		writePoint(&b, p)
+	}
+	writeGates(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func runLine(ri RunInfo) string {
+	parts := []string{}
+	if ri.Model != "" {
+		parts = append(parts, ri.Model)
+	}
+	if t, err := time.Parse(time.RFC3339Nano, ri.Started); err == nil {
+		parts = append(parts, "started "+t.UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	if ri.TimeScale != 1 {
+		parts = append(parts, fmt.Sprintf("time scale %g, figures in model time", ri.TimeScale))
+	}
+	parts = append(parts, fmt.Sprintf("%d measured requests", ri.Requests))
+	if ri.PointWarnings > 0 {
+		parts = append(parts, fmt.Sprintf("%d load point warning(s): see servebench report", ri.PointWarnings))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeDifferences(b *strings.Builder, r *Result) {
+	if r.Controlled {
+		b.WriteString("\nControlled comparison: model, quantization, runtime and version, context length, sampling, workload, load policy and time scale match")
+		if len(r.Differences) > 0 {
+			b.WriteString(" where both runs report them")
+		}
+		b.WriteString(".\n")
+	} else {
+		b.WriteString("\nNOT A CONTROLLED COMPARISON (--strict refuses it):\n")
+	}
+	for _, d := range r.Differences {
+		if d.Known {
+			fmt.Fprintf(b, "  ! %s\n", d.Text())
+		}
+	}
+	for _, d := range r.Differences {
+		if !d.Known {
+			fmt.Fprintf(b, "  ? %s\n", d.Text())
+		}
+	}
+}
+
+func writePoint(b *strings.Builder, p Point) {
+	fmt.Fprintf(b, "\n%s   A: %s, B: %s\n", p.Load.Label(), requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  metric\tA\tB\tchange\t\tinterval\tverdict")
+	for _, c := range p.Changes {
+		st := c.stat
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Metric, value(st.Format, c.A), value(st.Format, c.B),
+			signed(st.Format, c.Diff), relText(c.Rel), ciText(st.Format, c), verdictText(c))
+	}
+	tw.Flush()
+	for _, c := range p.Changes {
+		if c.Why != "" && !c.Thin {
+			fmt.Fprintf(b, "  %s: %s\n", c.Metric, c.Why)
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(b, "  ! %s\n", n)
+	}
+}
+
+func requests(n, runs int) string {
+	if runs > 1 {
+		return fmt.Sprintf("%d requests in %d runs", n, runs)
+	}
+	return fmt.Sprintf("%d requests", n)
+}
+
+func value(format func(float64) string, v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return format(*v)
+}
+
+// signed writes a difference with its sign: "+5.2ms", "−3.1 tok/s".
+func signed(format func(float64) string, v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	switch {
+	case *v > 0:
+		return "+" + format(*v)
+	case *v < 0:
+		return "−" + format(-*v)
+	}
+	return "0"
+}
+
+func relText(rel *float64) string {
+	if rel == nil {
+		return ""
+	}
+	if *rel == 0 {
+		return "0%"
+	}
+	return signed(func(v float64) string { return strconv.FormatFloat(100*v, 'g', 3, 64) + "%" }, rel)
+}
+
+func ciText(format func(float64) string, c Change) string {
+	if c.CI == nil {
+		return "-"
+	}
+	return "[" + signed(format, &c.CI.Low) + ", " + signed(format, &c.CI.High) + "]"
+}
+
+func verdictText(c Change) string {
+	v := c.Verdict
+	switch v {
+	case Worse:
+		v = "WORSE"
+	case Noise:
+		v = "noise"
+	}
+	if c.Thin {
+		v += " (thin)"
+	}
+	return v
+}
+
+func writeGates(b *strings.Builder, r *Result) {
+	if len(r.Gates) == 0 {
+		return
+	}
+	b.WriteString("\nRegression gates (--fail-on-regression):\n")
+	for _, g := range r.Gates {
+		mark := "ok  "
+		if g.Failed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(b, "  %s  %s at %s: %s, %s\n", mark, g.Gate, g.Load.Label(), worseText(g), g.Reason)
+	}
+}
+
+// worseText is a gate's worsening as a reader says it: "23.4% worse",
+// "12.3ms better".
+func worseText(g GateResult) string {
+	if g.Worse == nil {
+		return "no change measured"
+	}
+	w := *g.Worse
+	if w == 0 {
+		return "no change"
+	}
+	if w == math.MaxFloat64 {
+		return "worse than a zero"
+	}
+	var amount string
+	switch {
+	case g.Relative || g.Unit == "fraction":
+		amount = fmt.Sprintf("%.3g%%", 100*math.Abs(w))
+		if !g.Relative {
+			amount += " (points)"
+		}
+	case g.Unit == "ms":
+		amount = fmt.Sprintf("%.3gms", math.Abs(w))
+	default:
+		amount = fmt.Sprintf("%.3g %s", math.Abs(w), g.Unit)
+	}
+	if w <= 0 {
+		return amount + " better"
+	}
+	return amount + " worse"
+}
