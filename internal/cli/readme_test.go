@@ -197,6 +197,9 @@ func readmeInputs(args []string) []string {
 	if args[0] == "report" && len(args) > 1 && !strings.HasPrefix(args[len(args)-1], "-") {
 		in = append(in, args[len(args)-1])
 	}
+	if args[0] == "compare" && len(args) > 2 {
+		in = append(in, args[len(args)-2:]...) // the two runs
+	}
 	return in
 }
 
