@@ -105,6 +105,40 @@ func TestCompareSimulatorRuns(t *testing.T) {
 	}
 }
 
+// --format html is the HTML report's page: both runs' charts overlaid and
+// the comparison's tables, all in one file.
+func TestCompareHTML(t *testing.T) {
+	a, b := compareFixture(t)
+	code, stdout, stderr := run(t, "compare", "--format", "html", a, b)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	_, data, ok := strings.Cut(stdout, `<script type="application/json" id="sb-data">`)
+	data, _, ok2 := strings.Cut(data, "</script>")
+	if !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !ok || !ok2 {
+		t.Fatalf("not the report page:\n%.300s", stdout)
+	}
+	var page struct {
+		Runs []struct {
+			Name string `json:"name"`
+		} `json:"runs"`
+		Tables []struct {
+			Title string     `json:"title"`
+			Rows  [][]string `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(data), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 2 || page.Runs[0].Name != "A: a" || page.Runs[1].Name != "B: b" {
+		t.Errorf("runs %+v", page.Runs)
+	}
+	if len(page.Tables) != 3 || !strings.HasPrefix(page.Tables[0].Title, "NOT A CONTROLLED COMPARISON") ||
+		!strings.HasPrefix(page.Tables[1].Title, "c=1 — A: 24 requests") || len(page.Tables[2].Rows) != 14 {
+		t.Errorf("tables %+v", page.Tables)
+	}
+}
+
 // compareLines are the table rows of a metric, trimmed.
 func compareLines(stdout, metric string) []string {
 	var out []string

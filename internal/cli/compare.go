@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -18,7 +19,9 @@ workload cell of a workload matrix), the change B − A of TTFT, ITL and E2E
 p50/p95/p99, per-request decode speed, aggregate output throughput and the
 error rate, each with a bootstrap confidence interval of the change from
 the two runs' records (and their repeats) and a verdict: WORSE or better
-when the interval excludes no change, noise when it does not.
+when the interval excludes no change, noise when it does not. --json
+prints it for programs; --format html prints the HTML report's page with
+both runs' charts overlaid and the comparison's tables.
 
 Every summary is recomputed from records.jsonl, as report does: a damaged
 line is skipped with a warning naming it, a run without summary.json is
@@ -44,6 +47,7 @@ regression gate failed.
 Examples:
   servebench compare runs/before runs/after
   servebench compare --json runs/before runs/after
+  servebench compare --format html runs/before runs/after > compare.html
   servebench compare --strict --fail-on-regression 'ttft p95 +10%' \
       --fail-on-regression 'speed p50 -5%' runs/main runs/candidate
   servebench compare --fail-on-regression 'e2e p99 +200ms' runs/a runs/b
@@ -51,7 +55,7 @@ Examples:
 
 func compareCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "compare", compareUsage)
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json, or html (both runs' charts overlaid, with the comparison's tables)")
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON (same as --format json)")
 	strict := fs.Bool("strict", false, "refuse a comparison that is not controlled, and a damaged records file")
 	var gates []compare.Gate
@@ -70,9 +74,10 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	sides := make([]*compare.Side, 2)
+	runs := make([]report.HTMLRun, 2) // the runs' own pages, for --format html
 	for i, arg := range fs.Args() {
 		var err error
-		if sides[i], err = loadSide(env, arg, *strict); err != nil {
+		if sides[i], runs[i], err = loadSide(env, arg, *strict, *format == "html"); err != nil {
 			return err
 		}
 	}
@@ -81,7 +86,7 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", knownDifferences(r)),
 			Hint: "compare without --strict to see the changes with the differences listed", Code: ExitFailure}
 	}
-	if err := writeComparison(env, r, *format); err != nil {
+	if err := writeComparison(env, r, runs, *format); err != nil {
 		return err
 	}
 	return gateOutcome(r, gates)
@@ -98,21 +103,26 @@ func compareArgs(args []string, format string) error {
 			return usagef(hint, "compare reads run directories, not standard input")
 		}
 	}
-	if format != "text" && format != "json" {
-		return usagef("servebench compare --format json runs/a runs/b", "--format %q: want text or json", format)
+	if format != "text" && format != "json" && format != "html" {
+		return usagef("servebench compare --format json runs/a runs/b", "--format %q: want text, json or html", format)
 	}
 	return nil
 }
 
 // loadSide reads one run as report reads it: its summary recomputed from
-// its records, and the same records by load for the intervals.
-func loadSide(env *Env, arg string, strict bool) (*compare.Side, error) {
+// its records, and the same records by load for the intervals; for a page,
+// as report --format html reads it, charts and all.
+func loadSide(env *Env, arg string, strict, page bool) (*compare.Side, report.HTMLRun, error) {
 	ev := &slo.Evaluator{}
+	if page {
+		r, _, err := htmlRunInto(env, arg, strict, sliceFlag{}, nil, ev)
+		return &compare.Side{Name: arg, Summary: r.Summary, Eval: ev}, r, err
+	}
 	s, err := loadSummary(env, arg, strict, sliceFlag{}, ev.Add)
 	if err != nil {
-		return nil, err
+		return nil, report.HTMLRun{}, err
 	}
-	return &compare.Side{Name: arg, Summary: s, Eval: ev}, nil
+	return &compare.Side{Name: arg, Summary: s, Eval: ev}, report.HTMLRun{}, nil
 }
 
 func knownDifferences(r *compare.Result) string {
@@ -125,9 +135,16 @@ func knownDifferences(r *compare.Result) string {
 	return strings.Join(ds, "; ")
 }
 
-func writeComparison(env *Env, r *compare.Result, format string) error {
-	if format == "json" {
+// writeComparison prints the comparison; as a page, the HTML report's
+// with both runs' charts overlaid and the comparison's tables.
+func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
+	switch format {
+	case "json":
 		return compare.WriteJSON(env.Stdout, r)
+	case "html":
+		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
+		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
+			Runs: runs, Tables: compare.HTMLTables(r)})
 	}
 	return compare.WriteText(env.Stdout, r)
 }

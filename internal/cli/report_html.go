@@ -59,12 +59,20 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 // records, the distributions and timeline from the same records, and its
 // verdict. rep is the verdict judged here against o (nil without o).
 func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (r report.HTMLRun, rep *slo.Report, err error) {
+	return htmlRunInto(env, arg, strict, slice, o, nil)
+}
+
+// htmlRunInto is htmlRun feeding the records to ev as well when it is not
+// nil, for a caller that needs them by load (compare).
+func htmlRunInto(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective, ev *slo.Evaluator) (r report.HTMLRun, rep *slo.Report, err error) {
 	curves := &metrics.Curves{}
-	ev := &slo.Evaluator{}
+	if ev == nil && o != nil {
+		ev = &slo.Evaluator{}
+	}
 	var samples []telemetry.Sample
 	s, err := loadSummarySampled(env, arg, strict, slice, func(rec *record.Record) {
 		curves.Add(rec)
-		if o != nil { // judged here: the evaluator keeps every request's values
+		if ev != nil { // judged here, or wanted by the caller: the evaluator keeps every request's values
 			ev.Add(rec)
 		}
 	}, func(ss []telemetry.Sample) { samples = ss })

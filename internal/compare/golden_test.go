@@ -66,3 +66,29 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+// The page's tables carry what the text says: the uncontrolled
+// comparison first, a table per common point, then the gates.
+func TestHTMLTables(t *testing.T) {
+	g, err := ParseGate("ttft p95 +10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := goldenSides()
+	tables := HTMLTables(Compare(a, b, Options{Gates: []Gate{g}}))
+	if len(tables) != 4 {
+		t.Fatalf("%d tables, want control, c=1, c=4, gates", len(tables))
+	}
+	control, c4, gates := tables[0], tables[2], tables[3]
+	if control.Title != "NOT A CONTROLLED COMPARISON (--strict refuses it): B (runs/q8) against A (runs/q4)" ||
+		len(control.Rows) != 1 || control.Rows[0][0] != "quantization" || control.Notes[0] != "measured by A only, not compared: c=8" {
+		t.Errorf("control table %+v", control)
+	}
+	if c4.Title != "c=4 — A: 30 requests, B: 31 requests" || len(c4.Rows) != len(Headline) ||
+		c4.Rows[1][0] != "ttft p95" || c4.Rows[1][3] != "+40ms" || c4.Rows[1][6] != "WORSE" {
+		t.Errorf("c=4 table %+v", c4)
+	}
+	if len(gates.Rows) != 2 || gates.Rows[1][1] != "c=4" || gates.Rows[1][3] != "FAIL" || gates.Rows[0][3] != "ok" {
+		t.Errorf("gates %+v", gates.Rows)
+	}
+}

@@ -1,0 +1,71 @@
+package compare
+
+import (
+	"fmt"
+
+	"github.com/servebench/servebench/internal/report"
+)
+
+// HTMLTables are the comparison as tables for the HTML report's page
+// (report.HTMLPage), beside the two runs' own charts: the controlled-
+// comparison check first, then one table per common load point with the
+// text table's cells, then the regression gates.
+func HTMLTables(r *Result) []report.HTMLTable {
+	out := []report.HTMLTable{controlTable(r)}
+	for _, p := range r.Points {
+		out = append(out, pointTable(p))
+	}
+	if len(r.Gates) > 0 {
+		out = append(out, gateTable(r))
+	}
+	return out
+}
+
+func controlTable(r *Result) report.HTMLTable {
+	t := report.HTMLTable{Title: "Controlled comparison: B (" + r.B.Name + ") against A (" + r.A.Name + ")",
+		Columns: []string{"property", "A", "B", "consequence"}, Rows: [][]string{}, Notes: []string{}}
+	if !r.Controlled {
+		t.Title = "NOT A CONTROLLED COMPARISON (--strict refuses it): B (" + r.B.Name + ") against A (" + r.A.Name + ")"
+	}
+	for _, known := range []bool{true, false} {
+		for _, d := range r.Differences {
+			if d.Known == known {
+				t.Rows = append(t.Rows, []string{d.Property, orUnknown(d.A), orUnknown(d.B), d.Consequence})
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Notes = append(t.Notes, "no difference: model, quantization, runtime and version, context length, sampling, workload, load policy and time scale match")
+	}
+	return addNotes(t, r.Notes)
+}
+
+func pointTable(p Point) report.HTMLTable {
+	t := report.HTMLTable{Title: fmt.Sprintf("%s — A: %s, B: %s", p.Load.Label(), requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB)),
+		Columns: []string{"metric", "A", "B", "change", "relative", "interval", "verdict"}, Rows: [][]string{}, Notes: []string{}}
+	for _, c := range p.Changes {
+		f := c.stat.Format
+		t.Rows = append(t.Rows, []string{c.Metric, value(f, c.A), value(f, c.B), signed(f, c.Diff), relText(c.Rel), ciText(f, c), verdictText(c)})
+		if c.Why != "" && !c.Thin {
+			t.Notes = append(t.Notes, c.Metric+": "+c.Why)
+		}
+	}
+	return addNotes(t, p.Notes)
+}
+
+func gateTable(r *Result) report.HTMLTable {
+	t := report.HTMLTable{Title: "Regression gates (--fail-on-regression)", Columns: []string{"gate", "load", "change", "result", "reason"}, Rows: [][]string{}, Notes: []string{}}
+	for _, g := range r.Gates {
+		result := "ok"
+		if g.Failed {
+			result = "FAIL"
+		}
+		t.Rows = append(t.Rows, []string{g.Gate, g.Load.Label(), worseText(g), result, g.Reason})
+	}
+	return t
+}
+
+func addNotes(t report.HTMLTable, notes []string) report.HTMLTable {
+	t.Notes = append(t.Notes, notes...)
+	return t
+}
