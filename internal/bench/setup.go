@@ -50,6 +50,10 @@ type Setup struct {
 	Grace    time.Duration
 	Progress io.Writer // live progress (a terminal), or nil
 	Version  string    // the tool's, for run.json
+	// Labels and Args go to run.json as they are (record.Run): the
+	// caller has redacted the credentials from Args.
+	Labels map[string]string
+	Args   []string
 	// Telemetry says what to sample beside the requests; nil samples
 	// nothing (--no-telemetry). Its Target is the run's.
 	Telemetry *telemetry.Options
@@ -119,6 +123,7 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 			PromptTokens: s.Prompt.String(), OutputTokens: s.Output.String(), Workloads: sources.cells,
 			Seed: s.Seed, IgnoreEOS: s.IgnoreEOS, Tokenizer: promptCounter.Name(), Workload: workloadRecord(s.Workload, len(sources.cells) > 0),
 			SliceS: s.Slice.Seconds(), Shard: runShard(s.Shard), StartAt: startAtRecord(s.StartAt), StartEveryS: every.Seconds(),
+			Labels: s.Labels, Args: s.Args,
 		},
 		Points:           s.Points,
 		OutDir:           s.OutDir,

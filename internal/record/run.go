@@ -66,6 +66,13 @@ type Run struct {
 	// Workers lists the workers of a run merged from a sharded run's
 	// directories (report DIR0 DIR1 ...); absent otherwise.
 	Workers []WorkerRun `json:"workers,omitempty"`
+	// Labels are the user's own names for what was measured (--label
+	// gpu=H100): what the run history filters on; absent when none.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Args is the command line the run was started with, credentials
+	// redacted, so that a run can be told apart and repeated from its
+	// directory; absent when not recorded.
+	Args []string `json:"args,omitempty"`
 }
 
 // WorkerRun is one worker of a merged sharded run: its directory, how it

@@ -1,0 +1,144 @@
+// Package store owns servebench's run history: a SQLite database (through
+// the pure-Go modernc.org/sqlite driver, so that servebench stays one static
+// binary) holding one row per run with its context, labels and per-point
+// summaries and verdicts. Run directories stay the source of truth: the
+// history is an index that `history import` can rebuild from them.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// FileName is the database's name inside servebench's data directory.
+const FileName = "history.db"
+
+// DefaultBusyTimeout is how long a writer waits for another servebench
+// process holding the database: long enough for any insert (milliseconds)
+// to finish, short enough that a stuck process is reported, not waited on.
+const DefaultBusyTimeout = 10 * time.Second
+
+// DB is an open history database.
+type DB struct {
+	db   *sql.DB
+	path string
+}
+
+// Options tune Open; the zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long to wait for a lock (DefaultBusyTimeout when 0).
+	BusyTimeout time.Duration
+	// MustExist refuses a missing file instead of creating one (for
+	// commands that only read).
+	MustExist bool
+}
+
+// DefaultPath is where the history lives when no --db is given:
+// $XDG_DATA_HOME/servebench/history.db, else the OS's per-user data
+// directory (~/.local/share on Linux and the BSDs, ~/Library/Application
+// Support on macOS, %LocalAppData% on Windows). getenv reads the
+// environment, so that tests can supply theirs.
+func DefaultPath(goos string, getenv func(string) string) (string, error) {
+	if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "servebench", FileName), nil
+	}
+	home := getenv("HOME")
+	var dir string
+	switch goos {
+	case "windows":
+		dir = getenv("LocalAppData")
+	case "darwin", "ios":
+		if home != "" {
+			dir = filepath.Join(home, "Library", "Application Support")
+		}
+	case "plan9":
+		if h := getenv("home"); h != "" {
+			dir = filepath.Join(h, "lib")
+		}
+	default:
+		if home != "" {
+			dir = filepath.Join(home, ".local", "share")
+		}
+	}
+	if dir == "" {
+		return "", errors.New("no data directory: neither $XDG_DATA_HOME nor $HOME is set")
+	}
+	return filepath.Join(dir, "servebench", FileName), nil
+}
+
+// Open opens (creating when absent, unless MustExist) the history at path
+// and checks its schema version: a database written by a newer servebench
+// is refused with ErrNewer, never rewritten.
+func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("history database %s: the path must not contain '?' or '#'", path)
+	}
+	if o.MustExist {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("history database %s: %w", path, err)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("history database %s: %w", path, err)
+	}
+	busy := o.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	// Immediate transactions take the write lock first, so two writers
+	// queue on busy_timeout instead of failing on a lock upgrade. (WAL is
+	// set by migrate, once the file is known to be ours.)
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_txlock=immediate&_foreign_keys=1", path, busy.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("history database %s: %w", path, err)
+	}
+	s := &DB{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path is the database's file.
+func (s *DB) Path() string { return s.path }
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Errors a caller can tell apart (errors.Is); each wrapping error names the
+// file and what to do.
+var (
+	ErrNewer    = errors.New("written by a newer servebench")
+	ErrLocked   = errors.New("locked by another process")
+	ErrCorrupt  = errors.New("not a servebench history database, or damaged")
+	ErrNotFound = errors.New("no such run")
+)
+
+// wrap turns a driver error into one that names the database and says
+// what to do; a lock held past the busy timeout is ErrLocked, an
+// unreadable file ErrCorrupt.
+func (s *DB) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("history database %s is %w (%v); wait for it to finish, or use --db for another file", s.path, ErrLocked, err)
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("history database %s is %w (%v); move it aside and rebuild it with servebench history import DIR…", s.path, ErrCorrupt, err)
+		}
+	}
+	return fmt.Errorf("history database %s: %w", s.path, err)
+}
