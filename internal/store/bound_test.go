@@ -15,9 +15,9 @@ func TestParseBound(t *testing.T) {
 		want  time.Time
 		err   bool
 	}{
-		{"2026-11-20", false, time.Date(2026, 11, 20, 0, 0, 0, 0, cet), false},         // a day starts in the user's zone
-		{"2026-11-20", true, time.Date(2026, 11, 21, 0, 0, 0, 0, cet), false},          // until a day takes the whole day in
-		{"2026-11-20T07:15", true, time.Date(2026, 11, 20, 7, 15, 0, 0, cet), false},   // a time is the time, either way
+		{"2026-11-20", false, time.Date(2026, 11, 20, 0, 0, 0, 0, cet), false},       // a day starts in the user's zone
+		{"2026-11-20", true, time.Date(2026, 11, 21, 0, 0, 0, 0, cet), false},        // until a day takes the whole day in
+		{"2026-11-20T07:15", true, time.Date(2026, 11, 20, 7, 15, 0, 0, cet), false}, // a time is the time, either way
 		{"2026-11-20 07:15:30", false, time.Date(2026, 11, 20, 7, 15, 30, 0, cet), false},
 		{"2026-11-20T07:15:00Z", false, time.Date(2026, 11, 20, 7, 15, 0, 0, time.UTC), false}, // its own zone wins
 		{"24h", false, now.Add(-24 * time.Hour), false},

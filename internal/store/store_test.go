@@ -291,4 +291,3 @@ func checkIntegrity(t *testing.T, db *DB) {
 		t.Fatalf("integrity_check: %q, %v", ok, err)
 	}
 }
-
