@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "servebench")
+	// Every run stores itself in the history: the binaries these tests
+	// start inherit a data directory of their own, never the home one.
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building servebench: %v\n%s", err, out)
 		os.Exit(1)

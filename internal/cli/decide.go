@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -62,6 +63,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	f.hist.args = append([]string{"decide"}, args...)
 	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
 		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
 	}
@@ -172,6 +174,11 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 	if f.out != "" {
 		cf.out = filepath.Join(f.out, c.Name)
 	}
+	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
+	if cf.hist.labels == nil {
+		cf.hist.labels = labelFlag{}
+	}
+	maps.Copy(cf.hist.labels, c.Labels)
 	if c.Simulated {
 		cfg, err := sim.ParseConfig(c.Sim) // checked by candidates
 		if err != nil {

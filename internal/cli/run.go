@@ -75,6 +75,7 @@ type runFlags struct {
 	slo                                sloFlags       // objective, verdicts, capacity (run_slo.go)
 	tel                                telemetryFlags // what is sampled beside the requests (run_telemetry.go)
 	shard                              shardFlags     // one worker of several, start marks (run_shard.go)
+	hist                               historyFlags   // the run history (run_history.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -107,6 +108,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineSLO(fs)
 	f.defineTelemetry(fs)
 	f.shard.define(fs)
+	f.defineHistory(fs)
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
@@ -122,6 +124,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err := f.shard.check(&f); err != nil {
 		return err
 	}
+	f.hist.args = append([]string{"run"}, args...)
 	if f.slo.active() {
 		return f.runObjective(ctx, env, fs)
 	}
@@ -158,6 +161,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 			writeRunHTML(env, f.out)
 			fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
 		}
+		f.remember(ctx, env, res.Summary, nil, nil)
 	}
 	if err != nil {
 		return benchError(err)

@@ -107,6 +107,9 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *tar
 	}
 	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.points[0], Repeat: f.slo.repeat,
 		FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.cells)})
+	if res != nil && rep != nil {
+		f.remember(ctx, env, rep.Summary, o, rep.Verdict)
+	}
 	return rep, res, benchError(err)
 }
 

@@ -177,7 +177,7 @@ func TestProgressOnlyOnTerminals(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		var out, errb strings.Builder
 		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-			Getenv: func(string) string { return "" }, StderrIsTerminal: tty}
+			Getenv: historyGetenv(t), StderrIsTerminal: tty}
 		code := env.Main(t.Context(), []string{"run", "--url", url, "--api", "openai-completions", "--model", "m",
 			"--concurrency", "2", "--requests", "2", "--prompt-tokens", "8", "--output-tokens", "7", "--tokenizer", "cl100k_base"})
 		if code != 0 {

@@ -103,7 +103,7 @@ func newScripted(t *testing.T, s *scripted) string {
 func runMain(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb strings.Builder
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: historyGetenv(t)}
 	code := env.Main(t.Context(), args)
 	return code, out.String(), errb.String()
 }

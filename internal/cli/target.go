@@ -177,6 +177,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Timeout: f.timeout, FirstTokenTimeout: f.firstTokenTimeout, IgnoreEOS: f.ignoreEOS,
 		Tokenizer: f.tokenizer, Prompt: plan.prompt, Output: plan.output, Workload: spec, Matrix: plan.cells, Seed: f.seed,
 		Points: plan.points, Slice: plan.slice, OutDir: f.out, Grace: f.grace, Version: version(),
+		Labels: f.hist.labels, Args: f.runArgs(env),
 	}
 	if env.StderrIsTerminal {
 		s.Progress = env.Stderr

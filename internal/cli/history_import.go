@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/store"
+)
+
+func historyImport(ctx context.Context, env *Env, args []string) error {
+	var db string
+	fs := newFlagSet(env, "history import", historyUsage)
+	defineDB(fs, &db)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("servebench history import runs/a runs/b", "history import wants run directories (written by servebench run --out)")
+	}
+	path, err := historyPath(env, db)
+	if err != nil {
+		return usagef("servebench history import --db runs/history.db runs/a", "%v", err)
+	}
+	h, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return &Error{Err: err, Code: ExitFailure}
+	}
+	defer h.Close()
+	var dirs []string
+	for _, arg := range fs.Args() {
+		dirs = append(dirs, runDirs(arg)...)
+	}
+	failed := 0
+	for _, dir := range dirs {
+		if err := importDir(ctx, env, h, dir); err != nil {
+			fmt.Fprintf(env.Stderr, "Error: %s: %s\n", dir, env.redact(err.Error()))
+			failed++
+			if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrCorrupt) {
+				break // the database, not the directory: the next would fail alike
+			}
+		}
+	}
+	if failed > 0 {
+		return &Error{Err: fmt.Errorf("%d of %d run directories were not imported (the others were)", failed, len(dirs)),
+			Hint: "a run directory holds run.json, records.jsonl and summary.json, as servebench run --out writes them", Code: ExitFailure}
+	}
+	return nil
+}
+
+// runDirs is arg when it is a run directory (or not a directory at all,
+// for importDir to explain), else the run directories directly inside it,
+// as decide --out and a folder of runs lay them out.
+func runDirs(arg string) []string {
+	if exists(filepath.Join(arg, bench.RunFile)) {
+		return []string{arg}
+	}
+	entries, err := os.ReadDir(arg)
+	if err != nil {
+		return []string{arg}
+	}
+	var dirs []string
+	for _, e := range entries {
+		if sub := filepath.Join(arg, e.Name()); e.IsDir() && exists(filepath.Join(sub, bench.RunFile)) {
+			dirs = append(dirs, sub)
+		}
+	}
+	if len(dirs) == 0 {
+		return []string{arg}
+	}
+	return dirs
+}
+
+// importDir stores the run of one directory and says which id it has.
+func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
+	e, err := loadEntry(env, dir)
+	if err != nil {
+		return err
+	}
+	id, replaced, err := h.Put(ctx, e)
+	if err != nil {
+		return err
+	}
+	if replaced {
+		fmt.Fprintf(env.Stdout, "run %d: %s (already in history, updated)\n", id, dir)
+	} else {
+		fmt.Fprintf(env.Stdout, "run %d: %s\n", id, dir)
+	}
+	return nil
+}
+
+// recorded is summary.json as run writes it: the summary, and with an
+// objective the objective and its verdict (slo.Report).
+type recorded struct {
+	metrics.Summary
+	Objective json.RawMessage `json:"objective"`
+	Verdict   *slo.Verdict    `json:"verdict"`
+}
+
+// loadEntry reads a run directory: run.json for the run's context,
+// summary.json for its points and verdict, or, when the run left none
+// (killed), the summary rebuilt from its records as report does.
+func loadEntry(env *Env, dir string) (*store.Entry, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	run, err := readRun(filepath.Join(dir, bench.RunFile))
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return nil, fmt.Errorf("no %s: not a run directory written by servebench run --out", bench.RunFile)
+	}
+	e := &store.Entry{Run: run, Dir: abs}
+	path := filepath.Join(dir, bench.SummaryFile)
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var r recorded
+	if err == nil {
+		if err = json.Unmarshal(b, &r); err == nil {
+			e.Points, e.Objective, e.Verdict = r.Points, r.Objective, r.Verdict
+			return e, nil
+		}
+		fmt.Fprintf(env.Stderr, "warning: %s is damaged (%v): stored from the summary rebuilt from the records, without a verdict\n", path, err)
+	} else {
+		fmt.Fprintf(env.Stderr, "warning: %s has no %s (the run was killed): stored from the summary rebuilt from its records\n", dir, bench.SummaryFile)
+	}
+	s, err := loadSummary(env, dir, false, sliceFlag{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.Run, e.Points = s.Run, s.Points
+	return e, nil
+}
