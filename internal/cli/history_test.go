@@ -264,7 +264,9 @@ func TestHistoryShow(t *testing.T) {
 		Objective struct{ Name string }
 		RunJSON   struct{ Started string } `json:"run"`
 		Points    []struct {
-			Summary struct{ OutputTPS float64 `json:"output_tps"` }
+			Summary struct {
+				OutputTPS float64 `json:"output_tps"`
+			}
 			Verdict struct{ Pass bool }
 		}
 	}
