@@ -6,17 +6,27 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/store"
 )
 
+// historyDirs holds each test's data directory, so that the commands a
+// test runs share one history, as a user's do.
+var historyDirs sync.Map // *testing.T → string
+
 // historyGetenv is an empty environment but for XDG_DATA_HOME, a
 // directory of the test's own: a test's runs are stored there, never in
 // the home directory of whoever runs the tests.
 func historyGetenv(t *testing.T) func(string) string {
-	dir := t.TempDir()
+	d, ok := historyDirs.Load(t)
+	if !ok {
+		d, _ = historyDirs.LoadOrStore(t, t.TempDir())
+		t.Cleanup(func() { historyDirs.Delete(t) })
+	}
+	dir := d.(string)
 	return func(k string) string {
 		if k == "XDG_DATA_HOME" {
 			return dir

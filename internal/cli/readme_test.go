@@ -80,6 +80,11 @@ func TestREADMEExamples(t *testing.T) {
 			}
 		}
 		if readmeMeasures(args[1:]) {
+			// The history keeps absolute run directories: the scratch
+			// directory's path, which differs per machine, reads as ".".
+			if wd, err := os.Getwd(); err == nil {
+				stdout = strings.ReplaceAll(stdout, wd, ".")
+			}
 			stdout, stderr = readmeShape(stdout), readmeShape(stderr)
 		}
 		golden.WriteString("$ " + strings.Join(strings.Fields(line), " ") + "\n" + stdout)
@@ -225,7 +230,7 @@ func readmeNeedsServer(args []string) bool {
 
 // readmeMeasures: the example's output holds measured figures.
 func readmeMeasures(args []string) bool {
-	return args[0] == "run" || args[0] == "report" || slices.Contains(args, "--compare")
+	return args[0] == "run" || args[0] == "report" || args[0] == "history" || slices.Contains(args, "--compare")
 }
 
 // readmeNumber matches a figure with its unit, so that "900 µs" and
