@@ -69,8 +69,8 @@ type command struct {
 var commands = []command{
 	{"compare", "compare two recorded runs: changes with confidence intervals, regression gates", compareCmd},
 	{"decide", "run one objective against several servers and recommend one", decideCmd},
-	{"kube", "print a Kubernetes Indexed Job that runs servebench as many workers", kubeCmd},
 	{"history", "list the runs stored in the history database, show one, import run directories", historyCmd},
+	{"kube", "print a Kubernetes Indexed Job that runs servebench as many workers", kubeCmd},
 	{"objective", "list the preset serving objectives, or print one as YAML", objectiveCmd},
 	{"plan", "memory budget, GPU fit and roofline estimates for a model (and predicted vs measured)", planCmd},
 	{"report", "recompute and print a summary from recorded requests", reportCmd},
