@@ -88,6 +88,7 @@ var kubeSamples = map[string]string{
 	"model": "m", "rate": "2", "sim-config": "/results/sim.yaml", "slice": "10s", "warmup": "5s", "url": "http://other:8000",
 	"start-at": "2026-12-01T09:00:00Z", "dataset-format": "sharegpt", "dataset-order": "shuffle",
 	"duration": "45s", "objective": "chat", "slo": "ttft p95 <= 1s", "out": "runs/a", "shard": "0/2",
+	"db": "/results/history.db", "label": "gpu=L4",
 }
 
 // kubeWith are the flags some run flags are given with, as run requires.

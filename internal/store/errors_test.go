@@ -41,13 +41,13 @@ func TestNewerSchemaRefused(t *testing.T) {
 func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h.db")
 	db := open(t, path)
-	v, err := db.version(context.Background(), db.db)
+	v, err := db.check(context.Background(), db.db)
 	if err != nil || v != SchemaVersion {
 		t.Fatalf("a new database has version %d (%v), want %d", v, err, SchemaVersion)
 	}
 	db.Close()
 	db = open(t, path) // a second open must not run the migrations again
-	if v, _ := db.version(context.Background(), db.db); v != SchemaVersion {
+	if v, _ := db.check(context.Background(), db.db); v != SchemaVersion {
 		t.Fatalf("reopened: version %d", v)
 	}
 }

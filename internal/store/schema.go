@@ -83,17 +83,8 @@ var migrations = []string{
 // holds the write lock, so two processes opening a new file at once create
 // its tables once.
 func (s *DB) migrate(ctx context.Context) error {
-	v, err := s.version(ctx, s.db)
-	if err != nil {
-		return s.wrap(err)
-	}
-	if v > SchemaVersion {
-		return s.newer(v)
-	}
-	if v == SchemaVersion {
-		return nil
-	}
-	if err := s.ours(ctx, s.db, v); err != nil {
+	v, err := s.check(ctx, s.db)
+	if err != nil || v == SchemaVersion {
 		return err
 	}
 	// WAL lets readers go on while a writer writes; the setting is kept in
@@ -106,21 +97,7 @@ func (s *DB) migrate(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := s.migrateTx(ctx, tx); err != nil {
-		return err
-	}
-	return s.wrap(tx.Commit())
-}
-
-func (s *DB) migrateTx(ctx context.Context, tx *sql.Tx) error {
-	v, err := s.version(ctx, tx) // again, under the lock: another process may have been first
-	if err != nil {
-		return s.wrap(err)
-	}
-	if v > SchemaVersion {
-		return s.newer(v)
-	}
-	if err := s.ours(ctx, tx, v); err != nil {
+	if v, err = s.check(ctx, tx); err != nil { // again, under the lock: another process may have been first
 		return err
 	}
 	for i := v; i < SchemaVersion; i++ {
@@ -128,34 +105,33 @@ func (s *DB) migrateTx(ctx context.Context, tx *sql.Tx) error {
 			return s.wrap(err)
 		}
 	}
-	_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion))
-	return s.wrap(err)
-}
-
-// ours refuses a file at version 0 that holds tables: another program's
-// database, which servebench must not add its tables to.
-func (s *DB) ours(ctx context.Context, q queryer, v int) error {
-	if v != 0 {
-		return nil
-	}
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+	if _, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 		return s.wrap(err)
 	}
-	if n > 0 {
-		return fmt.Errorf("history database %s is %w: it holds tables servebench did not create; use --db for another file", s.path, ErrCorrupt)
-	}
-	return nil
+	return s.wrap(tx.Commit())
 }
 
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (s *DB) version(ctx context.Context, q queryer) (int, error) {
-	var v int
-	err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
-	return v, err
+// check returns the database's schema version, refusing a newer one and
+// a file at version 0 that holds tables: another program's database, which
+// servebench must not add its tables to. Version and tables are read in
+// one statement, so that another process creating the tables in between
+// cannot make ours look foreign.
+func (s *DB) check(ctx context.Context, q queryer) (int, error) {
+	var v, n int
+	err := q.QueryRowContext(ctx, `SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`).Scan(&v, &n)
+	switch {
+	case err != nil:
+		return 0, s.wrap(err)
+	case v > SchemaVersion:
+		return 0, s.newer(v)
+	case v == 0 && n > 0:
+		return 0, fmt.Errorf("history database %s is %w: it holds tables servebench did not create; use --db for another file", s.path, ErrCorrupt)
+	}
+	return v, nil
 }
 
 func (s *DB) newer(v int) error {

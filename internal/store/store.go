@@ -102,11 +102,30 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("history database %s: %w", path, err)
 	}
 	s := &DB{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
+	if err := retryLocked(ctx, busy, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// retryLocked runs f again while it finds the database locked, up to
+// timeout. SQLite answers some locks without waiting on busy_timeout: a
+// second process turning on WAL, or reading the file while the first
+// sets it up, is told "busy" at once.
+func retryLocked(ctx context.Context, timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Path is the database's file.
