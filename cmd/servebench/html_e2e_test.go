@@ -17,9 +17,13 @@ type htmlData struct {
 		Verdict *struct {
 			Objective string `json:"objective"`
 			Holds     bool   `json:"holds"`
+			Workloads []struct {
+				Workload string `json:"workload"`
+			} `json:"workloads"`
 		} `json:"verdict"`
 		Groups []struct {
-			Points []struct {
+			Workload string `json:"workload"`
+			Points   []struct {
 				Label     string  `json:"label"`
 				Completed int     `json:"completed"`
 				OutputTPS float64 `json:"output_tps"`
@@ -142,5 +146,22 @@ func TestHTMLOverlay(t *testing.T) {
 	code, _, stderr = run(t, "report", a, b)
 	if code != 2 || !strings.Contains(stderr, "servebench compare") || !strings.Contains(stderr, "--format html") {
 		t.Errorf("report of two directories as text: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestHTMLMatrix: a workload matrix's page has a section per cell, in the
+// order the cells ran, and its verdict one line per cell.
+func TestHTMLMatrix(t *testing.T) {
+	dir, _ := htmlRun(t, "--prompt-tokens", "128", "--prompt-tokens", "512", "--slo", "ttft p95 <= 60m")
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := htmlPage(t, string(b)).Runs[0]
+	if len(r.Groups) != 2 || r.Groups[0].Workload != "in=128 out=16" || r.Groups[1].Workload != "in=512 out=16" || len(r.Groups[1].Points) != 2 {
+		t.Fatalf("groups %+v, want the two cells with c=1 and c=4 each", r.Groups)
+	}
+	if v := r.Verdict; v == nil || !v.Holds || len(v.Workloads) != 2 || v.Workloads[1].Workload != "in=512 out=16" {
+		t.Errorf("verdict %+v, want one per cell", v)
 	}
 }

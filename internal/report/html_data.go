@@ -48,6 +48,10 @@ type verdictData struct {
 	Binding    []string `json:"binding"`
 	Saturation string   `json:"saturation"`
 	SLOs       []string `json:"slos"`
+	// Workload and Workloads: a workload matrix's verdict has one per cell,
+	// in the order the cells ran (slo.Verdict.Workloads).
+	Workload  string        `json:"workload"`
+	Workloads []verdictData `json:"workloads"`
 }
 
 // groupData is one workload cell's load points (the whole run when it has
@@ -179,8 +183,8 @@ func pctsOf(d stats.Dist) pcts { return pcts{P50: d.P50, P95: d.P95, P99: d.P99}
 // (stats.Saturation) from the summary's points, repeats of a load pooled
 // by their mean.
 func saturation(r *HTMLRun, workload string) (*float64, string) {
-	if v := r.Verdict; v != nil && (v.TargetLoad.Workload == workload) {
-		if !v.Saturation.Found {
+	if v := verdictOf(r.Verdict, workload); v != nil {
+		if !v.Saturation.Found || v.Saturation.Load == nil {
 			return nil, ""
 		}
 		x := slo.LoadValue(*v.Saturation.Load)
@@ -208,6 +212,23 @@ func saturation(r *HTMLRun, workload string) (*float64, string) {
 		return nil, ""
 	}
 	return &xs[i], loads[i].LoadLabel()
+}
+
+// verdictOf is the verdict that judged a workload cell: the matrix
+// verdict's cell, or a single workload's verdict; nil when none did.
+func verdictOf(v *slo.Verdict, workload string) *slo.Verdict {
+	if v == nil {
+		return nil
+	}
+	for _, cv := range v.Workloads {
+		if cv.Workload == workload {
+			return cv
+		}
+	}
+	if len(v.Workloads) == 0 && v.TargetLoad.Workload == workload {
+		return v
+	}
+	return nil
 }
 
 func deref(v *float64) float64 {
@@ -248,7 +269,7 @@ func buildVerdict(o *slo.Objective, v *slo.Verdict) *verdictData {
 	d := &verdictData{Objective: v.Objective, Holds: v.Holds, Failing: v.Failing, Text: v.Text,
 		Reasons: nonNil(v.Reasons), TargetLoad: v.TargetLoad.Label(), Capacity: "none: the lowest load failed",
 		Binding: append(nonNil(v.Capacity.FailedSLOs), v.Capacity.Shortfalls...), SLOs: []string{},
-		Saturation: "not reached"}
+		Saturation: "not reached", Workload: v.Workload, Workloads: []verdictData{}}
 	if c := v.Capacity; c.Found && c.Load != nil {
 		d.Capacity = c.Load.Label()
 	}
@@ -262,6 +283,9 @@ func buildVerdict(o *slo.Objective, v *slo.Verdict) *verdictData {
 		for _, s := range o.Checks() {
 			d.SLOs = append(d.SLOs, s.Expr)
 		}
+	}
+	for _, cv := range v.Workloads {
+		d.Workloads = append(d.Workloads, *buildVerdict(nil, cv))
 	}
 	return d
 }

@@ -114,7 +114,7 @@ func TestPageDataVerdict(t *testing.T) {
 	wantV := &verdictData{Objective: "chat", Holds: false, Failing: false, Text: "the objective fails at c=8",
 		Reasons: []string{"ttft p95 1.2s > 1s"}, TargetLoad: "c=8", Capacity: "c=4", FailsAt: "c=8",
 		Binding: []string{"ttft p95 <= 1s", "ttft p95 1.2s > 1s"}, Saturation: "c=1",
-		SLOs: []string{"ttft p95 <= 1s", "speed p95 >= 20 tok/s", "error_rate <= 0.01"}}
+		SLOs: []string{"ttft p95 <= 1s", "speed p95 >= 20 tok/s", "error_rate <= 0.01"}, Workloads: []verdictData{}}
 	if !reflect.DeepEqual(r.Verdict, wantV) {
 		t.Errorf("verdict %+v\nwant %+v", r.Verdict, wantV)
 	}
@@ -141,6 +141,37 @@ func TestPageDataVerdict(t *testing.T) {
 	}
 	if got.Runs[0].Groups[0].Saturation != nil {
 		t.Errorf("saturation %v, want none when the verdict found none", *got.Runs[0].Groups[0].Saturation)
+	}
+}
+
+// TestPageDataMatrixVerdict: a workload matrix's verdict lists each
+// cell's, and each cell's chart marks that cell's saturation.
+func TestPageDataMatrixVerdict(t *testing.T) {
+	a, b := "in=128 out=64", "in=2048 out=64"
+	la1, la4 := record.Load{Workload: a, Concurrency: 1}, record.Load{Workload: a, Concurrency: 4}
+	lb1, lb4 := record.Load{Workload: b, Concurrency: 1}, record.Load{Workload: b, Concurrency: 4}
+	cell := func(w string, holds bool, capy, sat *record.Load) *slo.Verdict {
+		return &slo.Verdict{Objective: "chat", Workload: w, Holds: holds, TargetLoad: record.Load{Workload: w, Concurrency: 4},
+			Capacity: slo.Capacity{Found: capy != nil, Load: capy}, Saturation: slo.Saturation{Found: sat != nil, Load: sat}}
+	}
+	v := &slo.Verdict{Objective: "chat", TargetLoad: record.Load{Concurrency: 4}, Capacity: slo.Capacity{Found: true, Load: &lb1},
+		Workloads: []*slo.Verdict{cell(a, true, &la4, &la1), cell(b, false, &lb1, nil)}}
+	s := &metrics.Summary{Points: []metrics.PointSummary{htmlPoint(0, la1, 10, 10), htmlPoint(1, la4, 40, 10),
+		htmlPoint(2, lb1, 10, 10), htmlPoint(3, lb4, 39, 10)}}
+	got := buildPage(&HTMLPage{Runs: []HTMLRun{{Summary: s, Verdict: v}}})
+	d := got.Runs[0].Verdict
+	if len(d.Workloads) != 2 || d.Capacity != "in=2048 out=64 c=1" {
+		t.Fatalf("matrix verdict %+v", d)
+	}
+	if w := d.Workloads[0]; w.Workload != a || !w.Holds || w.Capacity != "in=128 out=64 c=4" || w.Saturation != "in=128 out=64 c=1" || w.TargetLoad != "in=128 out=64 c=4" {
+		t.Errorf("cell %q: %+v", a, w)
+	}
+	if w := d.Workloads[1]; w.Workload != b || w.Holds || w.Saturation != "not reached" {
+		t.Errorf("cell %q: %+v", b, w)
+	}
+	g := got.Runs[0].Groups
+	if g[0].Saturation == nil || *g[0].Saturation != 1 || g[0].SaturationLabel != "c=1" || g[1].Saturation != nil {
+		t.Errorf("saturation marks %v %q / %v, want c=1 for %q and none for %q", g[0].Saturation, g[0].SaturationLabel, g[1].Saturation, a, b)
 	}
 }
 

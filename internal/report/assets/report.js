@@ -51,6 +51,12 @@
       var rows = [["capacity", v.capacity], ["fails at", v.fails_at || "-"], ["saturation", v.saturation],
         ["binding SLO", v.binding.length ? v.binding.join("; ") : "-"], ["SLOs", v.slos.join("; ") || "-"]];
       table(card, null, rows);
+      if (v.workloads.length) {
+        add(card, el("h4", null, "By workload"));
+        table(card, ["workload", "holds", "capacity", "fails at", "saturation", "binding SLO"], v.workloads.map(function (w) {
+          return [w.workload, w.holds ? "yes" : "no", w.capacity, w.fails_at || "-", w.saturation, w.binding.join("; ") || "-"];
+        }));
+      }
       if (v.reasons.length) {
         var ul = add(card, el("ul"));
         v.reasons.forEach(function (x) { add(ul, el("li", null, x)); });
@@ -91,13 +97,13 @@
           var x = u.valToPos(m.x, "x", true);
           ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height);
           ctx.stroke();
-          ctx.fillText(m.label, x + 4, u.bbox.top + 12 * devicePixelRatio);
+          ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
         } else {
           var y = u.valToPos(m.y, m.scale || "y", true);
           if (y < u.bbox.top || y > u.bbox.top + u.bbox.height) { ctx.restore(); ctx.save(); return; }
           ctx.moveTo(u.bbox.left, y); ctx.lineTo(u.bbox.left + u.bbox.width, y);
           ctx.stroke();
-          ctx.fillText(m.label, u.bbox.left + 4, y - 4);
+          ctx.fillText(m.label, u.bbox.left + u.bbox.width - ctx.measureText(m.label).width - 4 * devicePixelRatio, y - 4 * devicePixelRatio);
         }
       });
       ctx.restore();
@@ -113,9 +119,17 @@
     box.dataset.points = String(n);
     if (!n) { add(box, el("p", "empty", "nothing measured")); return; }
     var width = Math.max(320, Math.min(parent.clientWidth || 560, 560) - 8);
-    var ys = opts.yRange ? { range: opts.yRange } : {};
+    // an SLO line stays in view: the scale reaches past its value
+    function reach(scale, from0) {
+      var vals = (opts.marks || []).filter(function (m) { return m.y !== undefined && (m.scale || "y") === scale; })
+        .map(function (m) { return m.y; });
+      if (!vals.length) return from0 ? { range: [0, null] } : {};
+      var top = Math.max.apply(null, vals);
+      return { range: function (u, min, max) { return [from0 ? 0 : min, Math.max(max, top * 1.1)]; } };
+    }
+    var ys = opts.yRange && opts.yRange[1] !== null ? { range: opts.yRange } : reach("y", !!opts.yRange);
     var scales = { x: opts.x || { time: false }, y: ys };
-    if (opts.y2) scales.y2 = {};
+    if (opts.y2) scales.y2 = reach("y2", false);
     var axes = [{ label: opts.xLabel || "" }, { label: opts.yLabel || "", size: 60 }];
     if (opts.y2) axes.push({ scale: "y2", side: 1, label: opts.y2, grid: { show: false }, size: 60 });
     var u = new uPlot({
