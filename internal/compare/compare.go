@@ -109,7 +109,12 @@ const (
 	NoChange = "same"    // both runs measured exactly the same value, with no interval
 	Unknown  = "unknown" // no interval could be computed (see Why)
 	Missing  = "missing" // one run measured nothing for this metric
-	thinNote = "too few" // (in Why) fewer values than the statistic needs
+)
+
+// How Change.Why begins when a statistic rests on too few values, or has
+// no interval for want of repeats.
+const (
+	thinNote = "too few"
 	noRepeat = "one run each"
 )
 
@@ -138,9 +143,6 @@ type Change struct {
 
 	stat slo.Statistic
 }
-
-// Statistic is the statistic the change is of.
-func (c Change) Statistic() slo.Statistic { return c.stat }
 
 // Compare compares b with a.
 func Compare(a, b *Side, opt Options) *Result {
