@@ -106,7 +106,7 @@ const (
 	Worse    = "worse"   // the interval lies wholly on the worse side of 0
 	Better   = "better"  // wholly on the better side
 	Noise    = "noise"   // the interval contains 0: no change shown
-	NoChange = "same"    // both runs measured exactly the same value, with no interval
+	NoChange = "same"    // no change at all: every resample gave 0 (no errors on either side), or equal values without an interval
 	Unknown  = "unknown" // no interval could be computed (see Why)
 	Missing  = "missing" // one run measured nothing for this metric
 )
