@@ -3,21 +3,36 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // calibRun writes a quick built-in simulator run at concurrency 1 and 3.
-func calibRun(t *testing.T) string {
+func calibRun(t *testing.T, args ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	code, _, stderr := runMain(t, "run", "--concurrency", "1,3", "--requests", "6", "--warmup", "0",
-		"--prompt-tokens", "64", "--output-tokens", "24", "--out", dir)
+	code, _, stderr := runMain(t, append([]string{"run", "--concurrency", "1,3", "--requests", "6", "--warmup", "0",
+		"--prompt-tokens", "64", "--output-tokens", "24", "--out", dir}, args...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	return dir
+}
+
+// calibRealTime is a simulator file that runs the default simulator in
+// real time. At its default speed-up of 10 a busy machine's 50 ms stall
+// reads as a 500 ms step among steps of about 7 ms: a few of them moved
+// the fitted decode step, and the run's own points, by 13-21% (2 runs in
+// 10 under two CPU burners). In real time the same stall is 50 ms.
+func calibRealTime(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sim.yaml")
+	if err := os.WriteFile(path, []byte("time_scale: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestCalibrateOutput(t *testing.T) {
@@ -111,7 +126,7 @@ func TestCalibrateErrors(t *testing.T) {
 // for the intervals to say; docs/PERFORMANCE.md compares them with the
 // simulator's settings on a longer run.)
 func TestCalibrateShared(t *testing.T) {
-	dir := calibRun(t)
+	dir := calibRun(t, "--sim-config", calibRealTime(t))
 	llama := filepath.Join("..", "plan", "testdata", "models", "Llama-3.1-8B")
 	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--config", llama, "--gpu", "H100-SXM", "--bootstrap", "80", "--json")
 	if code != 0 {
