@@ -123,11 +123,14 @@ func shardDecode(t *testing.T, what, js string) shardSummary {
 // Four workers of a closed loop, merged, count every request once and
 // show the percentiles one process shows against the same server. The
 // server's script is fixed, so the two differ only by the client's own
-// delays on a loaded two-core machine (five processes of servebench
-// instead of one): timer and scheduler wake-ups, a few milliseconds. The
-// tolerance is 10 ms plus 10% of the figure at p50, twice that at p90 —
-// well under the 20 ms TTFT the script sets, so a merge that lost or
-// misplaced records (another point's, another clock's) still fails.
+// delays on a loaded two-core machine (five servebench processes instead
+// of one, beside whatever else runs): timer and scheduler wake-ups, a few
+// milliseconds, and now and then a stall of tens of milliseconds that
+// reaches a p90 of 50 requests. The tolerance is 15 ms plus 15% of the
+// figure at p50, 40 ms plus 40% at p90. The mistakes a merge can make move
+// a percentile by far more: a record's instants moved by different shifts
+// are off by the distance between a worker's epoch and the mark (about
+// 4 s here), and a lost or doubled record changes the exact counts.
 func TestShardFourWorkersMatchOneProcess(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(shardServe))
 	defer srv.Close()
@@ -142,9 +145,15 @@ func TestShardFourWorkersMatchOneProcess(t *testing.T) {
 	one := shardDecode(t, "one process", stdout)
 	cmds, dirs := shardStart(t, srv.URL, root, 4, 4*time.Second, append(load, "--start-every", "4s")...)
 	shardWait(t, cmds)
-	code, stdout, stderr = run(t, append([]string{"report", "--json"}, dirs...)...)
+	out := filepath.Join(root, "merged")
+	code, _, stderr = run(t, append([]string{"report", "--json", "--out", out}, dirs...)...)
 	if code != 0 {
 		t.Fatalf("report of four workers: exit %d\n%s", code, stderr)
+	}
+	// The merged run's directory reports as any run does.
+	code, stdout, stderr = run(t, "report", "--json", out)
+	if code != 0 {
+		t.Fatalf("report of the merged directory: exit %d\n%s", code, stderr)
 	}
 	merged := shardDecode(t, "merged", stdout)
 	if len(merged.Points) != 2 || len(merged.Run.Workers) != 4 {
@@ -159,8 +168,8 @@ func TestShardFourWorkersMatchOneProcess(t *testing.T) {
 			name     string
 			got, ref map[string]float64
 		}{{"ttft", p.TTFT, o.TTFT}, {"e2e", p.E2E, o.E2E}, {"tpot", p.TPOT, o.TPOT}} {
-			for q, k := range map[string]float64{"p50": 1, "p90": 2} {
-				d, tol := math.Abs(m.got[q]-m.ref[q]), k*(10+0.1*m.ref[q])
+			for q, k := range map[string]float64{"p50": 15, "p90": 40} {
+				d, tol := math.Abs(m.got[q]-m.ref[q]), k+k/100*m.ref[q]
 				t.Logf("c=%d %s %s: merged %.2f ms, one process %.2f ms", p.Load.Concurrency, m.name, q, m.got[q], m.ref[q])
 				if d > tol {
 					t.Errorf("c=%d %s %s: merged %.1f ms, one process %.1f ms: %.1f apart, tolerance %.1f",
@@ -185,15 +194,16 @@ func TestShardFourWorkersMatchOneProcess(t *testing.T) {
 	}
 }
 
-// Four workers of an open loop at a constant 40 req/s send the one
+// Four workers of an open loop at a constant 80 req/s send the one
 // schedule between them: the merged achieved rate, over every send on the
-// merged clock, is within 1% of the target (the workers start at one
-// mark; 1% of the 4 s schedule is 40 ms of start spread).
+// merged clock, is within 1% of the target. The workers start at one mark;
+// 1% of the 6 s schedule is 60 ms, several times the wake-up lateness of a
+// worker on the loaded machine (about 12 ms at a load average of 6).
 func TestShardOpenLoopRate(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(shardServe))
 	defer srv.Close()
 	cmds, dirs := shardStart(t, srv.URL, t.TempDir(), 4, 4*time.Second,
-		"--rate", "40", "--arrival", "constant", "--requests", "160")
+		"--rate", "80", "--arrival", "constant", "--requests", "480")
 	shardWait(t, cmds)
 	code, stdout, stderr := run(t, append([]string{"report", "--json"}, dirs...)...)
 	if code != 0 {
@@ -201,16 +211,19 @@ func TestShardOpenLoopRate(t *testing.T) {
 	}
 	s := shardDecode(t, "merged", stdout)
 	p := s.Points[0]
-	if p.Requests.Completed != 160 {
-		t.Errorf("completed %d, want 160", p.Requests.Completed)
+	if p.Requests.Completed != 480 {
+		t.Errorf("completed %d, want 480", p.Requests.Completed)
 	}
-	t.Logf("merged achieved rate %.4f req/s of 40", p.Achieved)
-	if math.Abs(p.Achieved-40)/40 > 0.01 {
-		t.Errorf("merged achieved rate %.3f req/s, want 40 within 1%%", p.Achieved)
+	t.Logf("merged achieved rate %.4f req/s of 80", p.Achieved)
+	for _, w := range s.Run.Workers {
+		t.Logf("worker %d: start offset %.2f ms", w.Index, w.StartOffsetMS)
+	}
+	if math.Abs(p.Achieved-80)/80 > 0.01 {
+		t.Errorf("merged achieved rate %.3f req/s, want 80 within 1%%", p.Achieved)
 	}
 	for _, w := range s.Run.Workers {
-		if got := w.Points[0].Client.Sent; got != 40 {
-			t.Errorf("worker %d sent %d, want its 40 of 160", w.Index, got)
+		if got := w.Points[0].Client.Sent; got != 120 {
+			t.Errorf("worker %d sent %d, want its 120 of 480", w.Index, got)
 		}
 	}
 }
@@ -233,13 +246,19 @@ func TestShardKilledWorkerNamed(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "worker 2 ("+dirs[2]+") did not finish") || !strings.Contains(stderr, "--partial") {
 		t.Errorf("merge with a killed worker: exit %d, stderr %q; want exit 1 naming worker 2 and --partial", code, stderr)
 	}
-	code, stdout, stderr := run(t, append([]string{"report", "--json", "--partial"}, dirs...)...)
+	out := filepath.Join(t.TempDir(), "merged")
+	code, stdout, stderr := run(t, append([]string{"report", "--json", "--partial", "--out", out}, dirs...)...)
 	if code != 0 {
 		t.Fatalf("--partial: exit %d\n%s", code, stderr)
 	}
 	s := shardDecode(t, "partial", stdout)
 	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "worker 2 ("+dirs[2]+") did not finish") {
 		t.Errorf("partial merge's first warning does not name worker 2: %q", s.Warnings)
+	}
+	// Its merged directory, reported later, still says so.
+	_, stdout, _ = run(t, "report", out)
+	if !strings.Contains(stdout, "partial merge: worker 2 ("+dirs[2]+") did not finish") {
+		t.Errorf("report of the partial merge's directory does not name worker 2:\n%s", stdout)
 	}
 	if got := s.Points[0].Requests.Completed; got >= 200 || got < 150 {
 		t.Errorf("partial merge: %d completed; want the three workers' 150 and what worker 2 wrote", got)

@@ -65,7 +65,7 @@ Examples:
   servebench report --format html runs/a > a.html
   servebench report --format html runs/vllm runs/sglang > candidates.html
   cat runs/a/records.jsonl | servebench report --format markdown
-  servebench report runs/c256/worker-*
+  servebench report --out runs/c256-merged runs/c256/worker-*
 `
 
 func reportCmd(ctx context.Context, env *Env, args []string) error {
@@ -81,6 +81,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	})
 	targetLoad := fs.Float64("target-load", 0, "the load at which the objective must hold (default: the objective's target, else the highest load)")
 	strict := fs.Bool("strict", false, "refuse a records file with a damaged line instead of skipping it with a warning")
+	out := fs.String("out", "", "merging a sharded run's workers: also write the merged run to this new directory (records.jsonl, run.json, summary.json), for compare and history")
 	partial := fs.Bool("partial", false, "merging a sharded run's workers: merge even when some are missing or did not finish (a warning names them)")
 	var slice sliceFlag
 	fs.Var(&slice, "slice", "cut each load point into slices of this much (model) time and check them for drift, e.g. 1m (default: the run's own --slice)")
@@ -104,8 +105,12 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	// any format); other runs are overlaid with --format html, and
 	// anything else is an error pointing at compare (mergeShards).
 	shards := fs.NArg() > 1 && shard.All(fs.Args())
+	if *out != "" && !shards {
+		return usagef("servebench report --out runs/merged runs/w0 runs/w1 ...", "--out writes the merged run of a sharded run's workers; give their directories")
+	}
+	m := merging{strict: *strict, partial: *partial, slice: slice, out: *out}
 	if *format == "html" && shards {
-		return mergedHTML(env, fs.Args(), o, *strict, *partial, slice)
+		return mergedHTML(env, fs.Args(), o, m)
 	}
 	if *format == "html" {
 		return reportHTML(env, fs.Args(), o, *strict, slice)
@@ -117,7 +122,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	ev := &slo.Evaluator{}
 	var s *metrics.Summary
 	if fs.NArg() > 1 {
-		s, err = mergeShards(fs.Args(), *strict, *partial, slice, ev.Add)
+		s, err = mergeShards(fs.Args(), m, ev.Add)
 	} else {
 		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
 	}
@@ -288,6 +293,10 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		run.Interrupted = true
 	}
 	s := metrics.Summarize(run, &agg)
+	if run != nil && len(run.Workers) > 0 {
+		// A merged sharded run (report --out): its workers' warnings again.
+		s.Warnings = append(shard.Warnings(run), s.Warnings...)
+	}
 	if dir != "" {
 		if err := addTelemetry(env, s, dir, events, sampled); err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
@@ -16,10 +17,17 @@ import (
 // command that compares runs.
 const hintCompare = "servebench compare A B, or servebench report --format html A B to overlay them (report merges only the workers of one sharded run)"
 
+// merging are report's options for a merge of a sharded run's workers.
+type merging struct {
+	strict, partial bool
+	slice           sliceFlag
+	out             string // the merged run's directory, or ""
+}
+
 // mergeShards summarises several run directories as one run: the workers
-// of one sharded run (run --shard), merged. Separate runs are an error
-// pointing at compare.
-func mergeShards(dirs []string, strict, partial bool, slice sliceFlag, observe func(*record.Record)) (*metrics.Summary, error) {
+// of one sharded run (run --shard), merged, and written to m.out when set.
+// Separate runs are an error pointing at compare.
+func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metrics.Summary, error) {
 	var workers []*shard.Worker
 	var runs []string
 	for _, d := range dirs {
@@ -40,7 +48,22 @@ func mergeShards(dirs []string, strict, partial bool, slice sliceFlag, observe f
 		}
 		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %s %s", strings.Join(runs, ", "), what)
 	}
-	s, err := shard.Merge(workers, shard.Options{Strict: strict, Partial: partial, Slice: slice.d, SliceSet: slice.set, Observe: observe})
+	opt := shard.Options{Strict: m.strict, Partial: m.partial, Slice: m.slice.d, SliceSet: m.slice.set, Observe: observe}
+	var out *bench.RunDir
+	if m.out != "" {
+		d, err := bench.CreateRunDir(m.out)
+		if err != nil {
+			return nil, benchError(err)
+		}
+		out, opt.Records = d, d.Write
+	}
+	s, err := shard.Merge(workers, opt)
+	if out != nil && err != nil {
+		out.Abandon()
+	}
+	if out != nil && err == nil {
+		err = out.Finish(s.Run, s)
+	}
 	if ie, ok := errors.AsType[*shard.IncompleteError](err); ok {
 		return nil, &Error{Err: fmt.Errorf("not every worker finished: %w", ie),
 			Hint: "give every worker's directory; --partial merges what was recorded, with a warning naming the rest", Code: ExitFailure}
@@ -53,10 +76,10 @@ func mergeShards(dirs []string, strict, partial bool, slice sliceFlag, observe f
 
 // mergedHTML prints the page of a sharded run's workers merged into one
 // run, judged against o when given, as a single run's page.
-func mergedHTML(env *Env, dirs []string, o *slo.Objective, strict, partial bool, slice sliceFlag) error {
+func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
 	curves := &metrics.Curves{}
 	ev := &slo.Evaluator{}
-	s, err := mergeShards(dirs, strict, partial, slice, func(r *record.Record) {
+	s, err := mergeShards(dirs, m, func(r *record.Record) {
 		curves.Add(r)
 		ev.Add(r)
 	})

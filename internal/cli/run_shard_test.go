@@ -140,4 +140,20 @@ func TestReportMergesShardsInEveryFormat(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"completed": 5`) {
 		t.Errorf("merged JSON: exit %d, want 5 completed (3 + 2):\n%s", code, stdout)
 	}
+	// --out writes a new directory, only for a merge.
+	out := filepath.Join(root, "merged")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{append([]string{"report", "--out", out}, dirs...), 0, ""},
+		{append([]string{"report", "--out", out}, dirs...), ExitFailure, "already holds a run"},
+		{[]string{"report", "--out", out, dirs[0]}, ExitUsage, "--out writes the merged run"},
+	} {
+		code, _, stderr := runMain(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d saying %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
 }

@@ -64,8 +64,10 @@ type Run struct {
 	StartAt     string  `json:"start_at,omitempty"`
 	StartEveryS float64 `json:"start_every_s,omitempty"`
 	// Workers lists the workers of a run merged from a sharded run's
-	// directories (report DIR0 DIR1 ...); absent otherwise.
-	Workers []WorkerRun `json:"workers,omitempty"`
+	// directories (report DIR0 DIR1 ...), of WorkerCount in the run;
+	// absent otherwise.
+	Workers     []WorkerRun `json:"workers,omitempty"`
+	WorkerCount int         `json:"worker_count,omitempty"`
 	// Labels are the user's own names for what was measured (--label
 	// gpu=H100): what the run history filters on; absent when none.
 	Labels map[string]string `json:"labels,omitempty"`
@@ -79,13 +81,15 @@ type Run struct {
 // ended, where its first point began against the start mark, and its own
 // client figures per point, with spans and starts on the merged clock.
 type WorkerRun struct {
-	Index      int    `json:"index"`
-	Dir        string `json:"dir"`
-	Started    string `json:"started"`
-	Ended      string `json:"ended,omitempty"`
-	Finished   bool   `json:"finished"`
-	Records    int    `json:"records"`
-	ClientCPUs int    `json:"client_cpus,omitempty"`
+	Index    int    `json:"index"`
+	Dir      string `json:"dir"`
+	Started  string `json:"started"`
+	Ended    string `json:"ended,omitempty"`
+	Finished bool   `json:"finished"`
+	// Interrupted: a signal stopped the worker.
+	Interrupted bool `json:"interrupted,omitempty"`
+	Records     int  `json:"records"`
+	ClientCPUs  int  `json:"client_cpus,omitempty"`
 	// StartOffsetMS is how long after the start mark (without one, after
 	// the earliest worker's epoch) its first point began, by its own clock.
 	StartOffsetMS float64       `json:"start_offset_ms"`

@@ -50,7 +50,7 @@ func shiftRecord(r *record.Record, shift int64) {
 func workerRun(w *Worker, zero time.Time) record.WorkerRun {
 	shift := int64(w.epoch.Sub(zero))
 	wr := record.WorkerRun{Index: w.Run.Shard.Index, Dir: w.Dir, Started: w.Run.Started, Ended: w.Run.Ended,
-		Finished: w.Finished, ClientCPUs: w.Run.ClientCPUs}
+		Finished: w.Finished, Interrupted: w.Run.Interrupted, ClientCPUs: w.Run.ClientCPUs}
 	for _, pc := range w.Run.Points {
 		if !pc.Span.Empty() {
 			pc.StartNS += shift

@@ -28,6 +28,9 @@ type Options struct {
 	// Observe, when set, sees every record on the merged clock, in model
 	// time (an objective's evaluator).
 	Observe func(*record.Record)
+	// Records, when set, receives every record on the merged clock as
+	// measured (not model time), for a merged records.jsonl.
+	Records func(*record.Record) error
 }
 
 // IncompleteError: the directories given are not all of a run's workers,
@@ -59,28 +62,38 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 		return nil, err
 	}
 	slices.SortFunc(workers, func(a, b *Worker) int { return cmp.Compare(a.Run.Shard.Index, b.Run.Shard.Index) })
-	incomplete := missing(workers)
-	if incomplete != nil && !opt.Partial {
-		return nil, incomplete
-	}
 	ref := workers[0].Run
 	zero := commonEpoch(workers)
+	run := mergedRun(workers, zero)
+	if inc := incomplete(run); inc != nil && !opt.Partial {
+		return nil, inc
+	}
 	agg := metrics.Aggregator{Slice: ref.Slice()}
 	if opt.SliceSet {
 		agg.Slice = opt.Slice
 	}
-	run := mergedRun(workers, zero)
 	var warn []string
+	// Ids restart at 0 in every worker: the merged run numbers its
+	// records afresh, worker by worker, so that each id is one request.
+	var id int64
+	var werr error
 	for i, w := range workers {
 		shift := int64(w.epoch.Sub(zero))
 		n, damaged, err := w.records(opt.Strict, func(r *record.Record) {
 			shiftRecord(r, shift)
+			r.ID, id = id, id+1
+			if opt.Records != nil && werr == nil {
+				werr = opt.Records(r)
+			}
 			m := r.ModelTime(ref.Scale())
 			agg.Add(m)
 			if opt.Observe != nil {
 				opt.Observe(m)
 			}
 		})
+		if err == nil {
+			err = werr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -90,11 +103,7 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 		}
 	}
 	sum := metrics.Summarize(run, &agg)
-	if incomplete != nil {
-		warn = append([]string{"partial merge: " + incomplete.Error() + ": the figures cover only the load the others sent"}, warn...)
-	}
-	warn = append(warn, startSpread(run)...)
-	sum.Warnings = append(warn, sum.Warnings...)
+	sum.Warnings = append(append(Warnings(run), warn...), sum.Warnings...)
 	return sum, nil
 }
 
@@ -117,18 +126,19 @@ func check(workers []*Worker) error {
 	return nil
 }
 
-// missing names the workers that are absent or did not finish; nil when
-// all finished. workers are sorted by index.
-func missing(workers []*Worker) *IncompleteError {
-	e := &IncompleteError{Count: workers[0].Run.Shard.Count}
+// incomplete names the workers of a merged run that are absent or did not
+// finish; nil when all finished.
+func incomplete(run *record.Run) *IncompleteError {
+	e := &IncompleteError{Count: run.WorkerCount}
 	have := map[int]bool{}
-	for _, w := range workers {
-		have[w.Run.Shard.Index] = true
+	for _, w := range run.Workers {
+		have[w.Index] = true
+		name := fmt.Sprintf("worker %d (%s)", w.Index, w.Dir)
 		switch {
-		case w.Run.Interrupted:
-			e.Failed = append(e.Failed, w.Name()+" was interrupted: its last point is short of its share")
+		case w.Interrupted:
+			e.Failed = append(e.Failed, name+" was interrupted: its last point is short of its share")
 		case !w.Finished:
-			e.Failed = append(e.Failed, w.Name()+" did not finish (no summary.json: killed, or its pod failed): its points are short of its share")
+			e.Failed = append(e.Failed, name+" did not finish (no summary.json: killed, or its pod failed): its points are short of its share")
 		}
 	}
 	for i := range e.Count {
@@ -142,12 +152,26 @@ func missing(workers []*Worker) *IncompleteError {
 	return e
 }
 
+// Warnings are what a merged run's workers say about its figures: the
+// workers missing or unfinished (first: every figure falls short by their
+// share), and the points whose workers began them apart. They are derived
+// from the merged run.json alone, so that report of a merged directory
+// (report --out) says them again.
+func Warnings(run *record.Run) []string {
+	var warn []string
+	if inc := incomplete(run); inc != nil {
+		warn = append(warn, "partial merge: "+inc.Error()+": the figures cover only the load the others sent")
+	}
+	return append(warn, startSpread(run)...)
+}
+
 // mergedRun is the run the workers make together: the first worker's
 // header without its shard, started at the common zero, the client
 // figures of each point added up over the workers, and the workers listed.
 func mergedRun(workers []*Worker, zero time.Time) *record.Run {
 	run := *workers[0].Run
 	run.Shard, run.Points, run.Workers = nil, nil, nil
+	run.WorkerCount = workers[0].Run.Shard.Count
 	run.Started = zero.UTC().Format(time.RFC3339Nano)
 	run.Ended = ""
 	byIndex := map[int]*record.PointClient{}

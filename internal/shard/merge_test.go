@@ -164,6 +164,10 @@ func TestMergeRefuses(t *testing.T) {
 	if err != nil || !strings.HasPrefix(s.Warnings[0], "partial merge: worker 2 of 3 missing") || s.Points[0].Requests.Completed != 4 {
 		t.Errorf("--partial: %v, warnings %q; want the two workers' 4 requests and the rest named first", err, s.Warnings)
 	}
+	// The merged run.json alone says it again (report of a merged directory).
+	if w := Warnings(s.Run); len(w) == 0 || w[0] != s.Warnings[0] {
+		t.Errorf("the merged run's own warnings %q, want %q first", w, s.Warnings[0])
+	}
 }
 
 func TestReadNotShard(t *testing.T) {
@@ -174,5 +178,33 @@ func TestReadNotShard(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(dir, "nothing")); err == nil || errors.Is(err, ErrNotShard) {
 		t.Errorf("a directory without run.json: %v, want an error of its own", err)
+	}
+}
+
+// TestMergeRecords: the merged records are on one clock, as measured, each
+// with an id of its own.
+func TestMergeRecords(t *testing.T) {
+	root := t.TempDir()
+	a := worker{index: 0, count: 2, lead: time.Second, n: 3}.write(t, root)
+	b := worker{index: 1, count: 2, lead: 3 * time.Second, late: 5 * time.Millisecond, n: 3}.write(t, root)
+	var sent []int64
+	ids := map[int64]bool{}
+	_, err := Merge(readAll(t, b, a), Options{Records: func(r *record.Record) error {
+		sent, ids[r.ID] = append(sent, r.SentNS), true
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On the merged clock the mark is 0: worker 0 sends at 0, 10, 20 ms,
+	// worker 1 at 5, 15, 25 ms.
+	want := []int64{0, 1e7, 2e7, 5e6, 15e6, 25e6}
+	if len(sent) != 6 || len(ids) != 6 {
+		t.Fatalf("%d records, %d ids; want 6 of each", len(sent), len(ids))
+	}
+	for i := range want {
+		if sent[i] != want[i] {
+			t.Errorf("record %d sent at %d ns, want %d", i, sent[i], want[i])
+		}
 	}
 }

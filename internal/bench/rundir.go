@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"os"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// RunDir writes a run directory from records made elsewhere: a sharded
+// run's workers merged into one run (report DIR0 DIR1 ... --out DIR). It
+// keeps the layout and the rules of a run's own directory: records.jsonl
+// created only where no run is, run.json and summary.json written whole.
+type RunDir struct{ s *sink }
+
+// CreateRunDir creates dir's records file; ErrRunExists when dir holds a
+// run already.
+func CreateRunDir(dir string) (*RunDir, error) {
+	s, err := newSink(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &RunDir{s: s}, nil
+}
+
+// Write appends one record.
+func (d *RunDir) Write(r *record.Record) error { return d.s.w.Write(r) }
+
+// Finish flushes the records and writes run.json and summary.json.
+func (d *RunDir) Finish(run *record.Run, sum any) error {
+	if err := d.s.close(); err != nil {
+		return err
+	}
+	return d.s.finish(run, sum)
+}
+
+// Abandon closes and removes the records file of a directory that will
+// not be finished (the merge failed), so that nothing there passes for a
+// run and the directory can be used again.
+func (d *RunDir) Abandon() {
+	name := d.s.f.Name()
+	d.s.close()
+	os.Remove(name)
+}
