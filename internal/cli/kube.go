@@ -86,6 +86,11 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	k.RunArgs = runArgs(args, fs)
+	// A pod's history database would go with the pod; the merged run is
+	// the one to keep (history import of report --out's directory).
+	if set := setFlags(fs); !set["db"] && !set["no-history"] {
+		k.RunArgs = append(k.RunArgs, "--no-history")
+	}
 	k.APIKeyEnv = f.apiKeyEnv
 	b, err := yaml.Marshal(kube.Job(k.Options))
 	if err != nil {
@@ -163,6 +168,13 @@ func runArgs(args []string, fs *flag.FlagSet) []string {
 		}
 	}
 	return out
+}
+
+// setFlags are the flags the command line set.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
 func isBool(f *flag.Flag) bool {

@@ -47,7 +47,7 @@ func TestKubeJobIsAnIndexedJob(t *testing.T) {
 	if pod.RestartPolicy != "Never" || c.Image != "servebench:1" || !slices.Equal(c.Command, []string{"/servebench"}) || c.Args[0] != "run" {
 		t.Errorf("pod: restart %q, image %q, command %q, args %q", pod.RestartPolicy, c.Image, c.Command, c.Args)
 	}
-	for _, want := range []string{"--shard=$(JOB_COMPLETION_INDEX)/4", "--out=/results/c256/worker-$(JOB_COMPLETION_INDEX)", "--concurrency", "64,256"} {
+	for _, want := range []string{"--no-history", "--shard=$(JOB_COMPLETION_INDEX)/4", "--out=/results/c256/worker-$(JOB_COMPLETION_INDEX)", "--concurrency", "64,256"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("args %q lack %q", c.Args, want)
 		}
