@@ -168,7 +168,7 @@ func TestCompareStrictAndGates(t *testing.T) {
 		{"a wrong-way threshold is a usage error", []string{"--fail-on-regression", "speed p50 +5%", a, b}, 2,
 			"speed p50 gets worse when it falls, so its threshold is written -N"},
 		{"one run is not a comparison", []string{a}, 2, "compare takes two runs (A, then B), got 1"},
-		{"a missing run", []string{a, filepath.Join(a, "nope")}, 1, "Error:"},
+		{"neither a run nor a history id", []string{a, filepath.Join(a, "nope")}, 2, "nope is neither a run directory nor a history id"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, append([]string{"compare"}, tt.args...)...)
@@ -225,4 +225,21 @@ func compareRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Runs stored in the history are compared by their ids.
+func TestCompareHistoryIDs(t *testing.T) {
+	a, b := compareFixture(t)
+	db := filepath.Join(t.TempDir(), "history.db")
+	if code, _, stderr := run(t, "history", "import", "--db", db, a, b); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "compare", "--db", db, "1", "2")
+	if code != 0 || !strings.Contains(stdout, "A: run 1 ("+a+")") || !strings.Contains(stdout, "B: run 2 ("+b+")") ||
+		!strings.Contains(stdout, "different context length: 131072 vs 4096") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "compare", "--db", db, "1", "9"); code != 1 || !strings.Contains(stderr, "9") {
+		t.Errorf("unknown id: exit %d\n%s", code, stderr)
+	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/servebench/servebench/internal/compare"
@@ -14,7 +15,7 @@ const compareUsage = `
 Usage: servebench compare [flags] A B
 
 Compares run B with run A (run directories written by servebench run
---out): at every load point both measured (the same load, and the same
+--out, or their ids in the history database: servebench history): at every load point both measured (the same load, and the same
 workload cell of a workload matrix), the change B − A of TTFT, ITL and E2E
 p50/p95/p99, per-request decode speed, aggregate output throughput and the
 error rate, each with a bootstrap confidence interval of the change from
@@ -47,6 +48,7 @@ regression gate failed.
 Examples:
   servebench compare runs/before runs/after
   servebench compare --json runs/before runs/after
+  servebench compare 12 14            (history ids: servebench history lists them)
   servebench compare --format html runs/before runs/after > compare.html
   servebench compare --strict --fail-on-regression 'ttft p95 +10%' \
       --fail-on-regression 'speed p50 -5%' runs/main runs/candidate
@@ -64,6 +66,8 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		gates = append(gates, g)
 		return err
 	})
+	var db string
+	defineDB(fs, &db)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -76,9 +80,15 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	sides := make([]*compare.Side, 2)
 	runs := make([]report.HTMLRun, 2) // the runs' own pages, for --format html
 	for i, arg := range fs.Args() {
-		var err error
-		if sides[i], runs[i], err = loadSide(env, arg, *strict, *format == "html"); err != nil {
+		path, err := comparePath(ctx, env, db, arg)
+		if err != nil {
 			return err
+		}
+		if sides[i], runs[i], err = loadSide(env, path, *strict, *format == "html"); err != nil {
+			return err
+		}
+		if path != arg {
+			sides[i].Name = "run " + arg + " (" + path + ")"
 		}
 	}
 	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
@@ -107,6 +117,15 @@ func compareArgs(args []string, format string) error {
 		return usagef("servebench compare --format json runs/a runs/b", "--format %q: want text, json or html", format)
 	}
 	return nil
+}
+
+// comparePath is a run argument as a path: a run directory or records
+// file as given, else a history id looked up in the history database.
+func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) {
+	if _, err := os.Stat(arg); err == nil {
+		return arg, nil
+	}
+	return RunDir(ctx, env, db, arg)
 }
 
 // loadSide reads one run as report reads it: its summary recomputed from
