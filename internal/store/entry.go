@@ -159,6 +159,9 @@ func (e *Entry) gpus() (name string, n int, driver string) {
 		for _, g := range p.Telemetry.GPUs {
 			id := g.Instance + "/" + strconv.Itoa(g.Index)
 			seen[id] = cmp.Or(g.Name, seen[id])
+			if g.Driver != "" && !slices.Contains(drivers, g.Driver) {
+				drivers = append(drivers, g.Driver)
+			}
 		}
 	}
 	if len(seen) == 0 {
@@ -176,6 +179,7 @@ func (e *Entry) gpus() (name string, n int, driver string) {
 		parts = append(parts, nm)
 	}
 	slices.Sort(parts)
+	slices.Sort(drivers)
 	return strings.Join(parts, ", "), len(seen), strings.Join(drivers, ", ")
 }
 

@@ -65,7 +65,7 @@ func TestPutGet(t *testing.T) {
 	e.Objective = json.RawMessage(`{"name":"chat","quantization":"q4_K_M","slos":[]}`)
 	e.Verdict = &slo.Verdict{Holds: false, Text: "does not hold",
 		Points: []slo.PointVerdict{{Load: record.Load{Concurrency: 1}, Points: []int{0}, Pass: true}, {Load: record.Load{Concurrency: 4}, Points: []int{1}}}}
-	e.Points[1].Telemetry = &telemetry.Point{GPUs: []telemetry.GPUPoint{{Instance: "nvml", Index: 0, Name: "NVIDIA H100"}, {Instance: "nvml", Index: 1, Name: "NVIDIA H100"}}}
+	e.Points[1].Telemetry = &telemetry.Point{GPUs: []telemetry.GPUPoint{{Instance: "nvml", Index: 0, Name: "NVIDIA H100", Driver: "550.54.15"}, {Instance: "nvml", Index: 1, Name: "NVIDIA H100", Driver: "550.54.15"}}}
 	id := put(t, db, e)
 	d, err := db.Get(context.Background(), id)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestPutGet(t *testing.T) {
 	want := Run{ID: id, Started: e.Run.Started, Ended: e.Run.Ended, Stored: d.Stored, Dir: e.Dir, ToolVersion: "v1.2.3",
 		Target: "http://127.0.0.1:8000", API: "openai-chat", Model: "llama",
 		Server:       Server{ModelID: "llama-id", Runtime: "vllm", RuntimeVersion: "0.6.3", MaxContext: 8192},
-		Quantization: "q4_K_M", GPU: "2× NVIDIA H100", GPUCount: 2,
+		Quantization: "q4_K_M", GPU: "2× NVIDIA H100", GPUCount: 2, GPUDriver: "550.54.15",
 		Labels: map[string]string{"team": "infra", "model": "llama", "model_id": "llama-id", "quantization": "q4_K_M",
 			"runtime": "vllm", "runtime_version": "0.6.3", "gpu": "2× NVIDIA H100"},
 		WorkloadHash: d.WorkloadHash, ObjectiveName: "chat", ObjectiveHash: d.ObjectiveHash, Holds: &f,

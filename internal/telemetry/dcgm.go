@@ -115,7 +115,7 @@ func dcgmGPUs(fams map[string]*dto.MetricFamily) []dcgmGPU {
 			return nil
 		}
 		if byIdx[i] == nil {
-			byIdx[i] = &dcgmGPU{gpu: &GPU{Index: i, Name: label(m, "modelName"), UUID: label(m, "UUID")}}
+			byIdx[i] = &dcgmGPU{gpu: &GPU{Index: i, Name: label(m, "modelName"), UUID: label(m, "UUID"), Driver: label(m, "DCGM_FI_DRIVER_VERSION")}}
 		}
 		return byIdx[i]
 	}

@@ -21,12 +21,12 @@ func TestDCGMSource(t *testing.T) {
 	got = got[:2]
 	const mb = 1 << 20
 	want := []GPU{
-		{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-5fb3b3a4-0000-0000-0000-000000000000",
+		{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-5fb3b3a4-0000-0000-0000-000000000000", Driver: "560.35.03",
 			MemoryUsedBytes: f(76000 * mb), MemoryTotalBytes: f((76000 + 4096 + 1000) * mb),
 			Utilization: f(0.87), PowerW: f(512.25), EnergyJ: f(123456.789), TemperatureC: f(61), SMClockMHz: f(1980),
 			Throttle: []string{}},
 		// 68 = 0x40 (hardware thermal slowdown) | 0x4 (software power cap).
-		{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-7a21c9d2-0000-0000-0000-000000000000",
+		{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-7a21c9d2-0000-0000-0000-000000000000", Driver: "560.35.03",
 			MemoryUsedBytes: f(78000 * mb), MemoryTotalBytes: f((78000 + 2048 + 1000) * mb),
 			Utilization: f(1), PowerW: f(699.5), EnergyJ: f(987654.321), TemperatureC: f(83), SMClockMHz: f(1755),
 			Throttle: []string{"power_cap", "hw_thermal"}},
@@ -42,7 +42,7 @@ func TestDCGMSource(t *testing.T) {
 }
 
 func gpuString(g *GPU) string {
-	return strings.Join([]string{g.Name, fmtPtr(g.MemoryUsedBytes), fmtPtr(g.MemoryTotalBytes),
+	return strings.Join([]string{g.Name, g.Driver, fmtPtr(g.MemoryUsedBytes), fmtPtr(g.MemoryTotalBytes),
 		fmtPtr(g.Utilization), fmtPtr(g.PowerW), fmtPtr(g.EnergyJ), fmtPtr(g.TemperatureC),
 		fmtPtr(g.SMClockMHz), strings.Join(g.Throttle, "+")}, " ")
 }

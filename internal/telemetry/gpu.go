@@ -77,6 +77,7 @@ func (s *gpuSeries) point(w Window) GPUPoint {
 	p := GPUPoint{Instance: s.instance, Index: s.index}
 	for _, r := range s.in {
 		p.Name = cmp.Or(r.g.Name, p.Name)
+		p.Driver = cmp.Or(r.g.Driver, p.Driver)
 	}
 	_, p.MemoryUsedBytesMax = gauge(s.in, func(g *GPU) *float64 { return g.MemoryUsedBytes })
 	_, p.MemoryTotalBytes = gauge(s.in, func(g *GPU) *float64 { return g.MemoryTotalBytes })

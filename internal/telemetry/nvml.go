@@ -19,6 +19,9 @@ var errNotSupported = errors.New("not supported")
 // readings (nvml_cgo.go binds it to the driver's library).
 type nvmlLib interface {
 	Devices() []nvmlDevice
+	// DriverVersion is the driver's version ("550.54.15"), "" when NVML
+	// does not say.
+	DriverVersion() string
 	// PollXid returns the Xid errors raised since the last call, without
 	// waiting for one.
 	PollXid() ([]xidError, error)
@@ -44,8 +47,9 @@ type xidError struct {
 
 // nvmlSource samples every local GPU through NVML.
 type nvmlSource struct {
-	lib  nvmlLib
-	devs []nvmlDevice
+	lib    nvmlLib
+	devs   []nvmlDevice
+	driver string // read once: it cannot change while NVML is open
 	// limits holds each GPU's limiting clock reasons at its last reading,
 	// so that a throttle event marks when throttling begins.
 	limits map[int][]string
@@ -68,7 +72,7 @@ func newNVMLSource(lib nvmlLib) (*nvmlSource, error) {
 		lib.Close()
 		return nil, errors.New("NVML found no GPU")
 	}
-	return &nvmlSource{lib: lib, devs: devs, limits: map[int][]string{}}, nil
+	return &nvmlSource{lib: lib, devs: devs, driver: lib.DriverVersion(), limits: map[int][]string{}}, nil
 }
 
 func (s *nvmlSource) Name() string { return fmt.Sprintf("%d local GPU(s) through NVML", len(s.devs)) }
@@ -86,6 +90,7 @@ func (s *nvmlSource) Read(ctx context.Context, now int64) ([]Sample, error) {
 	var errs []error
 	for _, d := range s.devs {
 		g, err := readGPU(d)
+		g.Driver = s.driver
 		errs = append(errs, err)
 		out = append(out, Sample{TNS: now, Source: KindGPU, Instance: InstanceNVML, GPU: g})
 		if ev := s.throttleEvent(g); ev != nil {

@@ -66,6 +66,14 @@ type nvmlBinding struct {
 
 func (l *nvmlBinding) Devices() []nvmlDevice { return l.devs }
 
+func (l *nvmlBinding) DriverVersion() string {
+	v, ret := l.lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		return ""
+	}
+	return v
+}
+
 // watchXids registers every GPU that supports it for Xid critical errors.
 // A GPU that does not (some boards, some containers) just gives none.
 func (l *nvmlBinding) watchXids() {

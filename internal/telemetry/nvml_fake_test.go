@@ -10,6 +10,7 @@ import (
 // GPU returns step i of its script (the last step repeats).
 type fakeNVML struct {
 	gpus   []*fakeGPU
+	driver string
 	xids   [][]xidError // per PollXid call
 	polls  int
 	closed bool
@@ -22,6 +23,8 @@ func (f *fakeNVML) Devices() []nvmlDevice {
 	}
 	return out
 }
+
+func (f *fakeNVML) DriverVersion() string { return f.driver }
 
 func (f *fakeNVML) PollXid() ([]xidError, error) {
 	defer func() { f.polls++ }()

@@ -27,7 +27,7 @@ func readAll(t *testing.T, src *nvmlSource, n int) [][]Sample {
 // TestNVMLReadConverts checks one reading's fields and units: bytes, a
 // fraction for utilisation, mW to W, mJ to J, reason bits to names.
 func TestNVMLReadConverts(t *testing.T) {
-	lib := &fakeNVML{gpus: []*fakeGPU{{index: 0, name: "NVIDIA H100 80GB HBM3", uuid: "GPU-1", steps: []fakeStep{{
+	lib := &fakeNVML{driver: "550.54.15", gpus: []*fakeGPU{{index: 0, name: "NVIDIA H100 80GB HBM3", uuid: "GPU-1", steps: []fakeStep{{
 		usedB: 40 * gib, totalB: 80 * gib, utilPct: 75, powerMW: 350500, energyMJ: 1234567,
 		tempC: 71, smMHz: 1980, reasons: 0x4 | 0x1,
 	}}}}}
@@ -37,7 +37,7 @@ func TestNVMLReadConverts(t *testing.T) {
 	}
 	got := readAll(t, src, 1)[0]
 	want := []Sample{{TNS: 0, Source: KindGPU, Instance: "nvml", GPU: &GPU{
-		Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1",
+		Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1", Driver: "550.54.15",
 		MemoryUsedBytes: new(40.0 * gib), MemoryTotalBytes: new(80.0 * gib), Utilization: new(0.75),
 		PowerW: new(350.5), EnergyJ: new(1234.567), TemperatureC: new(71.0), SMClockMHz: new(1980.0),
 		Throttle: []string{"idle", "power_cap"},

@@ -78,9 +78,11 @@ type Bucket struct {
 
 // GPU is one reading of one GPU.
 type GPU struct {
-	Index            int      `json:"index"`
-	Name             string   `json:"name,omitempty"`
-	UUID             string   `json:"uuid,omitempty"`
+	Index int    `json:"index"`
+	Name  string `json:"name,omitempty"`
+	UUID  string `json:"uuid,omitempty"`
+	// Driver is the NVIDIA driver's version, where the source says.
+	Driver           string   `json:"driver,omitempty"`
 	MemoryUsedBytes  *float64 `json:"memory_used_bytes,omitempty"`
 	MemoryTotalBytes *float64 `json:"memory_total_bytes,omitempty"`
 	Utilization      *float64 `json:"utilization,omitempty"` // fraction 0–1 of the interval a kernel ran
@@ -199,6 +201,7 @@ type GPUPoint struct {
 	Instance           string   `json:"instance,omitempty"`
 	Index              int      `json:"index"`
 	Name               string   `json:"name,omitempty"`
+	Driver             string   `json:"driver,omitempty"`
 	MemoryUsedBytesMax *float64 `json:"memory_used_bytes_max,omitempty"`
 	MemoryTotalBytes   *float64 `json:"memory_total_bytes,omitempty"`
 	UtilizationMean    *float64 `json:"utilization_mean,omitempty"`
