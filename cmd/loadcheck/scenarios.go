@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"time"
 )
 
 // sbRun runs the servebench binary against url with the given load flags
@@ -120,5 +119,3 @@ func q(xs []float64, p float64) float64 {
 	slices.Sort(xs)
 	return xs[min(len(xs)-1, int(p*float64(len(xs))))]
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
