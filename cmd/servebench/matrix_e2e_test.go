@@ -6,7 +6,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,30 +157,8 @@ func TestMatrixReportGolden(t *testing.T) {
 				args = append(args, "--objective", filepath.Join("testdata", "matrix-objective.yaml"))
 			}
 			args = append(args, filepath.Join("testdata", "matrix"))
-			t.Run(name, func(t *testing.T) {
-				code, stdout, stderr := run(t, args...)
-				got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
-				matrixGolden(t, filepath.Join("testdata", "report", name+".golden"), got)
-			})
+			t.Run(name, func(t *testing.T) { reportGolden(t, name, args...) })
 		}
-	}
-}
-
-// matrixGolden compares got with a golden file, or rewrites it with -update.
-func matrixGolden(t *testing.T, golden, got string) {
-	t.Helper()
-	if *updateGolden {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -run TestMatrixReportGolden -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("differs from %s (-update rewrites it):\n%s", golden, lineDiff(string(want), got))
 	}
 }
 

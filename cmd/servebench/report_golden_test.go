@@ -35,28 +35,34 @@ func TestReportGolden(t *testing.T) {
 				args = append(args, "--objective", "chat")
 			}
 			args = append(args, filepath.Join("testdata", "run"))
-			t.Run(name, func(t *testing.T) {
-				code, stdout, stderr := run(t, args...)
-				got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
-				golden := filepath.Join("testdata", "report", name+".golden")
-				if *updateGolden {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (go test -run TestReportGolden -update writes it)", err)
-				}
-				if got != string(want) {
-					t.Errorf("servebench %s differs from %s (-update rewrites it):\n%s", strings.Join(args, " "), golden, lineDiff(string(want), got))
-				}
-			})
+			t.Run(name, func(t *testing.T) { reportGolden(t, name, args...) })
 		}
+	}
+}
+
+// reportGolden runs servebench with args and compares its exit code,
+// stdout and stderr with testdata/report/NAME.golden, or rewrites the file
+// with -update.
+func reportGolden(t *testing.T, name string, args ...string) {
+	t.Helper()
+	code, stdout, stderr := run(t, args...)
+	got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
+	golden := filepath.Join("testdata", "report", name+".golden")
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, strings.SplitN(t.Name(), "/", 2)[0])
+	}
+	if got != string(want) {
+		t.Errorf("servebench %s differs from %s (-update rewrites it):\n%s", strings.Join(args, " "), golden, lineDiff(string(want), got))
 	}
 }
 

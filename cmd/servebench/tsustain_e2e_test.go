@@ -190,24 +190,7 @@ func TestSustainSliceFlag(t *testing.T) {
 func TestSustainReportGolden(t *testing.T) {
 	for _, format := range []string{"text", "json", "csv", "markdown"} {
 		args := []string{"report", "--format", format, filepath.Join("testdata", "sustained")}
-		t.Run(format, func(t *testing.T) {
-			code, stdout, stderr := run(t, args...)
-			got := fmt.Sprintf("$ servebench %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
-			golden := filepath.Join("testdata", "report", "sustained-"+format+".golden")
-			if *updateGolden {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test -run TestSustainReportGolden -update writes it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("servebench %s differs from %s (-update rewrites it):\n%s", strings.Join(args, " "), golden, lineDiff(string(want), got))
-			}
-		})
+		t.Run(format, func(t *testing.T) { reportGolden(t, "sustained-"+format, args...) })
 	}
 }
 
