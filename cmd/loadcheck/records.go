@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -24,13 +24,9 @@ type runDir struct {
 // readRun reads records.jsonl and run.json of dir.
 func readRun(dir string, keep bool) (runDir, error) {
 	var d runDir
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	run, err := record.ReadRun(filepath.Join(dir, bench.RunFile))
 	if err != nil {
 		return d, err
-	}
-	var run record.Run
-	if err := json.Unmarshal(b, &run); err != nil {
-		return d, fmt.Errorf("run.json: %w", err)
 	}
 	if d.Epoch, err = time.Parse(time.RFC3339Nano, run.Started); err != nil {
 		return d, fmt.Errorf("run.json started: %w", err)
@@ -38,7 +34,7 @@ func readRun(dir string, keep bool) (runDir, error) {
 	if len(run.Points) > 0 {
 		d.Client = run.Points[0].Client
 	}
-	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
+	f, err := os.Open(filepath.Join(dir, bench.RecordsFile))
 	if err != nil {
 		return d, err
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -380,16 +379,9 @@ func exists(path string) bool {
 
 // readRun reads run.json; a missing file is no error (records suffice).
 func readRun(path string) (*record.Run, error) {
-	b, err := os.ReadFile(path)
+	run, err := record.ReadRun(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var run record.Run
-	if err := json.Unmarshal(b, &run); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &run, nil
+	return run, err
 }

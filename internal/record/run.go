@@ -1,7 +1,10 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -251,4 +254,19 @@ func ParseWorkloadLabel(label string) (prompt, output string, ok bool) {
 		return "", "", false
 	}
 	return prompt, out, true
+}
+
+// ReadRun reads a run.json file. A file that cannot be read returns the
+// os error as it is (errors.Is(err, fs.ErrNotExist) tells a missing one);
+// one that does not decode is named in the error.
+func ReadRun(path string) (*Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var run Run
+	if err := json.Unmarshal(b, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &run, nil
 }

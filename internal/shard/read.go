@@ -6,7 +6,6 @@
 package shard
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,15 +36,11 @@ var ErrNotShard = errors.New("not a worker of a sharded run (run --shard)")
 // shards from a list of separate runs.
 func Read(dir string) (*Worker, error) {
 	path := filepath.Join(dir, bench.RunFile)
-	b, err := os.ReadFile(path)
+	run, err := record.ReadRun(path) // its errors name the file
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
-	var run record.Run
-	if err := json.Unmarshal(b, &run); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	w := &Worker{Dir: dir, Run: &run}
+	w := &Worker{Dir: dir, Run: run}
 	if run.Shard == nil {
 		return w, fmt.Errorf("%s: %w", dir, ErrNotShard)
 	}
