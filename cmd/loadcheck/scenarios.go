@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/servebench/servebench/internal/stats"
 )
 
 // sbRun runs the servebench binary against url with the given load flags
@@ -100,22 +102,16 @@ func spread(xs []float64) string {
 	if len(s) == 0 {
 		return "none"
 	}
-	return fmt.Sprintf("median %.2fx (%.2f–%.2f over %d)", median(s), s[0], s[len(s)-1], len(s))
+	return fmt.Sprintf("median %.2fx (%.2f–%.2f over %d)", stats.Quantile(s, 0.5), s[0], s[len(s)-1], len(s))
 }
 
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-// q is the p-quantile of xs (sorted in place), nearest rank.
+// q is the p-quantile of xs (sorted in place) by servebench's own
+// estimator (docs/METRICS.md), so that the plain client's and vegeta's
+// lags read as servebench's dispatch lag does beside them; 0 for none.
 func q(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
 	slices.Sort(xs)
-	return xs[min(len(xs)-1, int(p*float64(len(xs))))]
+	return stats.Quantile(xs, p)
 }
