@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/servebench/servebench/internal/bench"
-	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/store"
 )
 
@@ -95,14 +92,6 @@ func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
 	return nil
 }
 
-// recorded is summary.json as run writes it: the summary, and with an
-// objective the objective and its verdict (slo.Report).
-type recorded struct {
-	metrics.Summary
-	Objective json.RawMessage `json:"objective"`
-	Verdict   *slo.Verdict    `json:"verdict"`
-}
-
 // loadEntry reads a run directory: run.json for the run's context,
 // summary.json for its points and verdict, or, when the run left none
 // (killed), the summary rebuilt from its records as report does.
@@ -119,19 +108,17 @@ func loadEntry(env *Env, dir string) (*store.Entry, error) {
 		return nil, fmt.Errorf("no %s: not a run directory written by servebench run --out", bench.RunFile)
 	}
 	e := &store.Entry{Run: run, Dir: abs}
-	path := filepath.Join(dir, bench.SummaryFile)
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	r, err := readRecorded(dir)
+	var damaged *recordedError
+	switch {
+	case r != nil:
+		e.Points, e.Objective, e.Verdict = r.Points, r.Objective, r.Verdict
+		return e, nil
+	case errors.As(err, &damaged):
+		fmt.Fprintf(env.Stderr, "warning: %s is damaged (%v): stored from the summary rebuilt from the records, without a verdict\n", damaged.path, damaged.err)
+	case err != nil:
 		return nil, err
-	}
-	var r recorded
-	if err == nil {
-		if err = json.Unmarshal(b, &r); err == nil {
-			e.Points, e.Objective, e.Verdict = r.Points, r.Objective, r.Verdict
-			return e, nil
-		}
-		fmt.Fprintf(env.Stderr, "warning: %s is damaged (%v): stored from the summary rebuilt from the records, without a verdict\n", path, err)
-	} else {
+	default:
 		fmt.Fprintf(env.Stderr, "warning: %s has no %s (the run was killed): stored from the summary rebuilt from its records\n", dir, bench.SummaryFile)
 	}
 	s, err := loadSummary(env, dir, false, sliceFlag{}, nil)

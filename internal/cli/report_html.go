@@ -118,25 +118,60 @@ func runName(arg string) string {
 // recordedVerdict is the verdict a judged run wrote into summary.json
 // (nil when the run was not judged, or did not finish).
 func recordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
-	path := filepath.Join(dir, bench.SummaryFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
+	const hint = "servebench report --format json DIR recomputes the summary from the records"
+	r, err := readRecorded(dir)
+	var damaged *recordedError
+	if errors.As(err, &damaged) {
+		return nil, nil, &Error{Err: damaged, Hint: hint, Code: ExitFailure}
 	}
 	if err != nil {
 		return nil, nil, &Error{Err: err, Code: ExitFailure}
 	}
-	var judged struct {
-		Objective *slo.Objective `json:"objective"`
-		Verdict   *slo.Verdict   `json:"verdict"`
-	}
-	if err := json.Unmarshal(b, &judged); err != nil {
-		return nil, nil, &Error{Err: fmt.Errorf("%s: %w", path, err), Hint: "servebench report --format json DIR recomputes the summary from the records", Code: ExitFailure}
-	}
-	if judged.Verdict == nil {
+	if r == nil || r.Verdict == nil {
 		return nil, nil, nil
 	}
-	return judged.Objective, judged.Verdict, nil
+	var o *slo.Objective
+	if len(r.Objective) > 0 {
+		if err := json.Unmarshal(r.Objective, &o); err != nil {
+			return nil, nil, &Error{Err: &recordedError{path: filepath.Join(dir, bench.SummaryFile), err: err}, Hint: hint, Code: ExitFailure}
+		}
+	}
+	return o, r.Verdict, nil
+}
+
+// recorded is summary.json as run writes it: the summary, and with an
+// objective the objective (kept as written) and its verdict (slo.Report).
+type recorded struct {
+	metrics.Summary
+	Objective json.RawMessage `json:"objective"`
+	Verdict   *slo.Verdict    `json:"verdict"`
+}
+
+// recordedError: a summary.json that does not decode.
+type recordedError struct {
+	path string
+	err  error
+}
+
+func (e *recordedError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *recordedError) Unwrap() error { return e.err }
+
+// readRecorded reads a run directory's summary.json; (nil, nil) when the
+// run left none (it did not finish), a *recordedError when it is damaged.
+func readRecorded(dir string) (*recorded, error) {
+	path := filepath.Join(dir, bench.SummaryFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r recorded
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, &recordedError{path: path, err: err}
+	}
+	return &r, nil
 }
 
 // writeRunHTML writes a finished run's report.html: the page report
