@@ -1,0 +1,697 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counted is a test server that counts the connections it accepted.
+type counted struct {
+	*httptest.Server
+	conns atomic.Int64
+}
+
+func newCounted(t *testing.T, h http.HandlerFunc, configure ...func(*http.Server)) *counted {
+	t.Helper()
+	s := &counted{Server: httptest.NewUnstartedServer(h)}
+	for _, f := range configure {
+		f(s.Config)
+	}
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// post sends a POST with body through tr and returns the response body
+// read to its end.
+func post(t *testing.T, tr http.RoundTripper, url, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body: %v", err)
+	}
+	return resp, string(b)
+}
+
+// echo answers with the request's method, URI and body, streamed in two
+// flushed parts (a chunked body).
+func echo(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	fmt.Fprintf(w, "%s %s ", r.Method, r.RequestURI)
+	w.(http.Flusher).Flush()
+	w.Write(b)
+}
+
+// TestKeepAlive: sequential requests share one connection, and each
+// answer is whole.
+func TestKeepAlive(t *testing.T) {
+	srv := newCounted(t, echo)
+	tr := &Transport{}
+	for i := range 20 {
+		_, got := post(t, tr, srv.URL+"/v1/x", fmt.Sprint("body ", i))
+		if want := fmt.Sprintf("POST /v1/x body %d", i); got != want {
+			t.Fatalf("answer %q, want %q", got, want)
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections for 20 sequential requests, want 1", n)
+	}
+}
+
+// TestConcurrentStreams: 64 streams at once each get their own answer,
+// on at most 64 connections that a second round reuses.
+func TestConcurrentStreams(t *testing.T) {
+	srv := newCounted(t, echo)
+	tr := &Transport{}
+	for range 2 {
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Go(func() {
+				_, got := post(t, tr, srv.URL+"/s", fmt.Sprint(i))
+				if want := fmt.Sprintf("POST /s %d", i); got != want {
+					t.Errorf("answer %q, want %q", got, want)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := srv.conns.Load(); n > 64 {
+		t.Errorf("%d connections for two rounds of 64 streams, want at most 64", n)
+	}
+}
+
+// TestServerClosedIdle: a connection the server closed while it was idle
+// is found closed before reuse, and the request goes on a new one.
+func TestServerClosedIdle(t *testing.T) {
+	srv := newCounted(t, echo, func(s *http.Server) { s.IdleTimeout = 20 * time.Millisecond })
+	tr := &Transport{}
+	post(t, tr, srv.URL, "a")
+	time.Sleep(200 * time.Millisecond) // the server closes the idle connection
+	if _, got := post(t, tr, srv.URL, "b"); got != "POST / b" {
+		t.Fatalf("answer %q after the idle close", got)
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (the closed one dropped)", n)
+	}
+}
+
+// TestConnectionClose: a response that says Connection: close is not
+// pooled, nor is one to a request that asked for it.
+func TestConnectionClose(t *testing.T) {
+	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/close" {
+			w.Header().Set("Connection", "close")
+		}
+		io.WriteString(w, "ok")
+	})
+	tr := &Transport{}
+	post(t, tr, srv.URL+"/close", "")
+	post(t, tr, srv.URL+"/close", "")
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections for two Connection: close answers, want 2", n)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/keep", nil)
+	req.Close = true
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	post(t, tr, srv.URL+"/keep", "")
+	if n := srv.conns.Load(); n != 4 {
+		t.Errorf("%d connections, want 4 (a request with Close set is not pooled)", n)
+	}
+}
+
+// raw serves each accepted connection with script, which reads the
+// request from br and writes bytes to the connection.
+func raw(t *testing.T, script func(c net.Conn, br *bufio.Reader)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				script(c, bufio.NewReader(c))
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// readRequest reads one request off br, body included.
+func readRequest(br *bufio.Reader) (*http.Request, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, err
+	}
+	io.ReadAll(req.Body)
+	return req, nil
+}
+
+// TestBodies: every framing of a response body reads whole: a length, the
+// chunked coding with a trailer, and a body ended by closing the
+// connection; 1xx responses before the real one are skipped.
+func TestBodies(t *testing.T) {
+	cases := []struct {
+		name, wire, want string
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+		{"chunked with a trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\nX-T: 1\r\n\r\n", "hello"},
+		{"until close", "HTTP/1.0 200 OK\r\n\r\nhello", "hello"},
+		{"a header line longer than the head reader", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("v", 3000) + "\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+		{"early hints first", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			url := raw(t, func(c net.Conn, br *bufio.Reader) {
+				if _, err := readRequest(br); err == nil {
+					io.WriteString(c, tc.wire)
+				}
+			})
+			resp, got := post(t, &Transport{}, url, "x")
+			if got != tc.want || resp.StatusCode != 200 {
+				t.Errorf("status %d body %q, want 200 %q", resp.StatusCode, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEndlessInformational: a server that sends only 1xx responses is an
+// error, not an endless read.
+func TestEndlessInformational(t *testing.T) {
+	url := raw(t, func(c net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		for range 100 {
+			io.WriteString(c, "HTTP/1.1 103 Early Hints\r\n\r\n")
+		}
+	})
+	req, _ := http.NewRequest(http.MethodPost, url, nil)
+	if _, err := (&Transport{}).RoundTrip(req); err == nil || !strings.Contains(err.Error(), "informational") {
+		t.Errorf("error %v, want one about informational responses", err)
+	}
+}
+
+// TestMalformed: a response that is not HTTP is the parser's error.
+func TestMalformed(t *testing.T) {
+	url := raw(t, func(c net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		io.WriteString(c, "SSH-2.0-OpenSSH\r\n\r\n")
+	})
+	req, _ := http.NewRequest(http.MethodPost, url, nil)
+	if _, err := (&Transport{}).RoundTrip(req); err == nil || !strings.Contains(err.Error(), "malformed HTTP") {
+		t.Errorf("error %v, want the parser's malformed response", err)
+	}
+}
+
+// TestCancelMidBody: cancelling the request's context ends a read that
+// waits for the next chunk, and the connection is not reused.
+func TestCancelMidBody(t *testing.T) {
+	release := make(chan struct{})
+	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	tr := &Transport{}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := resp.Body.Read(buf); err == nil {
+		t.Fatal("a read after the cancel succeeded")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the cancelled read took %v", d)
+	}
+	resp.Body.Close()
+	if tr.nidle != 0 {
+		t.Errorf("%d idle connections after a cancelled body, want 0", tr.nidle)
+	}
+}
+
+// TestCancelBeforeHeaders: a context that ends while the server has not
+// answered returns the context's error.
+func TestCancelBeforeHeaders(t *testing.T) {
+	url := raw(t, func(c net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		time.Sleep(2 * time.Second)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if _, err := (&Transport{}).RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the context's", err)
+	}
+}
+
+// TestCloseBeforeEnd: a body closed before its end closes the
+// connection, at once, though the server is still sending; closing it
+// from another goroutine ends a read in progress.
+func TestCloseBeforeEnd(t *testing.T) {
+	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	tr := &Transport{}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	io.ReadFull(resp.Body, buf)
+	done := make(chan error, 1)
+	go func() {
+		_, err := resp.Body.Read(buf)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	resp.Body.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the read in progress succeeded after Close")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end the read in progress")
+	}
+	if tr.nidle != 0 {
+		t.Errorf("%d idle connections, want 0", tr.nidle)
+	}
+}
+
+// TestTLS: https with the caller's roots, ALPN held to http/1.1 although
+// the server offers h2, and the connection reused.
+func TestTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %v", r.Proto, r.TLS != nil)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	var conns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	tr := &Transport{TLS: &tls.Config{RootCAs: roots}}
+	for range 3 {
+		resp, got := post(t, tr, srv.URL, "")
+		if got != "HTTP/1.1 true" || resp.Proto != "HTTP/1.1" {
+			t.Fatalf("answer %q over %s, want HTTP/1.1 over TLS", got, resp.Proto)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d TLS connections for 3 requests, want 1", n)
+	}
+	// without the roots, the certificate is refused
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	if _, err := (&Transport{}).RoundTrip(req); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("error %v, want a certificate error", err)
+	}
+}
+
+// TestHTTPProxy: through an http proxy a request goes in absolute form,
+// with the proxy URL's credentials as Proxy-Authorization; the caller's
+// request is not changed.
+func TestHTTPProxy(t *testing.T) {
+	var uri, auth string
+	proxySrv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		uri, auth = r.RequestURI, r.Header.Get("Proxy-Authorization")
+		io.WriteString(w, "via proxy")
+	})
+	pu, _ := url.Parse(proxySrv.URL)
+	pu.User = url.UserPassword("u", "p")
+	tr := &Transport{Proxy: http.ProxyURL(pu)}
+	req, _ := http.NewRequest(http.MethodPost, "http://llm.example:8000/v1/chat/completions", strings.NewReader("{}"))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "via proxy" || uri != "http://llm.example:8000/v1/chat/completions" || auth != "Basic dTpw" {
+		t.Errorf("answer %q, request URI %q, Proxy-Authorization %q", b, uri, auth)
+	}
+	if req.Header.Get("Proxy-Authorization") != "" {
+		t.Error("the caller's request gained a Proxy-Authorization header")
+	}
+}
+
+// TestConnectProxy: https through an http proxy opens a CONNECT tunnel
+// with the proxy's credentials, then TLS to the server inside it; a proxy
+// that refuses the tunnel is an error naming the proxy's status.
+func TestConnectProxy(t *testing.T) {
+	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") }))
+	defer backend.Close()
+	var connects atomic.Int64
+	proxyURL := raw(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if req.Method != http.MethodConnect || req.Header.Get("Proxy-Authorization") != "Basic dTpw" {
+			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+			return
+		}
+		connects.Add(1)
+		up, err := net.Dial("tcp", req.Host)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go io.Copy(up, br)
+		io.Copy(c, up)
+	})
+	roots := backend.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	pu, _ := url.Parse(proxyURL)
+	pu.User = url.UserPassword("u", "p")
+	tr := &Transport{TLS: &tls.Config{RootCAs: roots}, Proxy: http.ProxyURL(pu)}
+	for range 2 {
+		if _, got := post(t, tr, backend.URL, ""); got != "secret" {
+			t.Fatalf("answer %q through the tunnel", got)
+		}
+	}
+	if n := connects.Load(); n != 1 {
+		t.Errorf("%d tunnels for 2 requests, want 1 (reused)", n)
+	}
+	pu.User = nil
+	req, _ := http.NewRequest(http.MethodPost, backend.URL, nil)
+	_, err := (&Transport{TLS: &tls.Config{RootCAs: roots}, Proxy: http.ProxyURL(pu)}).RoundTrip(req)
+	if err == nil || !strings.Contains(err.Error(), "407") {
+		t.Errorf("error %v, want the proxy's 407", err)
+	}
+}
+
+// TestUnsupportedProxy: a proxy scheme the transport cannot speak is an
+// error before anything is dialled.
+func TestUnsupportedProxy(t *testing.T) {
+	pu, _ := url.Parse("ftp://proxy:21")
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1", nil)
+	_, err := (&Transport{Proxy: http.ProxyURL(pu)}).RoundTrip(req)
+	if err == nil || !strings.Contains(err.Error(), "unsupported scheme") {
+		t.Errorf("error %v, want an unsupported scheme", err)
+	}
+}
+
+// flaky is a connection whose writes fail from the n-th on, writing
+// nothing.
+type flaky struct {
+	net.Conn
+	writes, failFrom int
+}
+
+func (f *flaky) Write(b []byte) (int, error) {
+	f.writes++
+	if f.failFrom > 0 && f.writes >= f.failFrom {
+		return 0, errors.New("broken pipe")
+	}
+	return f.Conn.Write(b)
+}
+
+// TestRetryNothingWritten: a reused connection that takes none of a
+// request's bytes gets the request again on a new connection; a new
+// connection's failure is not retried.
+func TestRetryNothingWritten(t *testing.T) {
+	srv := newCounted(t, echo)
+	var dials atomic.Int64
+	tr := &Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		f := &flaky{Conn: nc}
+		if dials.Add(1) == 1 {
+			f.failFrom = 2 // the first connection breaks after one request
+		}
+		return f, nil
+	}}
+	post(t, tr, srv.URL, "a")
+	if _, got := post(t, tr, srv.URL, "b"); got != "POST / b" {
+		t.Fatalf("answer %q after the retry", got)
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("%d dials, want 2", n)
+	}
+	tr2 := &Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return &flaky{Conn: nc, failFrom: 1}, err
+	}}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("c"))
+	if _, err := tr2.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("error %v, want the new connection's write failure", err)
+	}
+}
+
+// TestGotConn: the trace hears of each connection as it is handed over,
+// reused or not.
+func TestGotConn(t *testing.T) {
+	srv := newCounted(t, echo)
+	tr := &Transport{}
+	var reused []bool
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) { reused = append(reused, i.Reused) },
+	})
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+	}
+	if fmt.Sprint(reused) != "[false true]" {
+		t.Errorf("GotConn reused %v, want [false true]", reused)
+	}
+}
+
+// TestIdleLimits: the pool keeps at most MaxIdle connections, drops one
+// idle past IdleTimeout, and CloseIdleConnections empties it.
+func TestIdleLimits(t *testing.T) {
+	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // four requests at once need four connections
+		io.WriteString(w, "ok")
+	})
+	tr := &Transport{MaxIdle: 2, IdleTimeout: 50 * time.Millisecond}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { post(t, tr, srv.URL, "") })
+	}
+	wg.Wait()
+	if tr.nidle != 2 {
+		t.Errorf("%d idle connections, want MaxIdle 2", tr.nidle)
+	}
+	time.Sleep(100 * time.Millisecond)
+	before := srv.conns.Load()
+	post(t, tr, srv.URL, "")
+	if n := srv.conns.Load() - before; n != 1 {
+		t.Errorf("%d new connections after the idle timeout, want 1", n)
+	}
+	tr.CloseIdleConnections()
+	if tr.nidle != 0 {
+		t.Errorf("%d idle connections after CloseIdleConnections", tr.nidle)
+	}
+}
+
+// TestNoGoroutinePerConnection: 100 open streams cost the transport no
+// goroutine of its own; net/http's keeps two per connection, which the
+// same test with it shows.
+func TestNoGoroutinePerConnection(t *testing.T) {
+	release := make(chan struct{})
+	url := raw(t, func(c net.Conn, br *bufio.Reader) { // one goroutine per connection
+		readRequest(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n")
+		<-release
+		io.WriteString(c, "0\r\n\r\n")
+	})
+	defer close(release)
+	open := func(tr http.RoundTripper) int {
+		before := runtime.NumGoroutine()
+		for range 100 {
+			req, _ := http.NewRequest(http.MethodPost, url, nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { resp.Body.Close() })
+		}
+		time.Sleep(10 * time.Millisecond)
+		return runtime.NumGoroutine() - before - 100 // less the server's
+	}
+	if n := open(&Transport{}); n > 5 {
+		t.Errorf("%d goroutines of the transport's for 100 open streams, want none", n)
+	}
+	if n := open(&http.Transport{}); n < 150 {
+		t.Errorf("net/http's transport ran %d goroutines for 100 streams; the comparison is off", n)
+	}
+}
+
+// TestNoReaderHeld: neither a streaming response nor an idle connection
+// holds a head reader (4 KB each at thousands of streams); what the
+// head's read took of the body is read first.
+func TestNoReaderHeld(t *testing.T) {
+	next := make(chan struct{})
+	url := raw(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := readRequest(br); err != nil {
+				return
+			}
+			// the head and the first chunk in one write
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+			<-next
+			io.WriteString(c, "6\r\nsecond\r\n0\r\n\r\n")
+		}
+	})
+	tr := &Transport{}
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodPost, url, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := resp.Body.(*body)
+		buf := make([]byte, 64) // a stream decoder's reads are larger than a chunk
+		if n, err := resp.Body.Read(buf); err != nil || string(buf[:n]) != "first" {
+			t.Fatalf("first part %q, %v", buf[:n], err)
+		}
+		if b.c.br != nil {
+			t.Error("a streaming response holds its head reader")
+		}
+		next <- struct{}{}
+		rest, err := io.ReadAll(resp.Body)
+		if err != nil || string(rest) != "second" {
+			t.Fatalf("rest %q, %v", rest, err)
+		}
+		if tr.nidle != 1 || b.c.br != nil {
+			t.Errorf("%d idle connections, reader held %v; want 1 and none", tr.nidle, b.c.br != nil)
+		}
+	}
+}
+
+// TestHTTPSProxy: an https proxy is reached over TLS, and an http request
+// goes through it in absolute form.
+func TestHTTPSProxy(t *testing.T) {
+	var uri string
+	proxySrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		uri = r.RequestURI
+		fmt.Fprintf(w, "tls %v", r.TLS != nil)
+	}))
+	defer proxySrv.Close()
+	roots := proxySrv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	pu, _ := url.Parse(proxySrv.URL)
+	tr := &Transport{TLS: &tls.Config{RootCAs: roots}, Proxy: http.ProxyURL(pu)}
+	if _, got := post(t, tr, "http://llm.example/v1/x", ""); got != "tls true" || uri != "http://llm.example/v1/x" {
+		t.Errorf("answer %q, request URI %q", got, uri)
+	}
+}
+
+// socks5 serves one SOCKS5 client without authentication: it reads the
+// CONNECT request, dials the address and relays.
+func socks5(c net.Conn, br *bufio.Reader) {
+	hello := make([]byte, 2)
+	if _, err := io.ReadFull(br, hello); err != nil {
+		return
+	}
+	io.ReadFull(br, make([]byte, hello[1])) // the offered methods
+	c.Write([]byte{5, 0})                   // no authentication
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(br, head); err != nil || head[1] != 1 {
+		return
+	}
+	var host string
+	switch head[3] {
+	case 1:
+		ip := make([]byte, 4)
+		io.ReadFull(br, ip)
+		host = net.IP(ip).String()
+	case 3:
+		n, _ := br.ReadByte()
+		name := make([]byte, n)
+		io.ReadFull(br, name)
+		host = string(name)
+	default:
+		return
+	}
+	port := make([]byte, 2)
+	io.ReadFull(br, port)
+	up, err := net.Dial("tcp", net.JoinHostPort(host, fmt.Sprint(int(port[0])<<8|int(port[1]))))
+	if err != nil {
+		c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
+		return
+	}
+	defer up.Close()
+	c.Write([]byte{5, 0, 0, 1, 0, 0, 0, 0, 0, 0})
+	go io.Copy(up, br)
+	io.Copy(c, up)
+}
+
+// TestSOCKSProxy: through a socks5 proxy the connection is tunnelled, and
+// the request goes in origin form, as to the server itself.
+func TestSOCKSProxy(t *testing.T) {
+	srv := newCounted(t, echo)
+	proxyURL := raw(t, socks5)
+	pu, _ := url.Parse(strings.Replace(proxyURL, "http://", "socks5://", 1))
+	tr := &Transport{Proxy: http.ProxyURL(pu)}
+	for range 2 {
+		if _, got := post(t, tr, srv.URL+"/v1/x", "b"); got != "POST /v1/x b" {
+			t.Fatalf("answer %q through the SOCKS proxy", got)
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections through the proxy for 2 requests, want 1", n)
+	}
+}
