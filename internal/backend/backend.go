@@ -5,11 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/internal/h1"
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -111,7 +111,7 @@ type Client struct {
 	model        string
 	header       http.Header
 	red          *Redactor
-	hc           *http.Client
+	tr           *h1.Transport
 	timeout      time.Duration
 	firstTimeout time.Duration
 	ignoreEOS    bool
@@ -139,11 +139,7 @@ func New(o Options) (*Client, error) {
 		api: a, url: t.URL(a.path), host: t.Host(), model: o.Model, red: t.Redactor(),
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), firstTimeout: o.FirstTokenTimeout,
 		ignoreEOS: o.IgnoreEOS, extra: o.ExtraBody, counter: o.Counter,
-		hc: &http.Client{
-			Transport: newTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
-			// A redirect would turn the POST into a GET; report it instead.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		tr: newTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
 	}
 	c.header = t.Header()
 	c.header.Set("Content-Type", "application/json")
@@ -165,36 +161,26 @@ func CheckAPI(api, model string) error {
 }
 
 // CloseIdleConnections closes the pooled connections not in use.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 
-// newTransport is tuned for thousands of concurrent streams to one host.
-func newTransport(tlsConf *tls.Config, maxConns int) *http.Transport {
-	t := &http.Transport{
+// newTransport is tuned for thousands of concurrent streams to one host:
+// internal/h1 reads each stream on its sender's goroutine, with no
+// goroutines per connection, and writes each request in one system call.
+// HTTP/1.1 only: one connection per stream, as a fleet of independent
+// users would have. HTTP/2 would multiplex every stream onto a few
+// connections, capped by the server's MAX_CONCURRENT_STREAMS (often 100
+// to 250) and sharing one TCP window, so the client would queue and stall
+// streams and the wait would show up as server latency. No cap on
+// connections either: waiting for one would be client-side queueing hidden
+// inside TTFT. No gzip: a compressor and a decompressor buffer chunks,
+// delaying their arrival (h1 never asks for it).
+func newTransport(tlsConf *tls.Config, maxConns int) *h1.Transport {
+	return &h1.Transport{
+		TLS:         tlsConf,
 		Proxy:       http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-		// gzip would make the server's compressor and our decompressor
-		// buffer chunks, delaying their arrival.
-		DisableCompression: true,
-		// No per-host cap: waiting for a connection would be client-side
-		// queueing hidden inside TTFT.
-		MaxConnsPerHost:     0,
-		MaxIdleConns:        maxConns,
-		MaxIdleConnsPerHost: maxConns,
-		IdleConnTimeout:     90 * time.Second,
-		TLSClientConfig:     tlsConf,
-		// A connection keeps its write buffer for its whole life, though it
-		// writes one request per stream: 1 KiB, not 4, is a quarter of the
-		// memory at thousands of streams for a few more writes per request.
-		WriteBufferSize: 1 << 10,
+		MaxIdle:     maxConns,
+		IdleTimeout: 90 * time.Second,
 	}
-	// HTTP/1.1 only: one connection per stream, as a fleet of independent
-	// users would have. HTTP/2 would multiplex every stream onto a few
-	// connections, capped by the server's MAX_CONCURRENT_STREAMS (often
-	// 100 to 250) and sharing one TCP window, so the client would queue and
-	// stall streams and the wait would show up as server latency.
-	t.Protocols = new(http.Protocols)
-	t.Protocols.SetHTTP1(true)
-	return t
 }
 
 // ns converts an instant to nanoseconds since the run's epoch.

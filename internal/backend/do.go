@@ -3,11 +3,11 @@ package backend
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
@@ -45,23 +45,36 @@ func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *rec
 		defer s.first.Stop()
 	}
 
-	resp := s.send(body)
-	if resp != nil && s.isStream(resp) {
-		s.read(resp.Body)
-	}
-	if resp != nil && s.done {
+	rb := s.answer(body)
+	if rb != nil && s.done {
 		// The record is complete: return now, and let the rest of the body
 		// (the chunked terminator) be read in the background so that the
 		// connection can be reused without the caller waiting for it.
 		whole.Reset(drainTimeout)
-		go drain(resp.Body, cancel)
+		go drain(rb, cancel)
 		return
 	}
 	whole.Stop()
-	if resp != nil {
-		resp.Body.Close()
+	if rb != nil {
+		rb.Close()
 	}
 	cancel(nil)
+}
+
+// answer sends the request and reads its stream; it returns the response
+// body (nil when there was no response). The response itself, its headers
+// and request, is let go before the stream is read: at thousands of
+// streams it is a kilobyte each.
+func (s *stream) answer(body []byte) io.ReadCloser {
+	resp := s.send(body)
+	if resp == nil {
+		return nil
+	}
+	rb := resp.Body
+	if s.isStream(resp) {
+		s.read(rb)
+	}
+	return rb
 }
 
 // drainTimeout bounds the background read after an end marker.
@@ -87,12 +100,18 @@ func (c *Client) begin(rec *record.Record, req *Request) {
 	}
 }
 
+// encode is the request's JSON body, the API's map as json.Marshal would
+// write it (appendJSON), in one allocation of about its size.
 func (c *Client) encode(req *Request) ([]byte, error) {
 	m, err := c.api.body(c, req)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(m)
+	size := 256 + len(req.Prompt)
+	for _, msg := range req.Messages {
+		size += 32 + len(msg.Content)
+	}
+	return appendObject(make([]byte, 0, size), m)
 }
 
 // send writes the request and returns the response, or nil after
@@ -108,13 +127,19 @@ func (s *stream) send(body []byte) *http.Response {
 		s.c.fail(s.rec, record.ClassClient, "building the request: "+err.Error())
 		return nil
 	}
-	hreq.Header = s.c.header.Clone()
+	// Every request shares the client's headers: neither http.Client nor
+	// the transport changes a request's (each copies what it changes).
+	hreq.Header = s.c.header
 	hreq.Host = s.c.host
 	s.sent = time.Now()
-	resp, err := s.c.hc.Do(hreq)
+	// The transport itself, not an http.Client: redirects are reported,
+	// not followed, and the client's frames and header copy would double
+	// the stack and heap a stream holds at thousands of streams.
+	resp, err := s.c.tr.RoundTrip(hreq)
 	s.rec.SentNS = ns(s.sent, s.epoch)
 	if err != nil {
-		s.sendFailed(err)
+		// as http.Client words it: Post "URL": error
+		s.sendFailed(&url.Error{Op: "Post", URL: hreq.URL.Redacted(), Err: err})
 		return nil
 	}
 	return resp
