@@ -180,3 +180,40 @@ func TestDecoderStray(t *testing.T) {
 }
 
 func clipForLog(s string) string { return s[:min(len(s), 80)] }
+
+// oneEventPerRead hands out one event per Read, as a paced stream's
+// socket does.
+type oneEventPerRead struct{ left int }
+
+func (r *oneEventPerRead) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	r.left--
+	return copy(p, "data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n"), nil
+}
+
+// TestBufferSize: a paced stream keeps the small initial buffer (a run
+// holds thousands of them); one whose reads fill the buffer gets a larger
+// one, up to burstBufSize, kept for the decoder's next stream.
+func TestBufferSize(t *testing.T) {
+	d := NewEventStream(&oneEventPerRead{left: 500}, nil)
+	n := 0
+	for d.Next() {
+		n++
+	}
+	if n != 500 || len(d.rd.buf) != initialBufSize {
+		t.Errorf("%d events, buffer %d bytes after a paced stream; want 500 and %d", n, len(d.rd.buf), initialBufSize)
+	}
+	burst := strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n", 2000)
+	d.Reset(strings.NewReader(burst), nil) // each read fills the buffer
+	for n = 0; d.Next(); n++ {
+	}
+	if n != 2000 || len(d.rd.buf) != burstBufSize {
+		t.Errorf("%d events, buffer %d bytes after a burst; want 2000 and %d", n, len(d.rd.buf), burstBufSize)
+	}
+	d.Reset(strings.NewReader("data: a\n\n"), nil)
+	if len(d.rd.buf) != burstBufSize {
+		t.Errorf("buffer %d bytes after Reset, want the burst's %d kept", len(d.rd.buf), burstBufSize)
+	}
+}

@@ -20,9 +20,15 @@ import (
 const DefaultMaxEventSize = 8 << 20
 
 // initialBufSize is the read buffer a decoder starts with. It is small
-// because a run holds thousands of streams open at once; it grows (up to
-// the event size limit) only for a stream whose lines are longer.
-const initialBufSize = 4 << 10
+// because a run holds thousands of streams open at once, and a chunk is a
+// few hundred bytes; it grows (up to the event size limit) for a stream
+// whose lines are longer, and (up to burstBufSize) for one whose reads
+// fill it, so that a fast stream is read in few system calls.
+const initialBufSize = 1 << 10
+
+// burstBufSize bounds the growth for reads that fill the buffer; a
+// decoder keeps a buffer up to this size from stream to stream.
+const burstBufSize = 16 << 10
 
 // minMaxEventSize keeps the limit above what the BOM check needs.
 const minMaxEventSize = 16
@@ -99,7 +105,9 @@ type reader struct {
 	skipLF bool
 	// lfOnly makes '\n' the only line terminator (NDJSON, where a bare
 	// '\r' is JSON whitespace).
-	lfOnly    bool
+	lfOnly bool
+	// full is set when the last read filled the buffer.
+	full      bool
 	eof       bool
 	readErr   error
 	err       error
@@ -116,7 +124,7 @@ func (r *reader) reset(src io.Reader, now func() time.Time, lfOnly bool) {
 		max = DefaultMaxEventSize
 	}
 	buf := r.buf
-	if buf == nil || len(buf) > 4*initialBufSize {
+	if buf == nil || len(buf) > burstBufSize {
 		buf = make([]byte, initialBufSize)
 	}
 	*r = reader{r: src, now: now, buf: buf, max: max, lfOnly: lfOnly}
@@ -136,20 +144,23 @@ func (r *reader) fill() {
 		r.end = copy(r.buf, r.buf[r.start:r.end])
 		r.start = 0
 	}
-	if r.end == len(r.buf) {
+	switch {
+	case r.end == len(r.buf): // a partial line fills the buffer
 		if len(r.buf) > r.max {
 			r.err = ErrTooLarge
 			return
 		}
-		nb := make([]byte, min(2*len(r.buf), r.max+1))
-		copy(nb, r.buf[:r.end])
-		r.buf = nb
+		r.grow(min(2*len(r.buf), r.max+1))
+	case r.full && len(r.buf) < burstBufSize:
+		r.grow(min(2*len(r.buf), burstBufSize))
 	}
+	r.full = false
 	for empty := 0; ; empty++ {
 		n, err := r.r.Read(r.buf[r.end:])
 		if n > 0 {
 			r.at = r.now()
 			r.end += n
+			r.full = r.end == len(r.buf) // more may be waiting: a larger buffer next time
 		}
 		if err == io.EOF {
 			r.eof = true
@@ -164,6 +175,12 @@ func (r *reader) fill() {
 			return
 		}
 	}
+}
+
+func (r *reader) grow(n int) {
+	nb := make([]byte, n)
+	copy(nb, r.buf[:r.end])
+	r.buf = nb
 }
 
 // line returns the next complete line without its terminator ('\n', '\r'
