@@ -84,7 +84,11 @@ type Config struct {
 
 // Result is what a run produced, also when it was interrupted.
 type Result struct {
-	Summary     *metrics.Summary
+	Summary *metrics.Summary
+	// Curves are the records' distributions and timeline for the HTML
+	// report, gathered as the records were written (nil without a run
+	// directory): the page is built without reading the records back.
+	Curves      *metrics.Curves
 	Records     int
 	Interrupted bool
 }
@@ -135,6 +139,9 @@ func Open(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	sink.observe = cfg.Observe
+	if cfg.OutDir != "" {
+		sink.curves = &metrics.Curves{}
+	}
 	sink.scale = cfg.Run.Scale()
 	sink.agg.Slice = cfg.Run.Slice()
 	epoch := time.Now()
@@ -209,7 +216,7 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 	s.run.Interrupted = ctx.Err() != nil
 	s.run.Ended = time.Now().UTC().Format(time.RFC3339Nano)
 	sum := s.Summary(ctx)
-	res := &Result{Summary: sum, Records: s.sink.count(), Interrupted: s.run.Interrupted}
+	res := &Result{Summary: sum, Curves: s.sink.curves, Records: s.sink.count(), Interrupted: s.run.Interrupted}
 	var out any = sum
 	if s.cfg.Decorate != nil {
 		out = s.cfg.Decorate(sum)
@@ -245,7 +252,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	sink.onEmit(prog.add)
 	defer prog.stop()
 	runner.Send = func(ctx context.Context, rec *record.Record) {
-		send(ctx, cfg, runner.Epoch, feed, rec)
+		send(ctx, &cfg, runner.Epoch, feed, rec)
 	}
 	c, err = runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))
 	if ce, ok := errors.AsType[*load.ConnectError](err); ok {
@@ -282,7 +289,9 @@ func total(p load.Point) int {
 
 // send takes the next prepared request and performs it. Waiting for the
 // feed happens after the scheduled time, so a slow feed shows as queue time.
-func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *record.Record) {
+// cfg is a pointer: the Config by value would put half a kilobyte on the
+// stack of every stream's goroutine.
+func send(ctx context.Context, cfg *Config, epoch time.Time, feed *feed, rec *record.Record) {
 	rec.API, rec.Model = cfg.Run.Target.API, cfg.Run.Target.Model
 	it, err := feed.take(ctx, epoch, rec)
 	if err != nil {
@@ -297,18 +306,21 @@ func send(ctx context.Context, cfg Config, epoch time.Time, feed *feed, rec *rec
 		return
 	}
 	rec.PromptTokensRequested, rec.OutputTokensRequested = it.Want, it.MaxTokens
+	rec.Session, rec.Turn = it.Session, it.Turn
 	req := &backend.Request{Prompt: it.Prompt, Messages: messages(it.Messages), MaxTokens: it.MaxTokens, PromptTokens: it.Want}
+	tokens, source := it.Tokens, it.Source
+	var turn *workload.Item // kept only for a session: a prompt is not held while its answer streams
 	var reply strings.Builder
 	if feed.sessions != nil {
-		req.Reply = &reply
+		t := it
+		turn, req.Reply = &t, &reply
 	}
 	cfg.Client.Do(ctx, epoch, req, rec)
-	rec.Session, rec.Turn = it.Session, it.Turn
-	if rec.PromptTokens == 0 && it.Tokens > 0 {
-		rec.PromptTokens, rec.PromptTokensSource = it.Tokens, it.Source
+	if rec.PromptTokens == 0 && tokens > 0 {
+		rec.PromptTokens, rec.PromptTokensSource = tokens, source
 	}
-	if feed.sessions != nil {
-		feed.sessions.Done(ctx, it, reply.String(), rec.OK())
+	if turn != nil {
+		feed.sessions.Done(ctx, *turn, reply.String(), rec.OK())
 	}
 }
 
@@ -340,6 +352,8 @@ type sink struct {
 	loads map[int]record.Load
 	// observe sees every record, under mu (Config.Observe).
 	observe func(*record.Record)
+	// curves gather the HTML report's curves (Result.Curves).
+	curves *metrics.Curves
 	// spans are the points' measured windows and events the timeline
 	// events records stand for, both on the records' clock.
 	spans  map[int]*record.Span
@@ -402,6 +416,9 @@ func (s *sink) emit(r *record.Record) {
 	r = r.ModelTime(s.scale)
 	s.mu.Lock()
 	s.agg.Add(r)
+	if s.curves != nil {
+		s.curves.Add(r)
+	}
 	if s.observe != nil {
 		s.observe(r)
 	}

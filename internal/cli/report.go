@@ -347,7 +347,7 @@ func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.S
 	if sampled != nil {
 		sampled(samples)
 	}
-	all := append(samples, events...)
+	all := append(slices.Clip(samples), events...) // sampled keeps samples in the file's order
 	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
 	s.AddTelemetry(all)
 	return nil

@@ -175,17 +175,34 @@ func readRecorded(dir string) (*recorded, error) {
 }
 
 // writeRunHTML writes a finished run's report.html: the page report
-// --format html prints for its directory. A page that cannot be written
-// costs the run nothing: its records are already on disk.
-func writeRunHTML(env *Env, dir string) {
-	var b bytes.Buffer
-	page := *env
-	page.Stdout, page.Stderr = &b, &bytes.Buffer{} // report's warnings were printed by run
-	if err := reportHTML(&page, []string{dir}, nil, false, sliceFlag{}); err != nil {
+// --format html prints for its directory (TestHTMLRunWritesReport holds
+// them byte for byte equal), from the run's own summary and the curves it
+// gathered as it wrote its records, so that the records are not read back.
+// The telemetry samples and a judged run's verdict are read from their
+// files, as report reads them. A page that cannot be written costs the run
+// nothing: its records are already on disk.
+func writeRunHTML(env *Env, dir string, res *bench.Result) {
+	if err := writePage(dir, res); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: %s not written: %v (servebench report --format html %s writes it later)\n", HTMLFile, err, dir)
-		return
 	}
-	if err := os.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: %s not written: %v\n", HTMLFile, err)
+}
+
+func writePage(dir string, res *bench.Result) error {
+	if res.Curves == nil {
+		return errors.New("the run gathered no curves")
 	}
+	samples, _, err := readTelemetry(dir)
+	if err != nil {
+		return err
+	}
+	res.Curves.AddTelemetry(samples, res.Summary.Run.Scale())
+	r := report.HTMLRun{Name: runName(dir), Summary: res.Summary, Curves: res.Curves}
+	if r.Objective, r.Verdict, err = recordedVerdict(dir); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, &report.HTMLPage{Title: report.PageTitle(res.Summary), Runs: []report.HTMLRun{r}}); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes(), 0o644)
 }

@@ -158,7 +158,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 			err = rerr
 		}
 		if f.out != "" {
-			writeRunHTML(env, f.out)
+			writeRunHTML(env, f.out, res)
 			fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
 		}
 		f.remember(ctx, env, res.Summary, nil, nil)

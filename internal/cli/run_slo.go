@@ -72,7 +72,7 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 		err = rerr
 	}
 	if f.out != "" {
-		writeRunHTML(env, f.out)
+		writeRunHTML(env, f.out, res)
 		fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
 	}
 	switch {

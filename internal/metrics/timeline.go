@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -53,6 +54,7 @@ func (c *Curves) Timeline(bins int) Timeline {
 	n := int((span + width - 1) / width)
 	tl.StartS, tl.BinS = float64(from)/1e9, float64(width)/1e9
 	b := timelineBins{from: from, width: width, tokens: make([]float64, n), busy: make([]float64, n), errs: make([]float64, n)}
+	c.sortRequests()
 	for _, r := range c.reqs {
 		b.add(r)
 	}
@@ -207,4 +209,25 @@ func (c *Curves) spans() []TimelineSpan {
 	}
 	slices.SortFunc(out, func(a, b TimelineSpan) int { return a.Index - b.Index })
 	return out
+}
+
+// sortRequests puts the requests in one order whatever order they were
+// added in: the bins' sums are of floats, whose rounding depends on the
+// order, and a run's page (records added as they finish) must equal the
+// page report builds from the file (records in the file's order).
+func (c *Curves) sortRequests() {
+	slices.SortFunc(c.reqs, func(a, b reqSpan) int {
+		return cmp.Or(cmp.Compare(a.sent, b.sent), cmp.Compare(a.end, b.end), cmp.Compare(a.first, b.first),
+			cmp.Compare(a.point, b.point), cmp.Compare(a.out, b.out), compareBool(a.failed, b.failed))
+	})
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
