@@ -15,7 +15,7 @@ const rateChunks = 10
 // scheduled instant.
 func rate(c config) error {
 	fmt.Printf("rate: constant %d req/s for %ds, %d-chunk answers\n", c.rate, c.seconds, rateChunks)
-	fmt.Printf("%-6s %-10s %7s %10s %8s %9s %9s %9s %9s\n", "repeat", "client", "sent", "req/s", "of target", "lag p50", "lag p99", "lag max", "disp p99")
+	fmt.Printf("%-6s %-10s %7s %10s %8s %9s %9s %9s %9s\n", "repeat", "client", "sent", "req/s", "of target", "lag p50", "lag p99", "lag max", "disp p50/p99")
 	for i := range c.repeats {
 		srv, err := startServer("-chunks", itoa(rateChunks))
 		if err != nil {
@@ -42,10 +42,10 @@ func rate(c config) error {
 			q(vr.LagMS, 0.5), q(vr.LagMS, 0.99), q(vr.LagMS, 1), "-")
 		sends, lag := sbPace(sd)
 		r := achievedRate(sends)
-		fmt.Printf("%-6d %-10s %7d %10.2f %8.4fx %8.3fms %8.3fms %8.3fms %8.3fms\n", i+1, "servebench", len(sends), r, r/target,
-			q(lag, 0.5), q(lag, 0.99), q(lag, 1), sd.Client.LagP99MS)
+		fmt.Printf("%-6d %-10s %7d %10.2f %8.4fx %8.3fms %8.3fms %8.3fms %4.2f/%.2fms\n", i+1, "servebench", len(sends), r, r/target,
+			q(lag, 0.5), q(lag, 0.99), q(lag, 1), sd.Client.LagP50MS, sd.Client.LagP99MS)
 	}
-	fmt.Println("lag: send minus scheduled instant (vegeta: a hit's Timestamp; servebench: sent_ns − scheduled_ns); disp: servebench's dispatcher lag (run.json)")
+	fmt.Println("lag: send minus scheduled instant (vegeta: a hit's Timestamp; servebench: sent_ns − scheduled_ns); disp: servebench's dispatcher lag p50/p99 (run.json)")
 	fmt.Println()
 	return nil
 }

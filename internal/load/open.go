@@ -259,6 +259,7 @@ func (d *dispatcher) drain(ctx context.Context) {
 func (d *dispatcher) client() Client {
 	c := Client{Sent: d.sent, Dropped: d.dropped, InFlightPeak: int(d.peak.Load())}
 	if d.lag.Len() > 0 {
+		c.LagP50MS, c.LagP90MS = d.lag.Quantile(0.5), d.lag.Quantile(0.9)
 		c.LagP99MS, c.LagMaxMS = d.lag.Quantile(0.99), d.lag.Quantile(1)
 	}
 	return c

@@ -197,7 +197,10 @@ func (s Span) Empty() bool { return s.EndNS == 0 }
 // result can be told apart from a slow client.
 type ClientStats struct {
 	// Lag of the dispatcher behind the open-loop schedule (ms): how late each
-	// request was handed to its sender. Zero for closed loops.
+	// request was handed to its sender, its distribution's median, p90,
+	// p99 and maximum. Zero for closed loops (the median and p90 absent).
+	LagP50MS float64 `json:"dispatch_lag_p50_ms,omitempty"`
+	LagP90MS float64 `json:"dispatch_lag_p90_ms,omitempty"`
 	LagP99MS float64 `json:"dispatch_lag_p99_ms"`
 	LagMaxMS float64 `json:"dispatch_lag_max_ms"`
 	// CPU time the whole process used during the point, and that as a

@@ -222,6 +222,8 @@ func addClient(m *record.PointClient, pc record.PointClient) {
 	c.InFlightPeak += w.InFlightPeak
 	c.CPUSeconds += w.CPUSeconds
 	c.CPUPercent = max(c.CPUPercent, w.CPUPercent)
+	c.LagP50MS = max(c.LagP50MS, w.LagP50MS)
+	c.LagP90MS = max(c.LagP90MS, w.LagP90MS)
 	c.LagP99MS = max(c.LagP99MS, w.LagP99MS)
 	c.LagMaxMS = max(c.LagMaxMS, w.LagMaxMS)
 	c.Interrupted = c.Interrupted || w.Interrupted
