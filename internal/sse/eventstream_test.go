@@ -217,3 +217,26 @@ func TestBufferSize(t *testing.T) {
 		t.Errorf("buffer %d bytes after Reset, want the burst's %d kept", len(d.rd.buf), burstBufSize)
 	}
 }
+
+// dropsFraming returns 15 of every 16 bytes it could, as a reader that
+// decodes HTTP's chunked coding into the caller's buffer does.
+type dropsFraming struct{ r io.Reader }
+
+func (d dropsFraming) Read(p []byte) (int, error) {
+	if len(p) > 16 {
+		p = p[:len(p)-len(p)/16]
+	}
+	return d.r.Read(p)
+}
+
+// TestBufferGrowsUnderFraming: reads that come back nearly full grow the
+// buffer too.
+func TestBufferGrowsUnderFraming(t *testing.T) {
+	burst := strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n", 2000)
+	d := NewEventStream(dropsFraming{strings.NewReader(burst)}, nil)
+	for d.Next() {
+	}
+	if len(d.rd.buf) != burstBufSize {
+		t.Errorf("buffer %d bytes after a burst read through framing, want %d", len(d.rd.buf), burstBufSize)
+	}
+}

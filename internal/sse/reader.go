@@ -106,7 +106,7 @@ type reader struct {
 	// lfOnly makes '\n' the only line terminator (NDJSON, where a bare
 	// '\r' is JSON whitespace).
 	lfOnly bool
-	// full is set when the last read filled the buffer.
+	// full is set when the last read (nearly) filled the buffer.
 	full      bool
 	eof       bool
 	readErr   error
@@ -156,11 +156,15 @@ func (r *reader) fill() {
 	}
 	r.full = false
 	for empty := 0; ; empty++ {
+		space := len(r.buf) - r.end
 		n, err := r.r.Read(r.buf[r.end:])
 		if n > 0 {
 			r.at = r.now()
 			r.end += n
-			r.full = r.end == len(r.buf) // more may be waiting: a larger buffer next time
+			// More may be waiting: a larger buffer next time. Nearly full
+			// counts, as a reader that drops framing (HTTP's chunked
+			// coding) returns a little less than it read.
+			r.full = n >= space-space/8
 		}
 		if err == io.EOF {
 			r.eof = true
