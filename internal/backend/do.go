@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
@@ -67,6 +68,7 @@ func (c *Client) Do(ctx context.Context, epoch time.Time, req *Request, rec *rec
 // streams it is a kilobyte each.
 func (s *stream) answer(body []byte) io.ReadCloser {
 	resp := s.send(body)
+	putBody(body) // written: the transport keeps no reference to it
 	if resp == nil {
 		return nil
 	}
@@ -111,7 +113,24 @@ func (c *Client) encode(req *Request) ([]byte, error) {
 	for _, msg := range req.Messages {
 		size += 32 + len(msg.Content)
 	}
-	return appendObject(make([]byte, 0, size), m)
+	b := *bodies.Get().(*[]byte)
+	if cap(b) < size {
+		b = make([]byte, 0, size)
+	}
+	return appendObject(b[:0], m)
+}
+
+// bodies hold request bodies from their encoding until the transport has
+// written them.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody keeps a long prompt's buffer out of the pool.
+const maxPooledBody = 1 << 20
+
+func putBody(b []byte) {
+	if cap(b) <= maxPooledBody {
+		bodies.Put(&b)
+	}
 }
 
 // send writes the request and returns the response, or nil after
