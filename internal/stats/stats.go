@@ -74,9 +74,17 @@ type Dist struct {
 
 // Sample accumulates observations. The zero value is ready to use.
 type Sample struct {
-	xs     []float64
+	xs []float64
+	// more holds observations beyond the first sampleBlock, in blocks of
+	// that size, until Sorted joins them to xs: a run's millions of
+	// inter-token gaps are stored without the copies a growing slice
+	// makes (about five times over at append's 1.25x growth).
+	more   [][]float64
 	sorted bool
 }
+
+// sampleBlock is the size of xs before blocks, and of each block.
+const sampleBlock = 8192
 
 // Add records one observation; NaN and infinities are ignored because they
 // come only from undefined ratios (e.g. a zero-length interval).
@@ -84,15 +92,37 @@ func (s *Sample) Add(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return
 	}
-	s.xs = append(s.xs, x)
 	s.sorted = false
+	if len(s.more) == 0 && len(s.xs) < sampleBlock {
+		s.xs = append(s.xs, x)
+		return
+	}
+	if n := len(s.more); n == 0 || len(s.more[n-1]) == sampleBlock {
+		s.more = append(s.more, make([]float64, 0, sampleBlock))
+	}
+	last := &s.more[len(s.more)-1]
+	*last = append(*last, x)
 }
 
 // Len returns the number of observations.
-func (s *Sample) Len() int { return len(s.xs) }
+func (s *Sample) Len() int {
+	n := len(s.xs)
+	for _, b := range s.more {
+		n += len(b)
+	}
+	return n
+}
 
 // Sorted returns the observations in ascending order (shared, do not modify).
 func (s *Sample) Sorted() []float64 {
+	if len(s.more) > 0 {
+		all := make([]float64, 0, s.Len())
+		all = append(all, s.xs...)
+		for _, b := range s.more {
+			all = append(all, b...)
+		}
+		s.xs, s.more = all, nil
+	}
 	if !s.sorted {
 		slices.Sort(s.xs)
 		s.sorted = true

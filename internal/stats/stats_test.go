@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,29 @@ func TestFractionAtMost(t *testing.T) {
 	}
 	if got := s.FractionAtMost(0.5); got != 0 {
 		t.Errorf("got %v, want 0", got)
+	}
+}
+
+// TestSampleBlocks: past the first block, observations go to blocks of
+// their own; Len counts them all and Sorted joins and sorts them, also
+// after more are added to a sorted sample.
+func TestSampleBlocks(t *testing.T) {
+	var s Sample
+	n := 3*sampleBlock + 17
+	for i := n; i > 0; i-- {
+		s.Add(float64(i))
+	}
+	if s.Len() != n || len(s.more) != 3 {
+		t.Fatalf("Len %d with %d blocks, want %d and 3", s.Len(), len(s.more), n)
+	}
+	xs := s.Sorted()
+	if len(xs) != n || xs[0] != 1 || xs[n-1] != float64(n) || !slices.IsSorted(xs) {
+		t.Fatalf("Sorted: %d values from %v to %v, sorted %v", len(xs), xs[0], xs[len(xs)-1], slices.IsSorted(xs))
+	}
+	for i := range sampleBlock + 1 {
+		s.Add(float64(-i))
+	}
+	if s.Len() != n+sampleBlock+1 || s.Quantile(0) != -sampleBlock || s.Quantile(1) != float64(n) {
+		t.Errorf("after more: Len %d, min %v, max %v", s.Len(), s.Quantile(0), s.Quantile(1))
 	}
 }
