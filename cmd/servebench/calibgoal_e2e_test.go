@@ -44,12 +44,48 @@ type calibFigures struct {
 }
 
 // calibMeasured runs the hidden simulator at the concurrencies.
+//
+// A run whose simulator fell behind its clock (the host starved it; the
+// run says so, docs/METRICS.md) measured the host, not the model: it is
+// run again, and a second such run skips the test with the run's words,
+// rather than failing the prediction on figures known to be off.
 func calibMeasured(t *testing.T, cfg, dir, conc, requests string) {
 	t.Helper()
-	args := append([]string{"run", "--sim-config", cfg, "--concurrency", conc, "--requests", requests, "--out", dir}, calibWorkload...)
-	if code, _, stderr := run(t, args...); code != 0 {
-		t.Fatalf("run %s: exit %d\n%s", conc, code, stderr)
+	for try := 1; ; try++ {
+		os.RemoveAll(dir)
+		args := append([]string{"run", "--sim-config", cfg, "--concurrency", conc, "--requests", requests, "--out", dir}, calibWorkload...)
+		if code, _, stderr := run(t, args...); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", conc, code, stderr)
+		}
+		behind := simBehindWarning(t, dir)
+		if behind == "" {
+			return
+		}
+		if try == 2 {
+			t.Skipf("run %s, twice: %s", conc, behind)
+		}
+		t.Logf("run %s again: %s", conc, behind)
 	}
+}
+
+// simBehindWarning is a run directory's warning that its simulator fell
+// behind its clock, "" when it has none.
+func simBehindWarning(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Warnings []string }
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, "the simulator fell behind its clock") {
+			return w
+		}
+	}
+	return ""
 }
 
 // TestCalibPredictsHiddenSimulator is the calibration goal on the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,57 @@ func TestClockOpenLoopRateIsModelTime(t *testing.T) {
 	// 16 arrivals 0.25 s apart span 3.75 s of model time (0.375 s of wall).
 	if p.DurationS < 3.75 {
 		t.Errorf("window %v s, want at least the 3.75 s of model time the arrivals span", p.DurationS)
+	}
+}
+
+// TestSimBehindWarned: a simulator run faster than its host can keep up
+// with says so above the table and in summary.json, with the model time
+// it skipped in the point's server telemetry, instead of figures that
+// look valid. At time scale 3000 a decode step is a few µs of wall time,
+// which no machine runs on time for 16 streams; 160 requests make the
+// point long enough for a dozen telemetry readings.
+func TestSimBehindWarned(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "fast.yaml")
+	if err := os.WriteFile(cfg, []byte("time_scale: 3000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := run(t, "run", "--sim-config", cfg, "--concurrency", "16", "--requests", "160",
+		"--output-tokens", "256", "--sample-interval", "20ms", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	const prefix = "WARNING the simulator fell behind its clock at c=16: the host could not run the simulated server at time scale 3000"
+	if !strings.Contains(stdout, prefix) {
+		t.Errorf("no warning above the table:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Warnings []string
+		Points   []struct {
+			Warnings  []string
+			Telemetry struct {
+				Server struct {
+					SimClockLostMS *float64 `json:"sim_clock_lost_ms"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Points) != 1 {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if len(s.Warnings) == 0 || !strings.HasPrefix(s.Warnings[0], "the simulator fell behind its clock") {
+		t.Errorf("the run's first warning is not the simulator's: %q", s.Warnings)
+	}
+	p := s.Points[0]
+	if lost := p.Telemetry.Server.SimClockLostMS; lost == nil || *lost <= 0 {
+		t.Errorf("sim_clock_lost_ms %v, want the model time skipped", lost)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, "the simulator skipped") }) {
+		t.Errorf("point warnings %q lack the skipped time", p.Warnings)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // TestClientWarnings: a point whose client was busy or late says so, each
@@ -54,4 +55,29 @@ func TestClientWarnings(t *testing.T) {
 // measured is a point's client figures over a 2 s window.
 func measured(cpuPct, lagP99MS float64, sent int) record.ClientStats {
 	return record.ClientStats{CPUSeconds: 2 * cpuPct / 100, CPUPercent: cpuPct, LagP99MS: lagP99MS, Sent: sent}
+}
+
+// TestSimBehind: a point's warning once the simulator skipped at least 5%
+// of its model time, none below that or without the counter.
+func TestSimBehind(t *testing.T) {
+	lost := func(ms float64) *telemetry.Point {
+		return &telemetry.Point{Server: &telemetry.ServerPoint{SimClockLostMS: &ms}}
+	}
+	cases := []struct {
+		name string
+		t    *telemetry.Point
+		want string // "" for no warning
+	}{
+		{"no telemetry", nil, ""},
+		{"a real engine", &telemetry.Point{Server: &telemetry.ServerPoint{}}, ""},
+		{"a busy host's timer", lost(49), ""},
+		{"five percent", lost(50), "the simulator skipped 50 ms of model time (5.0% of the point)"},
+		{"a starved host", lost(250), "the simulator skipped 250 ms of model time (25.0% of the point)"},
+	}
+	for _, c := range cases {
+		got := simBehind(c.t, 1000)
+		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
+	}
 }

@@ -1,6 +1,11 @@
 package metrics
 
-import "github.com/servebench/servebench/internal/telemetry"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench/internal/telemetry"
+)
 
 // AddTelemetry summarises a run's samples (telemetry.jsonl, with the
 // events its records stand for: telemetry.RecordEvent) over each point's
@@ -12,6 +17,7 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 		return
 	}
 	scale := s.Run.Scale()
+	var behind []string
 	for i := range s.Points {
 		p := &s.Points[i]
 		for _, pc := range s.Run.Points {
@@ -20,6 +26,10 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 			}
 			w := telemetry.Window{From: pc.StartNS, To: pc.EndNS, Scale: scale, Samples: samples}
 			p.Telemetry = telemetry.Summarize(w, p.OutputTokensMean*float64(p.Requests.Completed))
+			if why := simBehind(p.Telemetry, float64(pc.EndNS-pc.StartNS)/1e6*scale); why != "" {
+				p.Warnings = append(p.Warnings, why)
+				behind = append(behind, p.Load.Label())
+			}
 		}
 	}
 	// slices are in model time; samples on the run clock
@@ -30,4 +40,34 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 	if lines := telemetry.EventLines(samples, scale); lines != nil {
 		s.Warnings = append(lines, s.Warnings...)
 	}
+	if len(behind) > 0 {
+		s.Warnings = append([]string{fmt.Sprintf("%s at %s: the host could not run the simulated server at time scale %g, so its figures there are slower than the model it simulates (lower time_scale with --sim-config, or run on a quieter machine)",
+			SimBehindPrefix, strings.Join(behind, "; "), scale)}, s.Warnings...)
+	}
+}
+
+// SimBehindPrefix begins the run warning that the built-in simulator fell
+// behind its clock: like the client's saturation, it is said above the
+// table, since every figure of those points is the host's, not the model's.
+const SimBehindPrefix = "the simulator fell behind its clock"
+
+// simLostWarnFraction is the share of a point's time the simulator may
+// skip unremarked. The figures move by about that share (the simulated
+// GPU served nothing then): on a two-core machine beside two busy
+// processes the default sweep lost 2–3.4% and its throughput fell 1–5%;
+// past 5% they differ from the model's by more than a run's own noise.
+const simLostWarnFraction = 0.05
+
+// simBehind is a point's warning when the built-in simulator skipped at
+// least simLostWarnFraction of the point's model time windowMS, else "".
+func simBehind(t *telemetry.Point, windowMS float64) string {
+	if t == nil || t.Server == nil || t.Server.SimClockLostMS == nil || windowMS <= 0 {
+		return ""
+	}
+	lost := *t.Server.SimClockLostMS
+	if lost < simLostWarnFraction*windowMS {
+		return ""
+	}
+	return fmt.Sprintf("the simulator skipped %.0f ms of model time (%.1f%% of the point) because its host ran it behind its schedule: latencies here are longer, and throughput lower, than the model's",
+		lost, 100*lost/windowMS)
 }

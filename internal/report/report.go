@@ -268,12 +268,15 @@ func writeWarmup(b *strings.Builder, s *metrics.Summary, bullet string) {
 	}
 }
 
-// isClientLimited tells the client's saturation warning from the others.
-func isClientLimited(w string) bool { return strings.HasPrefix(w, metrics.ClientLimitedPrefix) }
+// isClientLimited tells the warnings said above the table from the others:
+// the client's saturation and the simulator falling behind its clock.
+func isClientLimited(w string) bool {
+	return strings.HasPrefix(w, metrics.ClientLimitedPrefix) || strings.HasPrefix(w, metrics.SimBehindPrefix)
+}
 
 // writeClientTop writes, under the header, that the client was near
-// saturation: every figure below may be the client's limit, not the
-// server's.
+// saturation or that the simulator fell behind: every figure below may be
+// the host's limit, not the server's.
 func writeClientTop(b *strings.Builder, s *metrics.Summary, bullet string) {
 	for _, w := range s.Warnings {
 		if isClientLimited(w) {

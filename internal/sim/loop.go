@@ -133,6 +133,7 @@ func (l *loop) wallOf(v float64) time.Time {
 func (l *loop) run() {
 	defer close(l.done)
 	defer l.shutdown()
+	defer lockForPreciseSleep()()
 	sl := newSleeper()
 	for {
 		select {
@@ -149,6 +150,7 @@ func (l *loop) run() {
 				return
 			}
 		}
+		begun := time.Now()
 		out, ok := l.eng.step()
 		if !ok {
 			continue
@@ -157,24 +159,51 @@ func (l *loop) run() {
 		// now, not only after its tokens are delivered (vLLM logs them as
 		// each step is scheduled).
 		l.met.scheduled(out, l.eng)
-		if out.dur > 0 && !sl.until(l.wallOf(l.eng.now), l.quit) {
+		if out.dur > 0 && !sl.until(l.due(begun, out.dur), l.quit) {
 			return
 		}
 		l.deliver(out)
 	}
 }
 
+// maxCatchUp is the share of a step's time by which a late loop may
+// shorten it to catch up with its schedule: a timer's overshoot is made
+// up over a few steps, but tokens never come faster than the model allows
+// by more than that share. Lateness beyond what this recovers grows to
+// rebaseLag, and is then skipped and counted (intake).
+const maxCatchUp = 0.5
+
+// due is when a step of model duration dur begun at begun ends: its slot
+// on the schedule, or, when the loop runs late, no sooner than
+// (1 − maxCatchUp) of its duration after it began. Without the floor a
+// loop behind by more than a step delivered several steps' tokens at once
+// (at time scale 300, a decode speed of thousands of tokens/s).
+func (l *loop) due(begun time.Time, dur float64) time.Time {
+	at := l.wallOf(l.eng.now)
+	if floor := begun.Add(time.Duration(dur / l.scale * (1 - maxCatchUp) * 1e9)); at.Before(floor) {
+		return floor
+	}
+	return at
+}
+
 // intake moves new requests and aborts into the engine at a step boundary.
 // An idle engine's clock jumps to now; a busy one keeps its schedule unless
-// it has fallen more than rebaseLag behind.
+// it has fallen more than rebaseLag behind, and the time it then skips is
+// counted: the simulated GPU served less than the model in it.
 func (l *loop) intake() {
 	l.mu.Lock()
 	inbox, wallAt, aborts := l.inbox, l.wallAt, l.aborts
 	l.inbox, l.wallAt, l.aborts = nil, nil, nil
 	l.mu.Unlock()
 	now := l.virtual(time.Now())
-	if l.eng.idle() || now-l.eng.now > rebaseLag.Seconds()*l.scale {
+	switch behind := now - l.eng.now; {
+	case l.eng.idle():
 		l.eng.now = max(l.eng.now, now)
+	case behind > rebaseLag.Seconds()*l.scale:
+		// The host ran the loop late: the engine skips the time it could
+		// not serve, and says so (servebench_sim_clock_lost_seconds_total).
+		l.eng.now = now
+		l.met.clockLost(behind / l.scale)
 	}
 	for i, s := range inbox {
 		l.eng.add(s, min(l.virtual(wallAt[i]), l.eng.now))

@@ -36,7 +36,7 @@ type metrics struct {
 	numBlocks int
 
 	running, waiting, kvUsage                                   prometheus.Gauge
-	preemptions, promptTokens, generationTokens                 prometheus.Counter
+	preemptions, promptTokens, generationTokens, lost           prometheus.Counter
 	success                                                     *prometheus.CounterVec
 	ttft, itl, e2e, queueTime, prefill, decode, inference, iter prometheus.Histogram
 	promptHist, genHist                                         prometheus.Histogram
@@ -64,6 +64,9 @@ func newMetrics(cfg Config) *metrics {
 	m.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
 	m.kvUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
 	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.")
+	// Not vLLM's: the simulator's own health, which telemetry reads
+	// beside the vLLM series (ClockLostMetric).
+	m.lost = counter(ClockLostMetric, "Seconds the simulated engine skipped while busy because its host ran it behind its schedule (the time scale is too high for the host): in them it served nothing.")
 	m.promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
 	m.generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total",
@@ -117,6 +120,12 @@ func buckets125(limit int) []float64 {
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
+
+// ClockLostMetric is the counter of time the simulator's loop skipped
+// because its host ran it late, in the time base a client measures.
+const ClockLostMetric = "servebench_sim_clock_lost_seconds_total"
+
+func (m *metrics) clockLost(seconds float64) { m.lost.Add(seconds) }
 
 // queue refreshes the scheduler gauges.
 func (m *metrics) queue(e *engine) {

@@ -30,6 +30,11 @@ type engineMap struct {
 	preemptions, promptTokens, genTokens, pcQueries, pcHits []ref // counters
 
 	ttft, queue, e2e []string // histograms in seconds
+
+	// clockLost is the built-in simulator's own counter of the seconds it
+	// skipped because its host ran it late (internal/sim ClockLostMetric);
+	// the simulator serves vLLM's names, so only that table has it.
+	clockLost []ref
 }
 
 // engineMaps are the engines servebench knows, checked against each
@@ -51,6 +56,7 @@ var engineMaps = []engineMap{
 		ttft:      []string{"vllm:time_to_first_token_seconds"},
 		queue:     []string{"vllm:request_queue_time_seconds"},
 		e2e:       []string{"vllm:e2e_request_latency_seconds"},
+		clockLost: refs("servebench_sim_clock_lost_seconds_total"),
 	},
 	{
 		engine:  "sglang",
@@ -117,6 +123,7 @@ func mapServer(em *engineMap, fams map[string]*dto.MetricFamily) *Server {
 	s.KVCacheUsage = pick(fams, em.kvUsage, true)
 	s.PrefixCacheHitRate = pick(fams, em.hitRate, true)
 	s.Preemptions = pick(fams, em.preemptions, false)
+	s.SimClockLost = pick(fams, em.clockLost, false)
 	s.PromptTokens = pick(fams, em.promptTokens, false)
 	s.GenerationTokens = pick(fams, em.genTokens, false)
 	s.PrefixCacheQueries = pick(fams, em.pcQueries, false)

@@ -96,6 +96,7 @@ var counterFields = []counterField{
 	{"generation_tokens_total", func(s *Server) *float64 { return s.GenerationTokens }},
 	{"prefix_cache_queries_total", func(s *Server) *float64 { return s.PrefixCacheQueries }},
 	{"prefix_cache_hits_total", func(s *Server) *float64 { return s.PrefixCacheHits }},
+	{"sim_clock_lost_seconds_total", func(s *Server) *float64 { return s.SimClockLost }},
 }
 
 var histFields = []histField{

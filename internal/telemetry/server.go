@@ -29,6 +29,10 @@ func summarizeServer(w Window) *ServerPoint {
 		QueueMS:      quantiles(histOver(w, byInst, histFields[1].get), w.Scale),
 	}
 	sp.PrefixCacheHitRate = hitRate(w, byInst, ticks)
+	if lost := counterOver(w, byInst, func(s *Server) *float64 { return s.SimClockLost }); lost != nil {
+		ms := *lost * 1e3 * w.Scale
+		sp.SimClockLostMS = &ms
+	}
 	if *sp == (ServerPoint{}) {
 		return nil
 	}

@@ -197,3 +197,22 @@ func byInstance(ss []Sample) []reading {
 	}
 	return rs
 }
+
+// TestSimClockLost: the built-in simulator's counter of skipped time
+// becomes the window's model time lost (delta × scale, ms); a real engine
+// without the counter has none.
+func TestSimClockLost(t *testing.T) {
+	const s = int64(1e9)
+	at := func(t int64, lost *float64) Sample {
+		return Sample{TNS: t, Source: KindServer, Instance: "sim", Server: &Server{Engine: "vllm", Running: f(1), SimClockLost: lost}}
+	}
+	w := Window{From: s, To: 3 * s, Scale: 10, Samples: []Sample{at(s/2, f(0.5)), at(2*s, f(0.6)), at(3*s, f(0.8))}}
+	sp := summarizeServer(w)
+	if sp == nil || sp.SimClockLostMS == nil || !near(*sp.SimClockLostMS, 3000) {
+		t.Fatalf("lost %v, want 3000 ms of model time ((0.8 - 0.5) s × 10)", sp)
+	}
+	w.Samples = []Sample{at(s/2, nil), at(2*s, nil)}
+	if sp := summarizeServer(w); sp == nil || sp.SimClockLostMS != nil {
+		t.Errorf("a server without the counter lost %v", sp)
+	}
+}

@@ -55,6 +55,9 @@ type Server struct {
 	GenerationTokens   *float64 `json:"generation_tokens_total,omitempty"`
 	PrefixCacheQueries *float64 `json:"prefix_cache_queries_total,omitempty"`
 	PrefixCacheHits    *float64 `json:"prefix_cache_hits_total,omitempty"`
+	// SimClockLost is the built-in simulator's: seconds it skipped,
+	// busy, because its host ran it behind its schedule.
+	SimClockLost *float64 `json:"sim_clock_lost_seconds_total,omitempty"`
 
 	TTFT  *Histogram `json:"ttft_seconds,omitempty"`
 	Queue *Histogram `json:"queue_seconds,omitempty"`
@@ -180,6 +183,10 @@ type ServerPoint struct {
 	PrefixCacheHitRate *float64   `json:"prefix_cache_hit_rate,omitempty"`
 	TTFTMS             *Quantiles `json:"ttft_ms,omitempty"`
 	QueueMS            *Quantiles `json:"queue_ms,omitempty"`
+	// SimClockLostMS is the model time the built-in simulator skipped in
+	// the window because its host could not keep its schedule (absent for
+	// a real engine).
+	SimClockLostMS *float64 `json:"sim_clock_lost_ms,omitempty"`
 }
 
 // Quantiles are percentiles read from a histogram's bucket deltas over a
