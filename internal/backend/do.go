@@ -146,8 +146,8 @@ func (s *stream) send(body []byte) *http.Response {
 		s.c.fail(s.rec, record.ClassClient, "building the request: "+err.Error())
 		return nil
 	}
-	// Every request shares the client's headers: neither http.Client nor
-	// the transport changes a request's (each copies what it changes).
+	// Every request shares the client's headers: the transport never
+	// changes a request's (it copies the request to add a proxy's).
 	hreq.Header = s.c.header
 	hreq.Host = s.c.host
 	s.sent = time.Now()

@@ -29,30 +29,36 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 	if len(args) == 0 {
 		args = []string{""}
 	}
-	page := &report.HTMLPage{}
+	var runs []report.HTMLRun
 	var unmetErr error
 	for _, arg := range args {
 		r, rep, err := htmlRun(env, arg, strict, slice, o)
 		if err != nil {
 			return err
 		}
-		page.Runs = append(page.Runs, r)
+		runs = append(runs, r)
 		if rep != nil && !rep.Verdict.Holds && unmetErr == nil {
 			unmetErr = unmet(rep.Objective, rep.Verdict)
 		}
 	}
-	page.Title = report.PageTitle(page.Runs[0].Summary)
-	if len(page.Runs) > 1 {
-		names := make([]string, len(page.Runs))
-		for i, r := range page.Runs {
+	if err := report.WriteHTML(env.Stdout, htmlPage(runs)); err != nil {
+		return err
+	}
+	return unmetErr
+}
+
+// htmlPage is the page of one run, or of several overlaid, titled after
+// the run or the runs' names.
+func htmlPage(runs []report.HTMLRun) *report.HTMLPage {
+	page := &report.HTMLPage{Runs: runs, Title: report.PageTitle(runs[0].Summary)}
+	if len(runs) > 1 {
+		names := make([]string, len(runs))
+		for i, r := range runs {
 			names[i] = r.Name
 		}
 		page.Title = "servebench · " + strings.Join(names, " vs ")
 	}
-	if err := report.WriteHTML(env.Stdout, page); err != nil {
-		return err
-	}
-	return unmetErr
+	return page
 }
 
 // htmlRun reads one run for a page: its summary recomputed from the
@@ -201,7 +207,7 @@ func writePage(dir string, res *bench.Result) error {
 		return err
 	}
 	var b bytes.Buffer
-	if err := report.WriteHTML(&b, &report.HTMLPage{Title: report.PageTitle(res.Summary), Runs: []report.HTMLRun{r}}); err != nil {
+	if err := report.WriteHTML(&b, htmlPage([]report.HTMLRun{r})); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes(), 0o644)

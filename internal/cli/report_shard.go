@@ -96,8 +96,7 @@ func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
 			unmetErr = unmet(rep.Objective, rep.Verdict)
 		}
 	}
-	page := &report.HTMLPage{Title: report.PageTitle(s), Runs: []report.HTMLRun{r}}
-	if err := report.WriteHTML(env.Stdout, page); err != nil {
+	if err := report.WriteHTML(env.Stdout, htmlPage([]report.HTMLRun{r})); err != nil {
 		return err
 	}
 	return unmetErr

@@ -32,7 +32,7 @@ func (c *conn) response(ctx context.Context, req *http.Request, stop func() bool
 	}
 	keep := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	src, framed := c.framing(resp)
-	c.dropReader() // nothing was read ahead: the head's reader is not needed
+	c.dropReader() // when the head's read took none of the body, its reader is not needed
 	// The response outlives the round trip by the whole stream: it keeps
 	// the request without the body, which was sent (a long prompt's).
 	sent := *req

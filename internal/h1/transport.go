@@ -4,9 +4,9 @@
 // net/http keeps a read loop and a write loop per connection (about 11 KB
 // of stacks per stream, a quarter of servebench's memory per stream at
 // 10,000 streams), and a request goes out in one write. It is an
-// http.RoundTripper, so the standard library's client and its request and
-// response types, and its parsers (http.ReadResponse and the chunked
-// decoder), do everything but keep the connections.
+// http.RoundTripper: the standard library's request and response types,
+// its request writer and http.ReadResponse do the rest, but for chunked
+// bodies, which chunked.go decodes in the caller's buffer.
 package h1
 
 import (
@@ -63,7 +63,7 @@ type Transport struct {
 	// DialContext dials TCP (nil: a net.Dialer with DefaultKeepAlive).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxIdle bounds the idle connections kept; IdleTimeout drops one idle
-	// longer; ReadBufferSize is each connection's read buffer.
+	// longer; ReadBufferSize is the size of the pooled head readers.
 	MaxIdle        int
 	IdleTimeout    time.Duration
 	ReadBufferSize int

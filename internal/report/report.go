@@ -115,7 +115,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
-	writeClientTop(&b, s, "")
+	writeAboveTable(&b, s, "")
 	writeDriftTop(&b, s, "")
 	cols := tableColumns(s)
 	rows := [][]string{make([]string, len(cols)), make([]string, len(cols))}
@@ -154,7 +154,7 @@ func orDash(s string) string {
 func warnings(s *metrics.Summary) []string {
 	var out []string
 	for _, x := range s.Warnings {
-		if !isClientLimited(x) {
+		if !isAboveTable(x) {
 			out = append(out, x)
 		}
 	}
@@ -268,18 +268,18 @@ func writeWarmup(b *strings.Builder, s *metrics.Summary, bullet string) {
 	}
 }
 
-// isClientLimited tells the warnings said above the table from the others:
+// isAboveTable tells the warnings said above the table from the others:
 // the client's saturation and the simulator falling behind its clock.
-func isClientLimited(w string) bool {
+func isAboveTable(w string) bool {
 	return strings.HasPrefix(w, metrics.ClientLimitedPrefix) || strings.HasPrefix(w, metrics.SimBehindPrefix)
 }
 
-// writeClientTop writes, under the header, that the client was near
+// writeAboveTable writes, under the header, that the client was near
 // saturation or that the simulator fell behind: every figure below may be
 // the host's limit, not the server's.
-func writeClientTop(b *strings.Builder, s *metrics.Summary, bullet string) {
+func writeAboveTable(b *strings.Builder, s *metrics.Summary, bullet string) {
 	for _, w := range s.Warnings {
-		if isClientLimited(w) {
+		if isAboveTable(w) {
 			b.WriteString(bullet + "WARNING " + w + "\n\n")
 		}
 	}

@@ -105,7 +105,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	if h := Header(s); h != "" {
 		b.WriteString(h + "\n\n")
 	}
-	writeClientTop(&b, s, "> ")
+	writeAboveTable(&b, s, "> ")
 	writeDriftTop(&b, s, "> ")
 	cols := tableColumns(s)
 	head := make([]string, len(cols))
