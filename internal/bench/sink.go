@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
+)
+
+// recordsFile is the records file as the sink uses it: an *os.File, or a
+// test's file that fails.
+type recordsFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// sink receives every record: it writes it to records.jsonl at once and
+// folds it into the aggregator.
+type sink struct {
+	mu     sync.Mutex
+	agg    metrics.Aggregator
+	w      *record.Writer
+	f      recordsFile
+	dir    string
+	n      int
+	werr   error
+	notify func(*record.Record)
+	// scale converts records to model time before they are aggregated,
+	// observed or shown; the file keeps the measured times.
+	scale float64
+	// loads names each point's load as asked (model time), which records
+	// carry even when the runner paces a sped-up target's wall-time load.
+	loads map[int]record.Load
+	// observe sees every record, under mu (Config.Observe).
+	observe func(*record.Record)
+	// curves gather the HTML report's curves (Result.Curves).
+	curves *metrics.Curves
+	// spans are the points' measured windows and events the timeline
+	// events records stand for, both on the records' clock.
+	spans  map[int]*record.Span
+	events []telemetry.Sample
+}
+
+func newSink(dir string) (*sink, error) {
+	s := &sink{dir: dir}
+	if dir == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
+	}
+	path := filepath.Join(dir, RecordsFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, RecordsFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
+	}
+	s.f, s.w = f, record.NewWriter(f)
+	return s, nil
+}
+
+func (s *sink) onEmit(f func(*record.Record)) {
+	s.mu.Lock()
+	s.notify = f
+	s.mu.Unlock()
+}
+
+// nominal records the load point p as asked, for the records of p.
+func (s *sink) nominal(p load.Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loads == nil {
+		s.loads = map[int]record.Load{}
+	}
+	s.loads[p.Index] = p.Load
+}
+
+func (s *sink) emit(r *record.Record) {
+	r.Schema = record.Schema
+	s.mu.Lock()
+	if l, ok := s.loads[r.Point]; ok {
+		r.Load = l
+	}
+	s.observeSpan(r)
+	s.mu.Unlock()
+	if s.w != nil {
+		// The writer has its own lock; a failed write is kept and reported
+		// at the end, and the record still counts in the summary.
+		if err := s.w.Write(r); err != nil {
+			s.mu.Lock()
+			s.werr = err
+			s.mu.Unlock()
+		}
+	}
+	r = r.ModelTime(s.scale)
+	s.mu.Lock()
+	s.agg.Add(r)
+	if s.curves != nil {
+		s.curves.Add(r)
+	}
+	if s.observe != nil {
+		s.observe(r)
+	}
+	s.n++
+	notify := s.notify
+	s.mu.Unlock()
+	if notify != nil {
+		notify(r)
+	}
+}
+
+func (s *sink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *sink) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.werr
+}
+
+// writeRun writes run.json next to the records.
+func (s *sink) writeRun(run *record.Run) error {
+	if s.dir == "" {
+		return nil
+	}
+	return writeJSON(filepath.Join(s.dir, RunFile), run)
+}
+
+// finish completes run.json and writes summary.json next to the records.
+func (s *sink) finish(run *record.Run, sum any) error {
+	if s.dir == "" {
+		return nil
+	}
+	if err := s.writeRun(run); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(s.dir, SummaryFile), sum)
+}
+
+// close flushes the records file to disk and closes it; a failure of
+// either means records may be lost, which the user must hear of.
+func (s *sink) close() error {
+	if s.f == nil {
+		return nil
+	}
+	f := s.f
+	s.f = nil
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("flushing %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// writeJSON writes v to path through a temporary file and a rename, so a
+// reader never sees half a file.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
