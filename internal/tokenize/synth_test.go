@@ -3,6 +3,7 @@ package tokenize
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -342,5 +343,19 @@ func TestSynthLarge(t *testing.T) {
 	p, err := NewSynth(tk, 1).Prompt(context.Background(), 32768)
 	if err != nil || p.Tokens != 32768 {
 		t.Fatalf("got %d, %v", p.Tokens, err)
+	}
+}
+
+// TestDrawIsIntN: the word draw is rand.Rand's IntN over the same PCG,
+// so a seed builds the same prompts as before the draw was inlined.
+func TestDrawIsIntN(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 64, 1000, 4999, 1 << 20, 1<<62 + 1} {
+		d := newDraw(42, uint64(n))
+		r := rand.New(rand.NewPCG(42, uint64(n)))
+		for i := range 2000 {
+			if got, want := d.intN(n), r.IntN(n); got != want {
+				t.Fatalf("n=%d draw %d: %d, rand.IntN %d", n, i, got, want)
+			}
+		}
 	}
 }

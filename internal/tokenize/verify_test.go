@@ -30,10 +30,22 @@ func TestSynthUncountedPromptsExact(t *testing.T) {
 			}
 		}
 		st := s.Stats()
-		counted := int64(verifyFirst + (prompts-verifyFirst)/verifyEvery)
+		const counted = 16 + 1024/32 // the first 16, then 32, 64, ..., 1024; the next, 2048, is past 1,500
 		if st.Unverified != prompts-counted || st.Counts-st.Calibration != counted || st.FirstTry != counted {
 			t.Errorf("%s: %+v: want %d prompts counted, the rest by construction", enc, st, counted)
 		}
+	}
+}
+
+func TestSampled(t *testing.T) {
+	var got []int64
+	for k := int64(1); k <= 5000; k++ {
+		if sampled(k) {
+			got = append(got, k)
+		}
+	}
+	if len(got) != 16+32+3 || got[15] != 16 || got[16] != 32 || got[47] != 1024 || got[48] != 2048 || got[50] != 4096 {
+		t.Errorf("sampled prompts %v: want 1..16, every 32nd to 1,024, then every 1,024th", got)
 	}
 }
 
