@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/servebench/servebench/internal/jsonenc"
 )
 
 // appendJSON appends v as json.Marshal encodes it (FuzzAppendJSON holds
@@ -85,62 +86,5 @@ func appendMessages(b []byte, ms []Message) []byte {
 	return append(b, ']')
 }
 
-// appendJSONString quotes s as json.Marshal does: the JSON escapes for
-// quote, backslash and control characters (\b \f \n \r \t by name, others
-// as \u00XX), <, > and & as \u003c, \u003e and \u0026, U+2028 and U+2029
-// escaped, and each byte of invalid UTF-8 replaced by \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	plain := 0 // start of the bytes not yet copied
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plainJSON[c] {
-				i++
-				continue
-			}
-			b = append(b, s[plain:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, `\b`...)
-			case '\f':
-				b = append(b, `\f`...)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			plain = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[plain:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[plain:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		plain = i
-	}
-	return append(append(b, s[plain:]...), '"')
-}
-
-// plainJSON marks the ASCII bytes appendJSONString copies as they are.
-var plainJSON = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
+// appendJSONString quotes s as json.Marshal does, HTML escaping included.
+func appendJSONString(b []byte, s string) []byte { return jsonenc.String(b, s, true) }

@@ -23,6 +23,11 @@ var fastChunks = []string{
 	`{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"\"quoted\"\n\t\u00e9\ud83d\ude00 \/"}}],"created":1,"id":"x","model":"m","system_fingerprint":"b1-abc","object":"chat.completion.chunk","timings":null}`,
 	// Completions.
 	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" Paris","logprobs":null,"finish_reason":null,"stop_reason":null}]}`,
+	// Usage: vLLM's last chunk, with details, nulls and a choice (continuous usage stats).
+	`{"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":512,"total_tokens":712,"completion_tokens":200,"prompt_tokens_details":null}}`,
+	`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":3}}}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":null,"completion_tokens":-0,"completion_tokens_details":{"reasoning_tokens":null}}}`,
+	`{"choices":[],"usage":{}}`,
 	// Ollama lines.
 	`{"model":"llama3.2","created_at":"2026-11-29T14:52:00.123Z","message":{"role":"assistant","content":"Hi"},"done":false}`,
 	`{"model":"qwen3","created_at":"2026-11-29T14:52:00.123Z","message":{"role":"assistant","content":"","thinking":"Okay"},"done":false}`,
@@ -49,8 +54,17 @@ func TestFastPathTaken(t *testing.T) {
 func TestFastPathDeclines(t *testing.T) {
 	// Chunks whose meaning needs encoding/json (or that are invalid).
 	for _, c := range []string{
-		`{"choices":[],"usage":{"completion_tokens":3}}`,
 		`{"error":{"message":"x"}}`,
+		`{"choices":[],"usage":{"completion_tokens":3},"usage":{"prompt_tokens":1}}`,
+		`{"choices":[],"usage":{"completion_tokens":3,"completion_tokens":4}}`,
+		`{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":2}}}`,
+		`{"choices":[],"usage":{"completion_tokens":3.0}}`,
+		`{"choices":[],"usage":{"completion_tokens":3e2}}`,
+		`{"choices":[],"usage":{"completion_tokens":1234567890123456789}}`,
+		`{"choices":[],"usage":{"completion_tokens":"3"}}`,
+		`{"choices":[],"usage":{"Completion_tokens":3}}`,
+		`{"choices":[],"usage":3}`,
+		`{"choices":[],"timings":{"prompt_n":1}}`,
 		`{"object":"error","message":"x"}`,
 		`{"Choices":[{"text":"case-folded key"}]}`,
 		`{"choices":[{"text":1}]}`,
@@ -90,8 +104,11 @@ func checkFastOpenAI(t *testing.T, data []byte) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		t.Fatalf("fast path took %q; encoding/json: %v", data, err)
 	}
-	if c.Usage != nil || c.Timings != nil || (len(c.Error) > 0 && string(c.Error) != "null") || c.Object == "error" {
-		t.Fatalf("fast path took %q, which has usage, timings or an error", data)
+	if c.Timings != nil || (len(c.Error) > 0 && string(c.Error) != "null") || c.Object == "error" {
+		t.Fatalf("fast path took %q, which has timings or an error", data)
+	}
+	if got.usage != (c.Usage != nil) || c.Usage != nil && got.counts != c.Usage.counts() {
+		t.Fatalf("%q: fast path read usage %v %+v, encoding/json %+v", data, got.usage, got.counts, c.Usage)
 	}
 	var want openAIText
 	if len(c.Choices) > 0 {
@@ -125,7 +142,7 @@ func checkFastOllama(t *testing.T, data []byte) {
 	}
 }
 
-// TestFastPathAllocatesNothing: ordinary chunks are read with no
+// TestFastPathAllocatesNothing: ordinary chunks and the usage chunk are read with no
 // allocation, so per-chunk cost stays flat under thousands of streams.
 func TestFastPathAllocatesNothing(t *testing.T) {
 	var s jsonScan
@@ -133,6 +150,7 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 	var ol ollamaText
 	chat := []byte(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`)
 	nd := []byte(`{"model":"m","message":{"role":"assistant","content":" word"},"done":false}`)
+	usage := []byte(`{"choices":[],"usage":{"prompt_tokens":512,"completion_tokens":200,"total_tokens":712,"prompt_tokens_details":{"cached_tokens":0}}}`)
 	// Warm the destination buffers once; after that nothing may allocate.
 	s.openAI(chat, &oa)
 	s.ollama(nd, &ol)
@@ -140,6 +158,11 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 		"openai": func() {
 			if !s.openAI(chat, &oa) {
 				t.Fatal("fast path refused an ordinary chunk")
+			}
+		},
+		"usage": func() {
+			if !s.openAI(usage, &oa) || oa.counts.completion != 200 {
+				t.Fatal("fast path refused a usage chunk")
 			}
 		},
 		"ollama": func() {
@@ -167,6 +190,9 @@ func TestKeyTablesMatchTags(t *testing.T) {
 		{"openAIChunk", reflect.TypeFor[openAIChunk](), openAIKeys},
 		{"openAIChoice", reflect.TypeFor[openAIChoice](), choiceKeys},
 		{"openAIDelta", reflect.TypeFor[openAIDelta](), deltaKeys},
+		{"openAIUsage", reflect.TypeFor[openAIUsage](), usageKeys},
+		{"openAIPromptDetails", reflect.TypeFor[openAIPromptDetails](), promptDetailsKeys},
+		{"openAICompletionDetails", reflect.TypeFor[openAICompletionDetails](), completionDetailsKeys},
 		{"ollamaChunk", reflect.TypeFor[ollamaChunk](), ollamaKeys},
 		{"ollamaMessage", reflect.TypeFor[ollamaMessage](), messageKeys},
 	} {

@@ -79,22 +79,61 @@ const (
 	deltaReasoning
 )
 
+const (
+	usagePrompt = iota
+	usageCompletion
+	usagePromptDetails
+	usageCompletionDetails
+)
+
 var (
-	openAIKeys = keys{oaChoices: "choices", oaUsage: "usage", oaTimings: "timings", oaError: "error",
+	usageKeys             = keys{usagePrompt: "prompt_tokens", usageCompletion: "completion_tokens", usagePromptDetails: "prompt_tokens_details", usageCompletionDetails: "completion_tokens_details"}
+	promptDetailsKeys     = keys{"cached_tokens"}
+	completionDetailsKeys = keys{"reasoning_tokens"}
+	openAIKeys            = keys{oaChoices: "choices", oaUsage: "usage", oaTimings: "timings", oaError: "error",
 		oaObject: "object", oaMessage: "message"}
 	choiceKeys = keys{choiceText: "text", choiceDelta: "delta", choiceFinish: "finish_reason"}
 	deltaKeys  = keys{deltaContent: "content", deltaReasoningContent: "reasoning_content", deltaReasoning: "reasoning"}
 )
 
 type openAIUsage struct {
-	PromptTokens        *int `json:"prompt_tokens"`
-	CompletionTokens    *int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	PromptTokens            *int                     `json:"prompt_tokens"`
+	CompletionTokens        *int                     `json:"completion_tokens"`
+	PromptTokensDetails     *openAIPromptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *openAICompletionDetails `json:"completion_tokens_details"`
+}
+
+type openAIPromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type openAICompletionDetails struct {
+	ReasoningTokens *int `json:"reasoning_tokens"`
+}
+
+// usageCounts is a usage object as both paths read it: a count is had
+// when the member was there and not null.
+type usageCounts struct {
+	prompt, completion, reasoning, cached  int
+	hasPrompt, hasCompletion, hasReasoning bool
+}
+
+// counts flattens u the way the fast path reads a usage object.
+func (u *openAIUsage) counts() usageCounts {
+	var c usageCounts
+	if u.PromptTokens != nil {
+		c.prompt, c.hasPrompt = *u.PromptTokens, true
+	}
+	if u.CompletionTokens != nil {
+		c.completion, c.hasCompletion = *u.CompletionTokens, true
+	}
+	if d := u.PromptTokensDetails; d != nil {
+		c.cached = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
+		c.reasoning, c.hasReasoning = *d.ReasoningTokens, true
+	}
+	return c
 }
 
 // llamaTimings is llama.cpp server's per-response timing report.
@@ -156,6 +195,9 @@ func (d *openAIDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
 		if !repeated {
 			d.repeat.learn(data, f)
 		}
+		if f.usage {
+			s.openAIUsage(f.counts)
+		}
 		if len(f.finish) > 0 && string(f.finish) != s.rec.FinishReason {
 			s.rec.FinishReason = string(f.finish)
 		}
@@ -167,8 +209,8 @@ func (d *openAIDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
 	return d.decodeSlow(s, ev, data, truncated)
 }
 
-// decodeSlow decodes a chunk with encoding/json: chunks with usage,
-// timings or an error, and whatever the fast path declines.
+// decodeSlow decodes a chunk with encoding/json: chunks with timings or
+// an error, and whatever the fast path declines.
 func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncated bool) bool {
 	c := &d.slow
 	c.reset()
@@ -185,7 +227,7 @@ func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncat
 		return true
 	}
 	if c.Usage != nil {
-		s.openAIUsage(c.Usage)
+		s.openAIUsage(c.Usage.counts())
 	}
 	if t := c.Timings; t != nil {
 		srv := s.server()
@@ -203,18 +245,18 @@ func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncat
 	return false
 }
 
-func (s *stream) openAIUsage(u *openAIUsage) {
-	if u.PromptTokens != nil && *u.PromptTokens > 0 {
-		s.prompt, s.hasPrompt = *u.PromptTokens, true
+func (s *stream) openAIUsage(u usageCounts) {
+	if u.hasPrompt && u.prompt > 0 {
+		s.prompt, s.hasPrompt = u.prompt, true
 	}
-	if u.CompletionTokens != nil {
-		s.output, s.hasOutput = *u.CompletionTokens, true
+	if u.hasCompletion {
+		s.output, s.hasOutput = u.completion, true
 	}
-	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
-		s.server().CachedTokens = d.CachedTokens
+	if u.cached > 0 {
+		s.server().CachedTokens = u.cached
 	}
-	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
-		s.reasoning, s.hasReasoning = *d.ReasoningTokens, true
+	if u.hasReasoning {
+		s.reasoning, s.hasReasoning = u.reasoning, true
 	}
 }
 
@@ -248,9 +290,11 @@ func sseErrorText(data []byte) string {
 type openAIText struct {
 	choice                                             bool // choices had an element
 	text, content, reasoningContent, reasoning, finish []byte
+	usage                                              bool // a usage object, not null, was read into counts
+	counts                                             usageCounts
 }
 
-// openAI reads an ordinary chunk: choices, and no usage, timings or
+// openAI reads an ordinary chunk: choices and usage, and no timings or
 // error. It returns false when the chunk is for encoding/json.
 func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
 	s.reset(data)
@@ -258,7 +302,7 @@ func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
 	if !s.open('{') {
 		return false
 	}
-	seenChoices := false
+	seenChoices, seenUsage := false, false
 	for first := true; !s.bad; first = false {
 		key, ok := s.member(first)
 		if !ok {
@@ -275,6 +319,12 @@ func (s *jsonScan) openAI(data []byte, out *openAIText) bool {
 			}
 			seenChoices = true
 			s.choices(out)
+		case oaUsage:
+			if seenUsage {
+				return false // encoding/json merges the second into the first
+			}
+			seenUsage = true
+			s.usage(out)
 		case oaObject:
 			var v []byte
 			if s.textInto(&v); string(v) == "error" {
@@ -303,6 +353,85 @@ func (s *jsonScan) choices(out *openAIText) {
 			s.choice(&rest) // decoded only to check it as encoding/json would
 		}
 	}
+}
+
+// usage reads a usage object as encoding/json reads it into openAIUsage.
+// A member given twice, at any depth, is for encoding/json, which merges.
+func (s *jsonScan) usage(out *openAIText) {
+	if s.null() {
+		return
+	}
+	out.usage = true
+	c := &out.counts
+	var seen [4]bool
+	s.fields(usageKeys, func(k int) bool {
+		if seen[k] {
+			s.bad = true
+			return true
+		}
+		seen[k] = true
+		switch k {
+		case usagePrompt:
+			c.hasPrompt = s.countInto(&c.prompt)
+		case usageCompletion:
+			c.hasCompletion = s.countInto(&c.completion)
+		case usagePromptDetails:
+			s.once(promptDetailsKeys, func() { s.countInto(&c.cached) })
+		case usageCompletionDetails:
+			s.once(completionDetailsKeys, func() { c.hasReasoning = s.countInto(&c.reasoning) })
+		}
+		return true
+	})
+}
+
+// once reads an object (or null) of one known member, handing it to read;
+// the member given twice is for encoding/json.
+func (s *jsonScan) once(ks keys, read func()) {
+	n := 0
+	s.fields(ks, func(int) bool {
+		if n++; n > 1 {
+			s.bad = true
+			return true
+		}
+		read()
+		return true
+	})
+}
+
+// countInto reads an integer into *dst as encoding/json would into an int
+// (or *int) field; it reports false for null, which leaves *dst as it is.
+// A fraction, an exponent or more than 18 digits is for encoding/json.
+func (s *jsonScan) countInto(dst *int) bool {
+	if s.null() {
+		return false
+	}
+	start := s.i
+	s.number()
+	if s.bad {
+		return false
+	}
+	b := s.b[start:s.i]
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) > 18 {
+		s.bad = true
+		return false
+	}
+	n := 0
+	for _, c := range b {
+		if !isDigit(c) {
+			s.bad = true
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	*dst = n
+	return true
 }
 
 func (s *jsonScan) choice(out *openAIText) {

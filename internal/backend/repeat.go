@@ -21,11 +21,11 @@ type repeatChunk struct {
 }
 
 // learn keeps data as the pattern when the scanner's reading of it, out,
-// holds one text and no finish reason, and that text is a string of data
+// holds one text, no finish reason and no usage, and that text is a string of data
 // as it stands (unescaped); otherwise it forgets any pattern.
 func (r *repeatChunk) learn(data []byte, out *openAIText) {
 	r.ok = false
-	if !out.choice || len(out.finish) > 0 {
+	if !out.choice || len(out.finish) > 0 || out.usage {
 		return
 	}
 	field, t := -1, []byte(nil)
