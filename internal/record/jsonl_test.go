@@ -202,6 +202,9 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 	for range 200 {
 		r := &Record{ID: rng.Int64(), SentNS: rng.Int64N(1e12), EndNS: rng.Int64N(1e12), Load: Load{Concurrency: rng.IntN(9)}}
+		if rng.IntN(2) == 0 {
+			r.Load = Load{Rate: rng.Float64() * 100, MaxConcurrency: rng.IntN(3), Workload: WorkloadLabel("lognormal:8192,2048", "<128>")}
+		}
 		for range rng.IntN(40) {
 			r.Chunks = append(r.Chunks, Chunk{AtNS: rng.Int64() - rng.Int64(), Tokens: rng.IntN(5), Reasoning: rng.IntN(3) == 0})
 		}
@@ -214,18 +217,115 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		recs = append(recs, r)
 	}
 	for i, r := range recs {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		if err := encode(&got, r); err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() {
-			t.Fatalf("record %d:\n got %s\nwant %s", i, got.String(), want.String())
-		}
+		checkEncode(t, fmt.Sprint("record ", i), r)
 	}
+}
+
+// checkEncode holds encode's line for r to encoding/json's Encoder's.
+func checkEncode(t *testing.T, name string, r *Record) {
+	t.Helper()
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	werr := enc.Encode(r)
+	var got bytes.Buffer
+	err := encode(&got, r)
+	if (err != nil) != (werr != nil) || got.String() != want.String() {
+		t.Fatalf("%s:\n got %s (%v)\nwant %s (%v)", name, got.String(), err, want.String(), werr)
+	}
+}
+
+// TestEncodeEveryField sets every field of a record, and of the structs
+// it holds, to a value that is not zero: a field added to one of them
+// and not to encode fails here.
+func TestEncodeEveryField(t *testing.T) {
+	r := new(Record)
+	fill(reflect.ValueOf(r).Elem())
+	if r.Server == nil || r.Error == nil || len(r.Chunks) == 0 || r.Load.Rate == 0 || r.Error.RetryAfter == "" {
+		t.Fatalf("fill left fields zero: %+v", r)
+	}
+	checkEncode(t, "every field set", r)
+	// And each field alone, the others zero: omitempty and the commas.
+	v := reflect.ValueOf(r).Elem()
+	for i := range v.NumField() {
+		one := new(Record)
+		reflect.ValueOf(one).Elem().Field(i).Set(v.Field(i))
+		checkEncode(t, "only "+v.Type().Field(i).Name, one)
+	}
+	for _, one := range []*Record{{Server: &ServerTiming{CachedTokens: 1}}, {Server: &ServerTiming{}}, {Load: Load{MaxConcurrency: 2}}} {
+		checkEncode(t, fmt.Sprintf("%+v", one), one)
+	}
+}
+
+// fill sets every field of v, recursively, to a value that is not zero.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i))
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		fill(v.Index(0))
+		fill(v.Index(1))
+	case reflect.String:
+		v.SetString("x <&> \u2028 \"" + v.Type().Name())
+	case reflect.Int, reflect.Int64:
+		v.SetInt(-7)
+	case reflect.Float64:
+		v.SetFloat(2.5e-7)
+	case reflect.Bool:
+		v.SetBool(true)
+	default:
+		panic("fill: a field of kind " + v.Kind().String())
+	}
+}
+
+// FuzzEncode: any texts and numbers in a record's fields encode as
+// encoding/json encodes them.
+func FuzzEncode(f *testing.F) {
+	f.Add("openai-chat", "m", "stop", "in=1 out=2", 4, 0.5, int64(12), int64(-3), "http_5xx", "a \"b\" <c>")
+	f.Add("", "\xff", "\u2028", "", 0, 1e-9, int64(0), int64(1<<62), "", "")
+	f.Fuzz(func(t *testing.T, api, model, finish, workload string, c int, rate float64, sent, chunkAt int64, class, msg string) {
+		r := &Record{Schema: Schema, API: api, Model: model, FinishReason: finish, Load: Load{Workload: workload, Concurrency: c, Rate: rate},
+			SentNS: sent, Chunks: []Chunk{{AtNS: chunkAt, Tokens: c}}, Session: c, Turn: -c}
+		if class != "" || msg != "" {
+			r.Error = &Error{Class: class, Message: msg, Status: c, RetryAfter: msg}
+		}
+		if c%2 == 0 {
+			r.Server = &ServerTiming{TotalDuration: sent, CachedTokens: c}
+		}
+		checkEncode(t, "fuzzed", r)
+	})
+}
+
+// BenchmarkEncode: a 20-chunk record, by hand and, for the ratio in one
+// run, by encoding/json's Encoder.
+func BenchmarkEncode(b *testing.B) {
+	r := sample(7)
+	for i := range 20 {
+		r.Chunks = append(r.Chunks, Chunk{AtNS: int64(i) * 1_234_567, Tokens: 1})
+	}
+	var buf bytes.Buffer
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			buf.Reset()
+			if err := encode(&buf, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for b.Loop() {
+			buf.Reset()
+			if err := enc.Encode(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
