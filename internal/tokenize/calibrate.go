@@ -44,6 +44,9 @@ type calibration struct {
 	openers []piece // cost: total tokens of the opener alone as a prompt
 	words   []piece // sorted by cost
 	ones    []piece // the words of cost 1
+	// padded holds each word's text (of at most padWidth bytes) zero-padded
+	// to padWidth, for wordsText's fixed-size copy.
+	padded [][padWidth]byte
 }
 
 func wordList() []string {
@@ -75,7 +78,7 @@ func calibrate(ctx context.Context, count func(context.Context, string) (int, er
 		c.base = n // some servers refuse empty input; the estimate stands then
 	}
 	if wordsFrom != nil {
-		c.words, c.ones = wordsFrom.words, wordsFrom.ones
+		c.words, c.ones, c.padded = wordsFrom.words, wordsFrom.ones, wordsFrom.padded
 		return c, nil
 	}
 	var err error
@@ -96,6 +99,10 @@ func calibrate(ctx context.Context, count func(context.Context, string) (int, er
 	if len(c.ones) < minSingleWords {
 		return nil, fmt.Errorf("calibrate: only %d of %d common words are one token each under this tokenizer; cannot pad prompts exactly",
 			len(c.ones), len(c.words))
+	}
+	c.padded = make([][padWidth]byte, len(c.words))
+	for i, w := range c.words {
+		copy(c.padded[i][:], w.text)
 	}
 	return c, nil
 }

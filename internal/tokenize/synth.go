@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -302,29 +303,52 @@ func fillWords(rng *draw, cal *calibration, budget int) []piece {
 
 // wordsText is head and then the words fillWords would draw, as one text:
 // a prompt that is not counted is never corrected, so it needs no pieces.
+// Each word is copied as a fixed padWidth bytes (the padding is
+// overwritten by the next word or cut off): a memmove call per word was
+// most of the cost of a prompt.
 func wordsText(rng *draw, cal *calibration, head piece, budget int) string {
-	var b strings.Builder
-	b.Grow(len(head.text) + 8*budget) // common words: about 6 bytes and a space
-	b.WriteString(head.text)
+	bp := textBufs.Get().(*[]byte)
+	defer textBufs.Put(bp)
+	b := slices.Grow((*bp)[:0], len(head.text)+padWidth*budget)
+	b = append(b, head.text...)
 	for budget > 0 {
-		w := drawWord(rng, cal, budget)
-		b.WriteString(w.text)
+		i := drawIndex(rng, cal, budget)
+		w := &cal.words[i]
+		if n := len(b); len(w.text) <= padWidth && cap(b)-n >= padWidth {
+			*(*[padWidth]byte)(b[n : n+padWidth]) = cal.padded[i]
+			b = b[:n+len(w.text)]
+		} else {
+			b = append(b, w.text...)
+		}
 		budget -= w.cost
 	}
-	return b.String()
+	*bp = b
+	return string(b)
 }
 
-// drawWord draws a word costing at most budget (budget >= 1); words are
-// sorted by cost, and the one-token words always fit.
+// textBufs holds wordsText's buffers between prompts.
+var textBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// padWidth is the size of wordsText's fixed copy; common words with their
+// space are shorter.
+const padWidth = 16
+
+// drawWord draws a word costing at most budget (budget >= 1).
 func drawWord(rng *draw, cal *calibration, budget int) piece {
-	if last := cal.words[len(cal.words)-1]; last.cost <= budget {
-		return cal.words[rng.intN(len(cal.words))]
+	return cal.words[drawIndex(rng, cal, budget)]
+}
+
+// drawIndex draws the index of a word costing at most budget (budget >=
+// 1); words are sorted by cost, and the one-token words always fit.
+func drawIndex(rng *draw, cal *calibration, budget int) int {
+	if cal.words[len(cal.words)-1].cost <= budget {
+		return rng.intN(len(cal.words))
 	}
 	fit := len(cal.ones)
 	for fit < len(cal.words) && cal.words[fit].cost <= budget {
 		fit++
 	}
-	return cal.words[rng.intN(fit)]
+	return rng.intN(fit)
 }
 
 // correct adjusts pieces by delta tokens: it appends one-token words, or
