@@ -385,8 +385,7 @@ func joinPieces(head piece, pieces []piece) string {
 // draw is one prompt's seeded stream of choices. intN returns exactly what
 // rand.Rand's IntN returns over the same PCG (TestDrawIsIntN), so a seed
 // builds the prompts it always built; calling the PCG directly spares an
-// interface call and two allocations per prompt, and a word costs a few
-// nanoseconds.
+// interface call per word and the Rand and PCG allocated per prompt.
 type draw struct{ pcg rand.PCG }
 
 func newDraw(seed1, seed2 uint64) *draw {
