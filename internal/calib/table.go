@@ -51,14 +51,7 @@ func stepTable(gaps []gap, m Model) []TableStep {
 		slices.Sort(res)
 		slices.Sort(meas[s])
 		med := stats.Quantile(res, 0.5)
-		abs := make([]float64, len(res))
-		for i, r := range res {
-			abs[i] = math.Abs(r - med)
-		}
-		slices.Sort(abs)
-		// The median's standard error under normal residuals of the
-		// robust spread: 1.2533 σ/√n.
-		se := 1.2533 * 1.4826 * stats.Quantile(abs, 0.5) / math.Sqrt(float64(len(res)))
+		se := medianSE(res, med)
 		t := TableStep{Seqs: s, Gaps: len(res), MedianMS: stats.Quantile(meas[s], 0.5), SEMS: se}
 		if math.Abs(med) > 2*se {
 			t.CorrectionMS = med
@@ -67,6 +60,18 @@ func stepTable(gaps []gap, m Model) []TableStep {
 	}
 	slices.SortFunc(out, func(a, b TableStep) int { return a.Seqs - b.Seqs })
 	return out
+}
+
+// medianSE is the standard error of the median med of xs under normal
+// values of xs's robust spread: 1.2533 σ/√n, σ from the median absolute
+// deviation.
+func medianSE(xs []float64, med float64) float64 {
+	abs := make([]float64, len(xs))
+	for i, x := range xs {
+		abs[i] = math.Abs(x - med)
+	}
+	slices.Sort(abs)
+	return 1.2533 * 1.4826 * stats.Quantile(abs, 0.5) / math.Sqrt(float64(len(xs)))
 }
 
 // decodeOnly says the step ran decodes alone: a prompt in it makes it a

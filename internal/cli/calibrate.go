@@ -108,13 +108,14 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var against *metrics.Summary
+	var against *heldOut
 	if f.against != "" {
-		if against, err = loadSummary(env, f.against, false, sliceFlag{}, nil); err != nil {
+		against = &heldOut{dir: f.against}
+		if against.summary, err = loadSummary(env, f.against, false, sliceFlag{}, keepRecords(&against.records)); err != nil {
 			return err
 		}
 	}
-	rep, err := c.report(pts, against, f.against)
+	rep, err := c.report(pts, against)
 	if err != nil {
 		return err
 	}
@@ -138,10 +139,7 @@ func loadCalibration(env *Env, dir string, o calib.Options) (*calibration, error
 		return nil, usagef("servebench plan --calibrate runs/a", "--calibrate needs a run directory written by servebench run --out")
 	}
 	var recs []*record.Record
-	sum, err := loadSummary(env, dir, false, sliceFlag{}, func(r *record.Record) {
-		c := *r
-		recs = append(recs, &c)
-	})
+	sum, err := loadSummary(env, dir, false, sliceFlag{}, keepRecords(&recs))
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +155,15 @@ func loadCalibration(env *Env, dir string, o calib.Options) (*calibration, error
 		return nil, err
 	}
 	return &calibration{dir: dir, fit: fit, run: sum.Run, summary: sum}, nil
+}
+
+// keepRecords returns a record callback that appends a copy of each
+// record to *dst (the reader reuses its record).
+func keepRecords(dst *[]*record.Record) func(*record.Record) {
+	return func(r *record.Record) {
+		c := *r
+		*dst = append(*dst, &c)
+	}
 }
 
 // calibratedSim puts the model fitted to the run in dir into cfg: its step

@@ -47,6 +47,10 @@ func TestCalibrateOutput(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
+	code, text, stderr = runMain(t, "plan", "--calibrate", dir, "--against", dir, "--bootstrap", "50")
+	if code != 0 || !strings.Contains(text, "Held-out run "+dir) || !strings.Contains(text, "The server's own decode steps, fit run / held-out point") {
+		t.Errorf("--against: exit %d, text lacks the held-out run or its steps:\n%s%s", code, text, stderr)
+	}
 	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--against", dir, "--concurrency", "2,6", "--prompt-tokens", "64,512", "--bootstrap", "50", "--json")
 	if code != 0 {
 		t.Fatalf("--json: exit %d\n%s", code, stderr)
@@ -59,8 +63,18 @@ func TestCalibrateOutput(t *testing.T) {
 				Value, Low, High float64
 			} `json:"parameters"`
 		} `json:"fit"`
-		Measured    []json.RawMessage `json:"measured"`
-		Against     []json.RawMessage `json:"against"`
+		Measured     []json.RawMessage `json:"measured"`
+		Against      []json.RawMessage `json:"against"`
+		AgainstSteps []struct {
+			Point     string
+			Sequences int
+			FitGaps   int     `json:"fit_gaps"`
+			OtherGaps int     `json:"other_gaps"`
+			FitMS     float64 `json:"fit_median_ms"`
+			OtherMS   float64 `json:"other_median_ms"`
+			Change    float64
+		} `json:"against_steps"`
+		Warnings    []string `json:"warnings"`
 		Predictions []struct {
 			Concurrency  int     `json:"concurrency"`
 			PromptTokens int     `json:"prompt_tokens"`
@@ -75,6 +89,17 @@ func TestCalibrateOutput(t *testing.T) {
 	}
 	if rep.Schema != "servebench.calibration/v1" || len(rep.Fit.Params) != 6 || len(rep.Measured) != 2 || len(rep.Against) != 2 || len(rep.Predictions) != 4 {
 		t.Fatalf("report: %+v", rep)
+	}
+	// Against its own run the server did not change: the steps read the
+	// same point by point (the fit's table pools the points, so a size two
+	// points share may differ a little), and nothing warns.
+	if len(rep.AgainstSteps) == 0 || len(rep.Warnings) != 0 {
+		t.Errorf("against itself: steps %+v, warnings %q; want steps and no warning", rep.AgainstSteps, rep.Warnings)
+	}
+	for _, s := range rep.AgainstSteps {
+		if math.Abs(s.Change) > 0.05 || !(s.FitMS > 0) || s.OtherGaps < 30 || !strings.HasPrefix(s.Point, "c=") {
+			t.Errorf("against itself: step %+v, want the same median", s)
+		}
 	}
 	for _, p := range rep.Fit.Params {
 		if !(p.Low <= p.Value && p.Value <= p.High) {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
 )
 
@@ -24,9 +26,15 @@ type calibrationReport struct {
 	Measured []measuredPoint `json:"measured"`
 	// AgainstRun and Against are the same for a held-out run (--against):
 	// its closed-loop points, measured there and predicted by this fit.
-	AgainstRun  string            `json:"against_run,omitempty"`
-	Against     []measuredPoint   `json:"against,omitempty"`
-	Predictions []plan.Prediction `json:"predictions"`
+	AgainstRun string          `json:"against_run,omitempty"`
+	Against    []measuredPoint `json:"against,omitempty"`
+	// AgainstSteps sets the held-out run's decode steps beside the fit
+	// run's at each batch size both saw: the server's own change between
+	// the runs, which no fit can predict.
+	AgainstSteps []calib.StepChange `json:"against_steps,omitempty"`
+	Predictions  []plan.Prediction  `json:"predictions"`
+	// Warnings are the comparison's (the fit's own are in fit.warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // measuredPoint is one of the run's points, measured and predicted, with
@@ -114,9 +122,16 @@ func ownPoints(sum *metrics.Summary) []calib.Point {
 	return pts
 }
 
+// heldOut is a run of the same server that the fit is checked against.
+type heldOut struct {
+	dir     string
+	summary *metrics.Summary
+	records []*record.Record
+}
+
 // report predicts the run's own points, a held-out run's (against, when
 // set) and pts.
-func (c *calibration) report(pts []calib.Point, against *metrics.Summary, againstDir string) (*calibrationReport, error) {
+func (c *calibration) report(pts []calib.Point, against *heldOut) (*calibrationReport, error) {
 	cfg := c.fit.SimConfig()
 	rep := &calibrationReport{Schema: calib.Schema, Run: c.dir, Fit: c.fit}
 	var err error
@@ -124,10 +139,12 @@ func (c *calibration) report(pts []calib.Point, against *metrics.Summary, agains
 		return nil, err
 	}
 	if against != nil {
-		rep.AgainstRun = againstDir
-		if rep.Against, err = comparePoints(cfg, against); err != nil {
+		rep.AgainstRun = against.dir
+		if rep.Against, err = comparePoints(cfg, against.summary); err != nil {
 			return nil, err
 		}
+		rep.AgainstSteps = c.fit.StepChanges(against.records)
+		rep.Warnings = calib.DriftWarnings(rep.AgainstSteps, against.dir)
 	}
 	if rep.Predictions, err = calib.Predict(cfg, pts); err != nil {
 		return nil, err
@@ -217,12 +234,28 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	writeCompared(w, "The run's points", r.Measured)
 	if r.AgainstRun != "" {
 		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
+		writeSteps(w, r.AgainstSteps)
 	}
 	writePredictions(w, r.Predictions)
-	for _, s := range f.Warnings {
+	for _, s := range append(slices.Clip(f.Warnings), r.Warnings...) {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// writeSteps prints the server's decode steps in the fit's run and the
+// held-out run, side by side.
+func writeSteps(w io.Writer, steps []calib.StepChange) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; the server's change):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  point\tsequences\tgaps\tms\tchange\t\n")
+	for _, c := range steps {
+		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, c.FitMS, c.OtherMS, 100*c.Change)
+	}
+	tw.Flush()
 }
 
 // writeTable prints the measured decode steps and the corrections the
