@@ -369,6 +369,25 @@ func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
 // simulator's /metrics that misses its 100 ms on a loaded machine is
 // reported as a gap, which says nothing about the sample sizes judged here.
 func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
+	// A run whose simulator fell behind its clock measured a starved host,
+	// and says so in its warnings: it is run again, and a second such run
+	// skips the test with the run's words (as calibMeasured does).
+	for try := 1; ; try++ {
+		behind := defaultRunWarnings(t)
+		if behind == "" {
+			return
+		}
+		if try == 2 {
+			t.Skipf("the default run, twice: %s", behind)
+		}
+		t.Logf("the default run again: %s", behind)
+	}
+}
+
+// defaultRunWarnings runs the default run and checks its warnings, except
+// when its simulator fell behind its clock: then it returns that warning.
+func defaultRunWarnings(t *testing.T) string {
+	t.Helper()
 	start := time.Now()
 	code, stdout, stderr := run(t, "run", "--json")
 	if code != 0 {
@@ -388,6 +407,11 @@ func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Points) != 5 {
 		t.Fatalf("summary: %v\n%s", err, stdout)
 	}
+	for _, w := range sum.Warnings {
+		if strings.HasPrefix(w, "the simulator fell behind its clock") {
+			return w
+		}
+	}
 	for _, p := range sum.Points {
 		if len(p.Warnings) > 0 || !p.Held {
 			t.Errorf("c=%d: held %v, warnings %q", p.Load.Concurrency, p.Held, p.Warnings)
@@ -398,4 +422,5 @@ func TestLoadDefaultRunNeedsNoSampleWarning(t *testing.T) {
 			t.Errorf("run warning %q", w)
 		}
 	}
+	return ""
 }
