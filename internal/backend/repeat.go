@@ -59,12 +59,14 @@ func (r *repeatChunk) match(data []byte, out *openAIText) bool {
 		return false
 	}
 	mid := data[len(r.pre) : len(data)-len(r.post)]
+	ascii := true
 	for _, c := range mid {
 		if strStop[c] {
 			return false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 	}
-	if !utf8.Valid(mid) {
+	if !ascii && !utf8.Valid(mid) {
 		return false
 	}
 	*out = openAIText{choice: true}
