@@ -15,9 +15,18 @@ import (
 // calibration goal's tolerance for decode speed and throughput, so that a
 // miss of that size is not read as the fit's when the server itself moved.
 // It warns only where the change is also beyond two standard errors of the
-// two medians: a size seen in a few dozen steps at a point's edges moves
-// by more than 10% by chance.
+// two medians (a size seen in a few dozen steps moves by more than 10% by
+// chance), and only for a size that holds at least driftShare of the
+// point's decode-only steps.
 const DriftWarn = 0.10
+
+// driftShare is the share of a point's decode-only steps a batch size must
+// hold for its change to warn. A size seen only at a point's edges (one
+// sequence decoding while the others' requests reach the server, at eight
+// users) runs in another context than the fit's steady steps at that size,
+// and moves the point's figures by a fraction of its change; the table
+// still lists it.
+const driftShare = 0.25
 
 // StepChange is the server's decode step at one batch size in the fit's run
 // and in another run of the same server: the median of the decode-only
@@ -33,15 +42,18 @@ type StepChange struct {
 	OtherMS   float64 `json:"other_median_ms"`
 	// SEMS is the standard error of OtherMS − FitMS, from both medians'.
 	SEMS float64 `json:"se_ms"`
+	// Share is the part of the other point's decode-only steps that ran
+	// this many sequences.
+	Share float64 `json:"share"`
 	// Change is OtherMS/FitMS − 1: positive when the server stepped more
 	// slowly in the other run.
 	Change float64 `json:"change"`
 }
 
-// Moved says the step changed by DriftWarn or more, and by more than two
-// standard errors.
+// Moved says the step changed by DriftWarn or more, by more than two
+// standard errors, at a size that holds driftShare of the point's steps.
 func (c StepChange) Moved() bool {
-	return math.Abs(c.Change) >= DriftWarn && math.Abs(c.OtherMS-c.FitMS) > 2*c.SEMS
+	return math.Abs(c.Change) >= DriftWarn && math.Abs(c.OtherMS-c.FitMS) > 2*c.SEMS && c.Share >= driftShare
 }
 
 // StepChanges compares the fit's measured decode steps (its Table) with
@@ -75,9 +87,11 @@ func (f *Fit) StepChanges(recs []*record.Record) []StepChange {
 
 func (f *Fit) stepChanges(point string, reqs []request) []StepChange {
 	by := map[int][]float64{}
+	total := 0
 	for _, g := range observe(reqs) {
 		if decodeOnly(g) {
 			by[int(g.seqs)] = append(by[int(g.seqs)], g.ms)
+			total++
 		}
 	}
 	var out []StepChange
@@ -89,7 +103,8 @@ func (f *Fit) stepChanges(point string, reqs []request) []StepChange {
 		slices.Sort(other)
 		med := stats.Quantile(other, 0.5)
 		se := math.Hypot(t.SEMS, medianSE(other, med))
-		out = append(out, StepChange{Point: point, Seqs: t.Seqs, FitGaps: t.Gaps, FitMS: t.MedianMS, OtherGaps: len(other), OtherMS: med, SEMS: se, Change: med/t.MedianMS - 1})
+		out = append(out, StepChange{Point: point, Seqs: t.Seqs, FitGaps: t.Gaps, FitMS: t.MedianMS, OtherGaps: len(other), OtherMS: med, SEMS: se,
+			Share: float64(len(other)) / float64(total), Change: med/t.MedianMS - 1})
 	}
 	return out
 }
@@ -108,7 +123,7 @@ func DriftWarnings(changes []StepChange, other string) []string {
 	}
 	for i, c := range changes {
 		if c.Moved() {
-			moved = append(moved, fmt.Sprintf("%+.0f%% at %d sequences (%.2f ms against %.2f)", 100*c.Change, c.Seqs, c.OtherMS, c.FitMS))
+			moved = append(moved, fmt.Sprintf("%+.0f%% at %d sequences (%.2f ms against %.2f), %.0f%% of its decode steps", 100*c.Change, c.Seqs, c.OtherMS, c.FitMS, 100*c.Share))
 		}
 		if i == len(changes)-1 || changes[i+1].Point != c.Point {
 			flush(c.Point)

@@ -107,3 +107,21 @@ func TestStepChangesByPoint(t *testing.T) {
 		t.Errorf("warnings %q, want one, for c=8", w)
 	}
 }
+
+func TestStepChangeMoved(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ch   StepChange
+		want bool
+	}{
+		{"moved", StepChange{FitMS: 20, OtherMS: 26, SEMS: 0.5, Share: 0.9, Change: 0.3}, true},
+		{"slower by less than 10%", StepChange{FitMS: 20, OtherMS: 21.8, SEMS: 0.1, Share: 0.9, Change: 0.09}, false},
+		{"faster by 10%", StepChange{FitMS: 20, OtherMS: 18, SEMS: 0.5, Share: 0.9, Change: -0.1}, true},
+		{"within two standard errors", StepChange{FitMS: 20, OtherMS: 26, SEMS: 3.5, Share: 0.9, Change: 0.3}, false},
+		{"a size at the point's edges", StepChange{FitMS: 7, OtherMS: 9, SEMS: 0.2, Share: 0.02, Change: 0.29}, false},
+	} {
+		if got := c.ch.Moved(); got != c.want {
+			t.Errorf("%s: Moved() = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

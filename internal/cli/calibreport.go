@@ -249,11 +249,11 @@ func writeSteps(w io.Writer, steps []calib.StepChange) {
 	if len(steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; the server's change):\n")
+	fmt.Fprintf(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; share: of the point's; the server's change):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  point\tsequences\tgaps\tms\tchange\t\n")
+	fmt.Fprintf(tw, "  point\tsequences\tgaps\tshare\tms\tchange\t\n")
 	for _, c := range steps {
-		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, c.FitMS, c.OtherMS, 100*c.Change)
+		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.0f%%\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, 100*c.Share, c.FitMS, c.OtherMS, 100*c.Change)
 	}
 	tw.Flush()
 }
