@@ -58,10 +58,11 @@ func (c StepChange) Moved() bool {
 
 // StepChanges compares the fit's measured decode steps (its Table) with
 // those of each load point of another run of the same server, at each
-// batch size both saw at least minTableGaps times. The step at a given batch size is a property
-// of the server and its host, not of the load: a held-out run whose steps
-// differ from the fit run's shows the server (or the host under it) changed
-// between the two, by that much, whatever the model.
+// batch size both saw at least minTableGaps times. The step at a given
+// batch size is a property of the server and its host, not of the load: a
+// held-out run whose steps differ from the fit run's shows the server (or
+// the host under it) changed between the two, by that much, whatever the
+// model.
 func (f *Fit) StepChanges(recs []*record.Record) []StepChange {
 	var order []int
 	points := map[int][]request{}
@@ -86,25 +87,22 @@ func (f *Fit) StepChanges(recs []*record.Record) []StepChange {
 }
 
 func (f *Fit) stepChanges(point string, reqs []request) []StepChange {
-	by := map[int][]float64{}
+	by := decodeSteps(observe(reqs))
 	total := 0
-	for _, g := range observe(reqs) {
-		if decodeOnly(g) {
-			by[int(g.seqs)] = append(by[int(g.seqs)], g.ms)
-			total++
-		}
+	for _, gs := range by {
+		total += len(gs)
 	}
 	var out []StepChange
 	for _, t := range f.Table {
-		other := by[t.Seqs]
-		if len(other) < minTableGaps || !(t.MedianMS > 0) {
+		gs := by[t.Seqs]
+		if len(gs) < minTableGaps || !(t.MedianMS > 0) {
 			continue
 		}
-		slices.Sort(other)
+		other := stepMS(gs)
 		med := stats.Quantile(other, 0.5)
 		se := math.Hypot(t.SEMS, medianSE(other, med))
-		out = append(out, StepChange{Point: point, Seqs: t.Seqs, FitGaps: t.Gaps, FitMS: t.MedianMS, OtherGaps: len(other), OtherMS: med, SEMS: se,
-			Share: float64(len(other)) / float64(total), Change: med/t.MedianMS - 1})
+		out = append(out, StepChange{Point: point, Seqs: t.Seqs, FitGaps: t.Gaps, FitMS: t.MedianMS, OtherGaps: len(gs), OtherMS: med, SEMS: se,
+			Share: float64(len(gs)) / float64(total), Change: med/t.MedianMS - 1})
 	}
 	return out
 }

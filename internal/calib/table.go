@@ -33,26 +33,19 @@ type TableStep struct {
 // matrix-matrix from two, several times the cost); the table holds what
 // the run measured and the model only fills in between and beyond.
 func stepTable(gaps []gap, m Model) []TableStep {
-	by := map[int][]float64{}
-	meas := map[int][]float64{}
-	for _, g := range gaps {
-		if !decodeOnly(g) {
+	var out []TableStep
+	for s, gs := range decodeSteps(gaps) {
+		if len(gs) < minTableGaps {
 			continue
 		}
-		s := int(g.seqs)
-		by[s] = append(by[s], g.ms-m.StepMSFor(g.seqs, g.tokens, g.kv))
-		meas[s] = append(meas[s], g.ms)
-	}
-	var out []TableStep
-	for s, res := range by {
-		if len(res) < minTableGaps {
-			continue
+		res, meas := make([]float64, len(gs)), stepMS(gs)
+		for i, g := range gs {
+			res[i] = g.ms - m.StepMSFor(g.seqs, g.tokens, g.kv)
 		}
 		slices.Sort(res)
-		slices.Sort(meas[s])
 		med := stats.Quantile(res, 0.5)
 		se := medianSE(res, med)
-		t := TableStep{Seqs: s, Gaps: len(res), MedianMS: stats.Quantile(meas[s], 0.5), SEMS: se}
+		t := TableStep{Seqs: s, Gaps: len(gs), MedianMS: stats.Quantile(meas, 0.5), SEMS: se}
 		if math.Abs(med) > 2*se {
 			t.CorrectionMS = med
 		}
@@ -60,6 +53,29 @@ func stepTable(gaps []gap, m Model) []TableStep {
 	}
 	slices.SortFunc(out, func(a, b TableStep) int { return a.Seqs - b.Seqs })
 	return out
+}
+
+// decodeSteps are the decode-only gaps by the number of sequences in
+// their step: what the step table measures, and what a held-out run is
+// compared with it by (StepChanges).
+func decodeSteps(gaps []gap) map[int][]gap {
+	by := map[int][]gap{}
+	for _, g := range gaps {
+		if decodeOnly(g) {
+			by[int(g.seqs)] = append(by[int(g.seqs)], g)
+		}
+	}
+	return by
+}
+
+// stepMS are the gaps' step times, sorted.
+func stepMS(gs []gap) []float64 {
+	ms := make([]float64, len(gs))
+	for i, g := range gs {
+		ms[i] = g.ms
+	}
+	slices.Sort(ms)
+	return ms
 }
 
 // medianSE is the standard error of the median med of xs under normal
