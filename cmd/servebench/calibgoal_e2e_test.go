@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/metrics"
 )
 
 // calibHidden is a simulator the calibrator is not told about: a 7B-class
@@ -80,8 +82,14 @@ func simBehindWarning(t *testing.T, dir string) string {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range s.Warnings {
-		if strings.HasPrefix(w, "the simulator fell behind its clock") {
+	return simBehind(s.Warnings)
+}
+
+// simBehind is the run warning among ws that its simulator fell behind
+// its clock, "" when there is none.
+func simBehind(ws []string) string {
+	for _, w := range ws {
+		if strings.HasPrefix(w, metrics.SimBehindPrefix) {
 			return w
 		}
 	}

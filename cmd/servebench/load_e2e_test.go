@@ -407,10 +407,8 @@ func defaultRunWarnings(t *testing.T) string {
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Points) != 5 {
 		t.Fatalf("summary: %v\n%s", err, stdout)
 	}
-	for _, w := range sum.Warnings {
-		if strings.HasPrefix(w, "the simulator fell behind its clock") {
-			return w
-		}
+	if behind := simBehind(sum.Warnings); behind != "" {
+		return behind
 	}
 	for _, p := range sum.Points {
 		if len(p.Warnings) > 0 || !p.Held {
