@@ -96,8 +96,16 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The held-out run is read first: a wrong path is told before the fit.
+	var against *heldOut
+	if f.against != "" {
+		against = &heldOut{dir: f.against}
+		if against.summary, err = loadSummary(env, f.against, false, sliceFlag{}, keepRecords(&against.records)); err != nil {
+			return runDirError("--against", f.against, "servebench plan --calibrate runs/a --against runs/b (each a directory written by servebench run --out)", err)
+		}
+	}
 	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
-	c, err := loadCalibration(env, f.dir, opts)
+	c, err := loadCalibration(env, "plan", f.dir, opts)
 	if err != nil {
 		return err
 	}
@@ -107,13 +115,6 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	pts, err := f.points(c.summary, conc, prompts, outputs)
 	if err != nil {
 		return err
-	}
-	var against *heldOut
-	if f.against != "" {
-		against = &heldOut{dir: f.against}
-		if against.summary, err = loadSummary(env, f.against, false, sliceFlag{}, keepRecords(&against.records)); err != nil {
-			return err
-		}
 	}
 	rep, err := c.report(pts, against)
 	if err != nil {
@@ -133,15 +134,17 @@ type calibration struct {
 	summary *metrics.Summary
 }
 
-// loadCalibration reads a run directory and fits the model to it.
-func loadCalibration(env *Env, dir string, o calib.Options) (*calibration, error) {
+// loadCalibration reads a run directory and fits the model to it, for
+// servebench cmd (plan or sim) --calibrate.
+func loadCalibration(env *Env, cmd, dir string, o calib.Options) (*calibration, error) {
+	example := "servebench " + cmd + " --calibrate runs/a"
 	if dir == "" {
-		return nil, usagef("servebench plan --calibrate runs/a", "--calibrate needs a run directory written by servebench run --out")
+		return nil, usagef(example, "--calibrate needs a run directory written by servebench run --out")
 	}
 	var recs []*record.Record
 	sum, err := loadSummary(env, dir, false, sliceFlag{}, keepRecords(&recs))
 	if err != nil {
-		return nil, err
+		return nil, runDirError("--calibrate", dir, example+" (a directory written by servebench run --out)", err)
 	}
 	var server map[string]string
 	if sum.Run != nil {
@@ -157,6 +160,14 @@ func loadCalibration(env *Env, dir string, o calib.Options) (*calibration, error
 	return &calibration{dir: dir, fit: fit, run: sum.Run, summary: sum}, nil
 }
 
+// runDirError names the flag whose run directory could not be read, and
+// gives the hint of that flag's command: loadSummary's own is report's.
+func runDirError(flag, dir, hint string, err error) error {
+	e := &Error{Err: err, Code: ExitFailure}
+	errors.As(err, &e)
+	return &Error{Err: fmt.Errorf("%s %s: %w", flag, dir, e.Err), Hint: hint, Code: e.Code}
+}
+
 // keepRecords returns a record callback that appends a copy of each
 // record to *dst (the reader reuses its record).
 func keepRecords(dst *[]*record.Record) func(*record.Record) {
@@ -170,7 +181,7 @@ func keepRecords(dst *[]*record.Record) func(*record.Record) {
 // model and overhead, and its slot count, served model name and an
 // unbounded KV cache unless the flags set them.
 func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.Config, error) {
-	c, err := loadCalibration(env, dir, calib.Options{Bootstrap: 1})
+	c, err := loadCalibration(env, "sim", dir, calib.Options{Bootstrap: 1})
 	if err != nil {
 		return cfg, err
 	}

@@ -130,7 +130,11 @@ func TestCalibrateErrors(t *testing.T) {
 		want string
 	}{
 		{"no directory", []string{"--calibrate="}, 2, "--calibrate needs a run directory"},
-		{"missing directory", []string{"--calibrate", filepath.Join(empty, "nope")}, 1, "no such file"},
+		{"missing directory", []string{"--calibrate", filepath.Join(empty, "nope")}, 1, "--calibrate " + filepath.Join(empty, "nope") + ": stat"},
+		{"missing directory's hint", []string{"--calibrate", filepath.Join(empty, "nope")}, 1, "Try: servebench plan --calibrate runs/a ("},
+		{"no records", []string{"--calibrate", empty}, 1, "--calibrate " + empty + ": open"},
+		{"missing held-out run", []string{"--calibrate", few, "--against", filepath.Join(empty, "nope")}, 1, "--against " + filepath.Join(empty, "nope") + ": stat"},
+		{"missing held-out run's hint", []string{"--calibrate", few, "--against", filepath.Join(empty, "nope")}, 1, "Try: servebench plan --calibrate runs/a --against runs/b"},
 		{"too few tokens", []string{"--calibrate", few}, 1, "too few streamed tokens to fit"},
 		{"bad list", []string{"--calibrate", few, "--concurrency", "2,x"}, 2, "--concurrency"},
 		{"stray argument", []string{"--calibrate", few, "extra"}, 2, "unexpected argument"},
@@ -140,6 +144,11 @@ func TestCalibrateErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)", c.name, code, c.code, stderr, c.want)
 		}
+	}
+	// The simulator's own --calibrate is told with its own command.
+	code, _, stderr := runMain(t, "sim", "--calibrate", filepath.Join(empty, "nope"))
+	if want := "Try: servebench sim --calibrate runs/a ("; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("sim: exit %d, stderr %q (want %q)", code, stderr, want)
 	}
 }
 
