@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -61,6 +62,7 @@ type runFlags struct {
 	concurrency, rate, arrival         string
 	burstiness                         float64
 	maxConcurrency, requests           int
+	cpus                               int // GOMAXPROCS for the run (0: Go's default)
 	warmup                             warmupFlag
 	promptTokens, outputTokens         lengthsFlag        // repeated: a workload matrix (run_workload.go)
 	objectiveCells                     []workload.Lengths // an objective's workloads, when its file lists several
@@ -103,12 +105,27 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
 	fs.StringVar(&f.format, "format", "text", "table format: text, markdown, csv, json")
 	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	fs.IntVar(&f.cpus, "cpus", 0, "CPUs the client runs on at once (GOMAXPROCS; 0: Go's default, every CPU this process may use); fewer leave more to a server on the same machine")
 	f.defineWorkload(fs)
 	fs.StringVar(&f.simConfig, "sim-config", "", "YAML file configuring the built-in simulated server (see servebench sim --print-config)")
 	f.defineSLO(fs)
 	f.defineTelemetry(fs)
 	f.shard.define(fs)
 	f.defineHistory(fs)
+}
+
+// limitCPUs sets GOMAXPROCS to n for the run (n 0 leaves Go's default)
+// and returns what puts the old setting back. run.json's client_cpus is
+// the setting the run had, so its client-CPU warnings are judged by it.
+func limitCPUs(n int) (restore func(), err error) {
+	if n < 0 || n > runtime.NumCPU() {
+		return nil, usagef("servebench run --cpus 1", "--cpus must be between 1 and the %d CPUs of this machine, or 0 for all (got %d)", runtime.NumCPU(), n)
+	}
+	if n == 0 {
+		return func() {}, nil
+	}
+	prev := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(prev) }, nil
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
@@ -124,6 +141,11 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err := f.shard.check(&f); err != nil {
 		return err
 	}
+	restore, err := limitCPUs(f.cpus)
+	if err != nil {
+		return err
+	}
+	defer restore()
 	f.hist.args = append([]string{"run"}, args...)
 	if f.slo.active() {
 		return f.runObjective(ctx, env, fs)

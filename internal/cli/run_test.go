@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 )
 
 func TestRunAgainstScriptedServer(t *testing.T) {
@@ -122,6 +126,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad arrival", []string{"--rate", "1", "--arrival", "weibull"}, "--arrival"},
 		{"bad api", []string{"--url", "http://127.0.0.1:1", "--api", "grpc", "--tokenizer", "cl100k_base"}, "unknown API"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
+		{"negative cpus", []string{"--cpus", "-1"}, "--cpus must be between 1 and the"},
+		{"more cpus than the machine", []string{"--cpus", strconv.Itoa(runtime.NumCPU() + 1)}, "--cpus must be between 1 and the"},
 		// bench names no flag; the CLI puts its own back.
 		{"bad tokenizer", []string{"--concurrency", "1", "--requests", "1", "--tokenizer", "words"}, `Error: --tokenizer: "words": want auto, server`},
 		{"bad workload", []string{"--concurrency", "1", "--requests", "1", "--think-time", "1s", "--tokenizer", "cl100k_base"}, "Error: --think-time"},
@@ -248,6 +254,33 @@ func TestRunJSONKeepsTheWorkload(t *testing.T) {
 	}
 	if run.Workload["shared_prefix"] != 16.0 || run.Workload["prefix_groups"] != 2.0 || run.Workload["prompt_tokens"] != "40" {
 		t.Errorf("run.json workload: %v", run.Workload)
+	}
+}
+
+// TestRunCPUs: --cpus sets the client's GOMAXPROCS for the run, run.json
+// says so (the client-CPU warnings are judged by it), and the setting is
+// put back after the run.
+func TestRunCPUs(t *testing.T) {
+	s := &scripted{ttft: time.Millisecond, gap: time.Millisecond, tokens: 3, prompt: 8}
+	url := newScripted(t, s)
+	before := runtime.GOMAXPROCS(0)
+	for _, n := range []int{1, 0} {
+		dir := filepath.Join(t.TempDir(), "run")
+		code, _, stderr := runMain(t, "run", "--url", url, "--model", "m", "--concurrency", "1", "--requests", "2",
+			"--output-tokens", "3", "--tokenizer", "cl100k_base", "--cpus", strconv.Itoa(n), "--out", dir)
+		if code != 0 {
+			t.Fatalf("--cpus %d: exit %d\n%s", n, code, stderr)
+		}
+		run, err := record.ReadRun(filepath.Join(dir, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := cmp.Or(n, before); run.ClientCPUs != want {
+			t.Errorf("--cpus %d: run.json client_cpus %d, want %d", n, run.ClientCPUs, want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != before {
+			t.Errorf("--cpus %d: GOMAXPROCS %d after the run, want %d as before it", n, got, before)
+		}
 	}
 }
 
