@@ -81,3 +81,47 @@ func TestSimBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestBesideServer: a point's warning when the machine was busy, a server
+// process on it was followed, and the client used a share of what the
+// server did; none when any of the three is missing or small.
+func TestBesideServer(t *testing.T) {
+	host := func(hostPct, serverPct float64) *telemetry.Point {
+		return &telemetry.Point{Host: &telemetry.HostPoint{HostCPUPercentMean: &hostPct, ServerCPUPercentMean: &serverPct}}
+	}
+	noServer := 99.0
+	cases := []struct {
+		name   string
+		t      *telemetry.Point
+		client record.ClientStats
+		want   string // "" for no warning
+	}{
+		{"no telemetry", nil, measured(95, 0, 0), ""},
+		{"no host readings", &telemetry.Point{}, measured(95, 0, 0), ""},
+		{"no server process (the built-in simulator)", &telemetry.Point{Host: &telemetry.HostPoint{HostCPUPercentMean: &noServer}}, measured(95, 0, 0), ""},
+		{"an idle machine", host(89.9, 100), measured(95, 0, 0), ""},
+		{"a client that waits", host(99, 190), measured(9, 0, 0), ""},
+		{"a small share of a large server", host(99, 1600), measured(150, 0, 0), ""},
+		{"too short to judge", host(99, 100), record.ClientStats{CPUSeconds: 0.45, CPUPercent: 90}, ""},
+		{"loopback throughput", host(98, 104), measured(92, 0, 0),
+			"the client and the server shared this machine: its CPUs were 98% busy, the server's process used 104% of one core and the client 92%"},
+		{"at the thresholds", host(90, 100), measured(10, 0, 0), "its CPUs were 90% busy, the server's process used 100% of one core and the client 10%"},
+	}
+	for _, c := range cases {
+		got := besideServer(c.t, &c.client, 2)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
+	}
+	if got := besideServer(host(99, 100), nil, 2); got != "" {
+		t.Errorf("no client figures: %q", got)
+	}
+	// The advice: fewer cores, unless the client had one already.
+	for cpus, want := range map[int]string{2: "(run the client on another machine, or on fewer cores with --cpus)", 1: "(run the client on another machine)"} {
+		if got := besideServer(host(99, 100), ptrClient(measured(80, 0, 0)), cpus); !strings.HasSuffix(got, want) {
+			t.Errorf("client on %d cores: %q, want it to end %q", cpus, got, want)
+		}
+	}
+}
+
+func ptrClient(c record.ClientStats) *record.ClientStats { return &c }

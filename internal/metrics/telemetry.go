@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -30,6 +31,9 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 				p.Warnings = append(p.Warnings, why)
 				behind = append(behind, p.Load.Label())
 			}
+			if why := besideServer(p.Telemetry, p.Client, s.Run.ClientCPUs); why != "" {
+				p.Warnings = append(p.Warnings, why)
+			}
 		}
 	}
 	// slices are in model time; samples on the run clock
@@ -45,6 +49,43 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 			SimBehindPrefix, strings.Join(behind, "; "), scale)}, s.Warnings...)
 	}
 }
+
+// Thresholds of the warning that the client took CPU from a server on its
+// own machine (besideServer). On two cores shared with a server that
+// streams as fast as it can, the client at about one core beside the
+// server's one kept the machine busy, and the same server sent a fifth
+// more with the client on one core of the two (docs/PERFORMANCE.md); a
+// GPU server's host, or a CPU engine whose client waits on it, is far from
+// busy or leaves the client a small share.
+const (
+	besideBusyHostPercent = 90  // the machine's CPUs, % of all, mean over the point
+	besideClientShare     = 0.1 // the client's CPU against the server's
+	besideClientPercent   = 10  // the client's CPU, % of one core
+)
+
+// besideServer is a point's warning when a server on this machine (its
+// process followed) shared CPUs that were busy with a client using a
+// share of what the server used, else "". cpus is the client's
+// (run.json client_cpus): on one already, --cpus is no advice.
+func besideServer(t *telemetry.Point, c *record.ClientStats, cpus int) string {
+	if t == nil || t.Host == nil || t.Host.HostCPUPercentMean == nil || t.Host.ServerCPUPercentMean == nil || c == nil {
+		return ""
+	}
+	host, server, client := *t.Host.HostCPUPercentMean, *t.Host.ServerCPUPercentMean, c.CPUPercent
+	if host < besideBusyHostPercent || client < besideClientPercent || client < besideClientShare*server || c.WallSeconds() < minClientCPUWindowS {
+		return ""
+	}
+	advice := "run the client on another machine, or on fewer cores with --cpus"
+	if cpus == 1 {
+		advice = "run the client on another machine"
+	}
+	return fmt.Sprintf("%s: its CPUs were %.0f%% busy, the server's process used %.0f%% of one core and the client %.0f%%: the server had less CPU than it would alone, so these figures are of the server beside this client (%s)",
+		BesideServerPrefix, host, server, client, advice)
+}
+
+// BesideServerPrefix begins the warning that the client shared a busy
+// machine with the server it measured.
+const BesideServerPrefix = "the client and the server shared this machine"
 
 // SimBehindPrefix begins the run warning that the built-in simulator fell
 // behind its clock: like the client's saturation, it is said above the
