@@ -125,3 +125,28 @@ func TestBesideServer(t *testing.T) {
 }
 
 func ptrClient(c record.ClientStats) *record.ClientStats { return &c }
+
+// TestAddTelemetryWarnsBesideServer: the point's summary, from run.json's
+// client figures and the host samples of its window, gets the warning;
+// the same run with an idle machine does not.
+func TestAddTelemetryWarnsBesideServer(t *testing.T) {
+	for _, busy := range []float64{99, 40} {
+		client := measured(90, 0, 0)
+		run := &record.Run{ClientCPUs: 2, Points: []record.PointClient{{Index: 0, Client: client, Span: record.Span{StartNS: 1, EndNS: 2e9}}}}
+		s := &Summary{Run: run, Points: []PointSummary{{Index: 0, Client: &client}}}
+		var samples []telemetry.Sample
+		for i := range 3 {
+			server := 100.0
+			samples = append(samples, telemetry.Sample{TNS: int64(i+1) * 5e8, Source: telemetry.KindHost,
+				Host: &telemetry.Host{CPUPercent: &busy, ServerCPUPercent: &server}})
+		}
+		s.AddTelemetry(samples)
+		got := strings.Join(s.Points[0].Warnings, "\n")
+		if want := BesideServerPrefix + ": its CPUs were 99% busy, the server's process used 100% of one core and the client 90%"; busy == 99 && !strings.Contains(got, want) {
+			t.Errorf("busy machine: warnings %q, want %q", got, want)
+		}
+		if busy < 90 && strings.Contains(got, BesideServerPrefix) {
+			t.Errorf("idle machine: warnings %q", got)
+		}
+	}
+}
