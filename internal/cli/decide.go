@@ -67,6 +67,11 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
 		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
 	}
+	restore, err := limitCPUs(f.cpus)
+	if err != nil {
+		return err
+	}
+	defer restore()
 	cands, err := candidates(*file, targets, &f)
 	if err != nil {
 		return err

@@ -293,3 +293,14 @@ func TestDecideBadSimCandidate(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 naming the candidate", code, stderr)
 	}
 }
+
+// TestDecideCPUs: decide takes run's --cpus, and refuses a bad one before
+// it measures anything.
+func TestDecideCPUs(t *testing.T) {
+	cands := filepath.Join(t.TempDir(), "candidates.yaml")
+	os.WriteFile(cands, []byte("candidates:\n  - name: a\n    sim: {}\n"), 0o644)
+	code, _, stderr := runMain(t, "decide", "--candidates", cands, "--objective", "chat", "--cpus", "-1")
+	if code != ExitUsage || !strings.Contains(stderr, "--cpus must be between 1 and the") {
+		t.Errorf("exit %d, stderr %q; want 2 about --cpus", code, stderr)
+	}
+}
