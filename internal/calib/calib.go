@@ -55,7 +55,7 @@ func (p *Param) interval(d []float64) {
 		return // without resamples the interval is the value itself
 	}
 	slices.Sort(d)
-	p.Low, p.High, p.SE = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2), stddev(d)
+	p.Low, p.High, p.SE = stats.Quantile(d, (1-Level)/2), stats.Quantile(d, (1+Level)/2), stats.StdDev(d)
 	if p.Value < p.Low || p.Value > p.High {
 		p.Low, p.High, p.Unstable = math.Min(p.Low, p.Value), math.Max(p.High, p.Value), true
 	}
@@ -357,13 +357,4 @@ var (
 
 func values(m Model) []float64 {
 	return []float64{m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS}
-}
-
-func stddev(xs []float64) float64 {
-	mean := stats.Mean(xs)
-	var s float64
-	for _, x := range xs {
-		s += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(s / float64(len(xs)-1))
 }

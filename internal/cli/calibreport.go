@@ -12,6 +12,7 @@ import (
 	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/stats"
 )
 
 // calibrationReport is plan --calibrate's output (docs/PLANNER.md,
@@ -32,7 +33,11 @@ type calibrationReport struct {
 	// run's at each batch size both saw: the server's own change between
 	// the runs, which no fit can predict.
 	AgainstSteps []calib.StepChange `json:"against_steps,omitempty"`
-	Predictions  []plan.Prediction  `json:"predictions"`
+	// AgainstRepeats are the held-out run's loads measured more than once
+	// (the same concurrency and lengths listed again): the prediction set
+	// against their mean, beside the server's own spread over them.
+	AgainstRepeats []repeatedLoad    `json:"against_repeats,omitempty"`
+	Predictions    []plan.Prediction `json:"predictions"`
 	// Warnings are the comparison's (the fit's own are in fit.warnings).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -49,6 +54,72 @@ type pointErrors struct {
 	TTFT      float64 `json:"ttft_p50"`
 	DecodeTPS float64 `json:"decode_tps_per_request"`
 	OutputTPS float64 `json:"output_tps"`
+}
+
+// repeatedLoad is one load a held-out run measured several times: the
+// mean of each figure over its runs, their spread (sample standard
+// deviation over the mean), the prediction and predicted/mean − 1. An
+// error within two standard errors of the mean (spread/√runs) cannot be
+// told from the server's own spread.
+type repeatedLoad struct {
+	Concurrency  int             `json:"concurrency"`
+	PromptTokens int             `json:"prompt_tokens"`
+	OutputTokens int             `json:"output_tokens"`
+	Runs         int             `json:"runs"`
+	Mean         plan.Prediction `json:"mean"`
+	Spread       pointErrors     `json:"spread"`
+	Predicted    plan.Prediction `json:"predicted"`
+	Errors       pointErrors     `json:"errors"`
+}
+
+// repeatedLoads groups the points measured at the same load and lengths,
+// in the order each load first appears; a load measured once is left out.
+func repeatedLoads(pts []measuredPoint) []repeatedLoad {
+	type load struct{ c, p, o int }
+	groups := map[load][]measuredPoint{}
+	var order []load
+	for _, m := range pts {
+		k := load{m.Measured.Concurrency, m.Measured.PromptTokens, m.Measured.OutputTokens}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	var out []repeatedLoad
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		figure := func(get func(plan.Prediction) float64) (meas, spread, pred float64) {
+			xs := make([]float64, len(g))
+			for i, m := range g {
+				xs[i] = get(m.Measured)
+				pred += get(m.Predicted) / float64(len(g))
+			}
+			meas = stats.Mean(xs)
+			if meas > 0 {
+				spread = stats.StdDev(xs) / meas
+			}
+			return meas, spread, pred
+		}
+		r := repeatedLoad{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o, Runs: len(g)}
+		r.Mean = plan.Prediction{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o}
+		r.Predicted = r.Mean
+		r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS = figure(func(p plan.Prediction) float64 { return p.TTFTP50MS })
+		r.Mean.DecodeTPS, r.Spread.DecodeTPS, r.Predicted.DecodeTPS = figure(func(p plan.Prediction) float64 { return p.DecodeTPS })
+		r.Mean.OutputTPS, r.Spread.OutputTPS, r.Predicted.OutputTPS = figure(func(p plan.Prediction) float64 { return p.OutputTPS })
+		r.Errors = pointErrors{TTFT: relErr(r.Predicted.TTFTP50MS, r.Mean.TTFTP50MS),
+			DecodeTPS: relErr(r.Predicted.DecodeTPS, r.Mean.DecodeTPS), OutputTPS: relErr(r.Predicted.OutputTPS, r.Mean.OutputTPS)}
+		out = append(out, r)
+	}
+	return out
+}
+
+// withinSpread says an error is within two standard errors of a mean of
+// runs whose spread (sd over mean) is spread.
+func withinSpread(err, spread float64, runs int) bool {
+	return math.Abs(err) <= 2*spread/math.Sqrt(float64(runs))
 }
 
 // lists parses the lists of loads and lengths to predict; an absent list
@@ -143,6 +214,7 @@ func (c *calibration) report(pts []calib.Point, against *heldOut) (*calibrationR
 		if rep.Against, err = comparePoints(cfg, against.summary); err != nil {
 			return nil, err
 		}
+		rep.AgainstRepeats = repeatedLoads(rep.Against)
 		rep.AgainstSteps = c.fit.StepChanges(against.records)
 		rep.Warnings = calib.DriftWarnings(rep.AgainstSteps, against.dir)
 	}
@@ -234,6 +306,7 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	writeCompared(w, "The run's points", r.Measured)
 	if r.AgainstRun != "" {
 		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
+		writeRepeats(w, r.AgainstRepeats)
 		writeSteps(w, r.AgainstSteps)
 	}
 	writePredictions(w, r.Predictions)
@@ -241,6 +314,30 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// writeRepeats prints the held-out loads measured more than once.
+func writeRepeats(w io.Writer, rs []repeatedLoad) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nHeld-out loads measured more than once: mean ±spread (sd/mean) / predicted (predicted/mean - 1; ~: within two standard errors of the mean, the server's own spread):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  users\truns\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	cell := func(mean, spread, pred, err float64, runs int) string {
+		mark := ""
+		if withinSpread(err, spread, runs) {
+			mark = "~"
+		}
+		return fmt.Sprintf("%.1f ±%.1f%% / %.1f\t%+.1f%%%s", mean, 100*spread, pred, 100*err, mark)
+	}
+	for _, r := range rs {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t\n", r.Concurrency, r.Runs,
+			cell(r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS, r.Errors.TTFT, r.Runs),
+			cell(r.Mean.DecodeTPS, r.Spread.DecodeTPS, r.Predicted.DecodeTPS, r.Errors.DecodeTPS, r.Runs),
+			cell(r.Mean.OutputTPS, r.Spread.OutputTPS, r.Predicted.OutputTPS, r.Errors.OutputTPS, r.Runs))
+	}
+	tw.Flush()
 }
 
 // writeSteps prints the server's decode steps in the fit's run and the

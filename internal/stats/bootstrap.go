@@ -118,6 +118,20 @@ func QuantileOf(p float64) func([]float64) float64 {
 	}
 }
 
+// StdDev is the sample standard deviation (n − 1 in the denominator), NaN
+// for fewer than two values.
+func StdDev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	mean := Mean(xs)
+	var s float64
+	for _, x := range xs {
+		s += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(s / float64(len(xs)-1))
+}
+
 // Mean is the arithmetic mean, NaN for no values.
 func Mean(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -1,6 +1,9 @@
 package stats
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestBootstrapDiffInterval(t *testing.T) {
 	base := make([][]float64, 200)
@@ -48,5 +51,25 @@ func TestBootstrapDiffInterval(t *testing.T) {
 	}
 	if _, _, ok := BootstrapDiffInterval(nil, [][][]float64{base}, Mean, 0.95, 10, 1); ok {
 		t.Error("one side without data must not give an interval")
+	}
+}
+
+func TestStdDev(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, math.Sqrt(5.0 / 3)}, // sum of squares 5 over n-1
+		{[]float64{5, 5}, 0},
+		{[]float64{30, 40, 50}, 10},
+	} {
+		if got := StdDev(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("StdDev(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	for _, xs := range [][]float64{nil, {7}} {
+		if got := StdDev(xs); !math.IsNaN(got) {
+			t.Errorf("StdDev(%v) = %v, want NaN", xs, got)
+		}
 	}
 }
