@@ -25,11 +25,15 @@ type CalibGoal struct {
 // Calibration): 10% for throughput and decode speed, 25% for TTFT p50.
 var DefaultCalibGoal = CalibGoal{Throughput: 0.10, TTFT: 0.25}
 
-// CalibRow is one figure of one held-out point.
+// CalibRow is one figure of one held-out point, or of a held-out load
+// measured several times (Runs > 1): then Measured is the mean of its runs
+// and Spread their standard deviation over that mean.
 type CalibRow struct {
 	Concurrency         int
 	Figure              string
+	Runs                int
 	Measured, Predicted float64
+	Spread              float64
 	Err, Goal           float64 // predicted/measured − 1, and its bound
 }
 
@@ -38,21 +42,42 @@ func (r CalibRow) OK() bool { return math.Abs(r.Err) <= r.Goal }
 
 // calibFigures are a point's figures as the calibration JSON writes them.
 type calibFigures struct {
-	Concurrency int     `json:"concurrency"`
-	TTFT        float64 `json:"ttft_p50_ms"`
-	Decode      float64 `json:"decode_tps_per_request"`
-	Output      float64 `json:"output_tps"`
+	Concurrency  int     `json:"concurrency"`
+	PromptTokens int     `json:"prompt_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	TTFT         float64 `json:"ttft_p50_ms"`
+	Decode       float64 `json:"decode_tps_per_request"`
+	Output       float64 `json:"output_tps"`
 }
 
+// calibSpread is a repeated load's spread, keyed as errors are.
+type calibSpread struct {
+	TTFT   float64 `json:"ttft_p50"`
+	Decode float64 `json:"decode_tps_per_request"`
+	Output float64 `json:"output_tps"`
+}
+
+// load is a held-out point's load and lengths.
+func (f calibFigures) load() [3]int { return [3]int{f.Concurrency, f.PromptTokens, f.OutputTokens} }
+
 // CheckCalibration reads plan --calibrate --against --json output and
-// compares each held-out point with its prediction. No held-out point is
-// an error: the check never passes by having nothing to check.
+// compares each held-out point with its prediction. A load the held-out
+// run measured more than once (against_repeats) is compared once, by the
+// mean of its runs, as the goal is about the server, not one run of it.
+// No held-out point is an error: the check never passes by having nothing
+// to check.
 func CheckCalibration(data []byte, g CalibGoal) ([]CalibRow, error) {
 	var rep struct {
 		Against []struct {
 			Measured  calibFigures `json:"measured"`
 			Predicted calibFigures `json:"predicted"`
 		} `json:"against"`
+		Repeats []struct {
+			Runs      int          `json:"runs"`
+			Mean      calibFigures `json:"mean"`
+			Spread    calibSpread  `json:"spread"`
+			Predicted calibFigures `json:"predicted"`
+		} `json:"against_repeats"`
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, err
@@ -61,22 +86,39 @@ func CheckCalibration(data []byte, g CalibGoal) ([]CalibRow, error) {
 		return nil, errors.New("no held-out point (run plan --calibrate with --against RUN_DIR)")
 	}
 	var rows []CalibRow
-	for _, a := range rep.Against {
-		m, p := a.Measured, a.Predicted
+	add := func(m, p calibFigures, runs int, sp calibSpread) error {
 		for _, f := range []struct {
-			name       string
-			meas, pred float64
-			goal       float64
+			name         string
+			meas, pred   float64
+			spread, goal float64
 		}{
-			{"output tok/s", m.Output, p.Output, g.Throughput},
-			{"decode tok/s/user", m.Decode, p.Decode, g.Throughput},
-			{"TTFT p50 ms", m.TTFT, p.TTFT, g.TTFT},
+			{"output tok/s", m.Output, p.Output, sp.Output, g.Throughput},
+			{"decode tok/s/user", m.Decode, p.Decode, sp.Decode, g.Throughput},
+			{"TTFT p50 ms", m.TTFT, p.TTFT, sp.TTFT, g.TTFT},
 		} {
 			if !(f.meas > 0) {
-				return nil, fmt.Errorf("c=%d: %s was not measured", m.Concurrency, f.name)
+				return fmt.Errorf("c=%d: %s was not measured", m.Concurrency, f.name)
 			}
-			rows = append(rows, CalibRow{Concurrency: m.Concurrency, Figure: f.name, Measured: f.meas,
-				Predicted: f.pred, Err: f.pred/f.meas - 1, Goal: f.goal})
+			rows = append(rows, CalibRow{Concurrency: m.Concurrency, Figure: f.name, Runs: runs, Measured: f.meas,
+				Predicted: f.pred, Spread: f.spread, Err: f.pred/f.meas - 1, Goal: f.goal})
+		}
+		return nil
+	}
+	repeated := map[[3]int]bool{}
+	for _, r := range rep.Repeats {
+		repeated[r.Mean.load()] = true
+	}
+	for _, a := range rep.Against {
+		if repeated[a.Measured.load()] {
+			continue
+		}
+		if err := add(a.Measured, a.Predicted, 1, calibSpread{}); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range rep.Repeats {
+		if err := add(r.Mean, r.Predicted, r.Runs, r.Spread); err != nil {
+			return nil, err
 		}
 	}
 	return rows, nil
@@ -91,7 +133,11 @@ func RenderCalib(w io.Writer, rows []CalibRow) error {
 		if !r.OK() {
 			verdict = "MISSED"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%+.1f%%\t±%.0f%% %s\t\n", r.Figure, r.Concurrency, r.Measured, r.Predicted, 100*r.Err, 100*r.Goal, verdict)
+		meas := fmt.Sprintf("%.1f", r.Measured)
+		if r.Runs > 1 {
+			meas = fmt.Sprintf("%.1f ±%.1f%% (mean of %d)", r.Measured, 100*r.Spread, r.Runs)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%+.1f%%\t±%.0f%% %s\t\n", r.Figure, r.Concurrency, meas, r.Predicted, 100*r.Err, 100*r.Goal, verdict)
 	}
 	return tw.Flush()
 }

@@ -49,3 +49,40 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestCheckCalibrationRepeats: a load the held-out run measured twice is
+// judged once, by the mean of its runs, and says so; a load measured once
+// is judged by its point.
+func TestCheckCalibrationRepeats(t *testing.T) {
+	doc := `{"against":[
+	  {"measured":{"concurrency":2,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":300,"decode_tps_per_request":60,"output_tps":100},
+	   "predicted":{"concurrency":2,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":310,"decode_tps_per_request":65,"output_tps":105}},
+	  {"measured":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3000,"decode_tps_per_request":30,"output_tps":90},
+	   "predicted":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3100,"decode_tps_per_request":36,"output_tps":95}},
+	  {"measured":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3400,"decode_tps_per_request":42,"output_tps":100},
+	   "predicted":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3100,"decode_tps_per_request":36,"output_tps":95}}],
+	 "against_repeats":[{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"runs":2,
+	  "mean":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3200,"decode_tps_per_request":36,"output_tps":95},
+	  "spread":{"ttft_p50":0.088,"decode_tps_per_request":0.236,"output_tps":0.074},
+	  "predicted":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3100,"decode_tps_per_request":36,"output_tps":95}}]}`
+	rows, err := CheckCalibration([]byte(doc), DefaultCalibGoal)
+	if err != nil || len(rows) != 6 {
+		t.Fatalf("%v: %d rows %+v, want 3 for c=2 and 3 for c=8's mean", err, len(rows), rows)
+	}
+	for _, r := range rows {
+		switch r.Concurrency {
+		case 2:
+			if r.Runs != 1 || (r.Figure == "decode tok/s/user" && (abs(r.Err-(65.0/60-1)) > 1e-9 || !r.OK())) {
+				t.Errorf("c=2: %+v", r)
+			}
+		case 8:
+			if r.Runs != 2 || (r.Figure == "decode tok/s/user" && (r.Measured != 36 || r.Err != 0 || r.Spread != 0.236)) {
+				t.Errorf("c=8: %+v, want the mean of 2 runs", r)
+			}
+		}
+	}
+	var b strings.Builder
+	if err := RenderCalib(&b, rows); err != nil || !strings.Contains(b.String(), "36.0 ±23.6% (mean of 2)") {
+		t.Errorf("render: %v\n%s", err, b.String())
+	}
+}
