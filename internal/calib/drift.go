@@ -79,9 +79,19 @@ func (f *Fit) StepChanges(recs []*record.Record) []StepChange {
 		points[r.Point] = append(points[r.Point], q)
 	}
 	slices.Sort(order)
+	// A load the run measured more than once is named by its point too,
+	// so that its steps and warning are told apart from its repeats'.
+	seen := map[string]int{}
+	for _, p := range order {
+		seen[labels[p]]++
+	}
 	var out []StepChange
 	for _, p := range order {
-		out = append(out, f.stepChanges(labels[p], points[p])...)
+		label := labels[p]
+		if seen[label] > 1 {
+			label = fmt.Sprintf("%s (point %d)", label, p)
+		}
+		out = append(out, f.stepChanges(label, points[p])...)
 	}
 	return out
 }

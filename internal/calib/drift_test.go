@@ -106,6 +106,22 @@ func TestStepChangesByPoint(t *testing.T) {
 	if len(w) != 1 || !strings.HasPrefix(w[0], "c=8: ") {
 		t.Errorf("warnings %q, want one, for c=8", w)
 	}
+	// The same load again, as a third point: each of the two is named by
+	// its point, and each gets a warning of its own.
+	for _, q := range run(1.25, 5, 8) {
+		recs = append(recs, recordOf(q.shifted(2e6), 2, record.Load{Concurrency: 8}))
+	}
+	named := map[string]bool{}
+	for _, c := range fit.StepChanges(recs) {
+		named[c.Point] = true
+	}
+	if !named["c=4"] || !named["c=8 (point 1)"] || !named["c=8 (point 2)"] || len(named) != 3 {
+		t.Errorf("points named %v, want c=4, c=8 (point 1), c=8 (point 2)", named)
+	}
+	w = DriftWarnings(fit.StepChanges(recs), "runs/b")
+	if len(w) != 2 || !strings.HasPrefix(w[0], "c=8 (point 1): ") || !strings.HasPrefix(w[1], "c=8 (point 2): ") {
+		t.Errorf("warnings %q, want one for each c=8 point", w)
+	}
 }
 
 func TestStepChangeMoved(t *testing.T) {
