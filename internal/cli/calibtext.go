@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/servebench/servebench/internal/calib"
+	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/sim"
+)
+
+// The calibration report as text (plan --calibrate without --json).
+
+// writeParams prints fitted values with their intervals; an unstable one
+// (its estimate outside its resamples' interval) says so.
+func writeParams(tw io.Writer, ps []calib.Param) {
+	for _, p := range ps {
+		mark := ""
+		if p.Unstable {
+			mark = "\tunstable: interval widened to the estimate"
+		}
+		fmt.Fprintf(tw, "  %s\t%.4g %s\t[%.4g, %.4g]\tse %.2g%s\n", p.Name, p.Value, p.Unit, p.Low, p.High, p.SE, mark)
+	}
+}
+
+// writeCalibration prints the fit, its residuals and the predictions.
+func writeCalibration(w io.Writer, r *calibrationReport) error {
+	f := r.Fit
+	fmt.Fprintf(w, "Calibration of %s: %d requests, %d inter-token gaps, %d sent alone\n\n", r.Run, f.Requests, f.Gaps, f.LoneRequests)
+	fmt.Fprintf(w, "Fitted model (95%% bootstrap intervals, requests resampled):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	writeParams(tw, f.Params)
+	slots := "no limit seen"
+	if f.Slots > 0 {
+		slots = fmt.Sprint(f.Slots)
+	}
+	fmt.Fprintf(tw, "  slots\t%s (%s)\t\t\n", slots, f.SlotsSource)
+	where := "before it queues for a slot"
+	if f.OverheadIn == sim.OverheadInSlot {
+		where = "holding a slot (the server takes a slot, then forwards the request)"
+	}
+	fmt.Fprintf(tw, "  request overhead\tspent %s\t\t\n", where)
+	tw.Flush()
+	writeShared(w, f.Shared)
+	res := f.Residuals
+	fmt.Fprintf(w, "\nResiduals: gap RMS %.3g ms, robust spread %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n",
+		res.RMSMS, res.SpreadMS, res.MeanMS, res.TTFTRMS)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  sequences\tgaps\tmeasured ms\tfitted ms\t\n")
+	for _, s := range res.BySeqs {
+		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%.3f\t\n", s.Seqs, s.Gaps, s.Measured, s.Fitted)
+	}
+	tw.Flush()
+	writeTable(w, f.Table)
+	writeCompared(w, "The run's points", r.Measured)
+	if r.AgainstRun != "" {
+		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
+		writeRepeats(w, r.AgainstRepeats)
+		writeSteps(w, r.AgainstSteps)
+	}
+	writePredictions(w, r.Predictions)
+	for _, s := range append(slices.Clip(f.Warnings), r.Warnings...) {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+	return nil
+}
+
+// writeRepeats prints the held-out loads measured more than once.
+func writeRepeats(w io.Writer, rs []repeatedLoad) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nHeld-out loads measured more than once: mean ±spread (sd/mean) / predicted (predicted/mean - 1; ~: within two standard errors of the mean, the server's own spread):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  users\truns\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	cell := func(mean, spread, pred, err float64, runs int) string {
+		mark := ""
+		if withinSpread(err, spread, runs) {
+			mark = "~"
+		}
+		return fmt.Sprintf("%.1f ±%.1f%% / %.1f\t%+.1f%%%s", mean, 100*spread, pred, 100*err, mark)
+	}
+	for _, r := range rs {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t\n", r.Concurrency, r.Runs,
+			cell(r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS, r.Errors.TTFT, r.Runs),
+			cell(r.Mean.DecodeTPS, r.Spread.DecodeTPS, r.Predicted.DecodeTPS, r.Errors.DecodeTPS, r.Runs),
+			cell(r.Mean.OutputTPS, r.Spread.OutputTPS, r.Predicted.OutputTPS, r.Errors.OutputTPS, r.Runs))
+	}
+	tw.Flush()
+}
+
+// writeSteps prints the server's decode steps in the fit's run and the
+// held-out run, side by side.
+func writeSteps(w io.Writer, steps []calib.StepChange) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; share: of the point's; the server's change):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  point\tsequences\tgaps\tshare\tms\tchange\t\n")
+	for _, c := range steps {
+		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.0f%%\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, 100*c.Share, c.FitMS, c.OtherMS, 100*c.Change)
+	}
+	tw.Flush()
+}
+
+// writeTable prints the measured decode steps and the corrections the
+// predictions make with them.
+func writeTable(w io.Writer, tab []calib.TableStep) {
+	if len(tab) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nDecode steps by batch size (median; a correction where it is beyond 2 se of 0):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  sequences\tgaps\tmedian ms\tcorrection ms\tse ms\t\n")
+	for _, t := range tab {
+		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%+.3f\t%.3f\t\n", t.Seqs, t.Gaps, t.MedianMS, t.CorrectionMS, t.SEMS)
+	}
+	tw.Flush()
+}
+
+// writeCompared prints measured beside predicted, point by point.
+func writeCompared(w io.Writer, title string, pts []measuredPoint) {
+	fmt.Fprintf(w, "\n%s, measured / predicted (predicted/measured - 1):\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  users\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	for _, m := range pts {
+		fmt.Fprintf(tw, "  %d\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t\n", m.Measured.Concurrency,
+			m.Measured.TTFTP50MS, m.Predicted.TTFTP50MS, 100*m.Errors.TTFT, m.Measured.DecodeTPS, m.Predicted.DecodeTPS,
+			100*m.Errors.DecodeTPS, m.Measured.OutputTPS, m.Predicted.OutputTPS, 100*m.Errors.OutputTPS)
+	}
+	tw.Flush()
+}
+
+func writePredictions(w io.Writer, preds []plan.Prediction) {
+	fmt.Fprintf(w, "\nPredicted:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  users\tprompt\toutput\tTTFT p50 ms\tdecode tok/s/user\toutput tok/s\t\n")
+	for _, p := range preds {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", p.Concurrency, p.PromptTokens, p.OutputTokens, p.TTFTP50MS, p.DecodeTPS, p.OutputTPS)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
