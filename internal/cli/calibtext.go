@@ -45,10 +45,8 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	tw.Flush()
 	writeShared(w, f.Shared)
 	res := f.Residuals
-	fmt.Fprintf(w, "\nResiduals: gap RMS %.3g ms, robust spread %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n",
-		res.RMSMS, res.SpreadMS, res.MeanMS, res.TTFTRMS)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  sequences\tgaps\tmeasured ms\tfitted ms\t\n")
+	tw = rightTable(w, fmt.Sprintf("\nResiduals: gap RMS %.3g ms, robust spread %.3g ms (mean gap %.3g ms); lone-request TTFT RMS %.3g ms\n",
+		res.RMSMS, res.SpreadMS, res.MeanMS, res.TTFTRMS), "sequences\tgaps\tmeasured ms\tfitted ms")
 	for _, s := range res.BySeqs {
 		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%.3f\t\n", s.Seqs, s.Gaps, s.Measured, s.Fitted)
 	}
@@ -72,9 +70,8 @@ func writeRepeats(w io.Writer, rs []repeatedLoad) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nHeld-out loads measured more than once: mean ±spread (sd/mean) / predicted (predicted/mean - 1; ~: within two standard errors of the mean, the server's own spread):\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  users\truns\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	tw := rightTable(w, "\nHeld-out loads measured more than once: mean ±spread (sd/mean) / predicted (predicted/mean - 1; ~: within two standard errors of the mean, the server's own spread):\n",
+		"users\truns\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t")
 	cell := func(mean, spread, pred, err float64, runs int) string {
 		mark := ""
 		if withinSpread(err, spread, runs) {
@@ -97,9 +94,8 @@ func writeSteps(w io.Writer, steps []calib.StepChange) {
 	if len(steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; share: of the point's; the server's change):\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  point\tsequences\tgaps\tshare\tms\tchange\t\n")
+	tw := rightTable(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; share: of the point's; the server's change):\n",
+		"point\tsequences\tgaps\tshare\tms\tchange")
 	for _, c := range steps {
 		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.0f%%\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, 100*c.Share, c.FitMS, c.OtherMS, 100*c.Change)
 	}
@@ -112,9 +108,8 @@ func writeTable(w io.Writer, tab []calib.TableStep) {
 	if len(tab) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nDecode steps by batch size (median; a correction where it is beyond 2 se of 0):\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  sequences\tgaps\tmedian ms\tcorrection ms\tse ms\t\n")
+	tw := rightTable(w, "\nDecode steps by batch size (median; a correction where it is beyond 2 se of 0):\n",
+		"sequences\tgaps\tmedian ms\tcorrection ms\tse ms")
 	for _, t := range tab {
 		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%+.3f\t%.3f\t\n", t.Seqs, t.Gaps, t.MedianMS, t.CorrectionMS, t.SEMS)
 	}
@@ -123,9 +118,7 @@ func writeTable(w io.Writer, tab []calib.TableStep) {
 
 // writeCompared prints measured beside predicted, point by point.
 func writeCompared(w io.Writer, title string, pts []measuredPoint) {
-	fmt.Fprintf(w, "\n%s, measured / predicted (predicted/measured - 1):\n", title)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  users\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t\t\n")
+	tw := rightTable(w, "\n"+title+", measured / predicted (predicted/measured - 1):\n", "users\tTTFT p50 ms\t\tdecode tok/s/user\t\toutput tok/s\t")
 	for _, m := range pts {
 		fmt.Fprintf(tw, "  %d\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t%.1f / %.1f\t%+.1f%%\t\n", m.Measured.Concurrency,
 			m.Measured.TTFTP50MS, m.Predicted.TTFTP50MS, 100*m.Errors.TTFT, m.Measured.DecodeTPS, m.Predicted.DecodeTPS,
@@ -135,12 +128,21 @@ func writeCompared(w io.Writer, title string, pts []measuredPoint) {
 }
 
 func writePredictions(w io.Writer, preds []plan.Prediction) {
-	fmt.Fprintf(w, "\nPredicted:\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  users\tprompt\toutput\tTTFT p50 ms\tdecode tok/s/user\toutput tok/s\t\n")
+	tw := rightTable(w, "\nPredicted:\n", "users\tprompt\toutput\tTTFT p50 ms\tdecode tok/s/user\toutput tok/s")
 	for _, p := range preds {
 		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", p.Concurrency, p.PromptTokens, p.OutputTokens, p.TTFTP50MS, p.DecodeTPS, p.OutputTPS)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// rightTable prints a table's title, as given, and returns the writer of
+// its right-aligned rows with the header (tab-separated columns) written;
+// the caller writes the rows, each indented and ending in a tab, and
+// flushes it.
+func rightTable(w io.Writer, title, header string) *tabwriter.Writer {
+	fmt.Fprint(w, title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  %s\t\n", header)
+	return tw
 }
