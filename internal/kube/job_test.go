@@ -60,10 +60,23 @@ func TestDockerfileMatchesTheJob(t *testing.T) {
 		"static build":   `(?m)^RUN CGO_ENABLED=0 go build .* -o ` + Binary + ` ./cmd/servebench$`,
 		"the entrypoint": `(?m)^ENTRYPOINT \["` + Binary + `"\]$`,
 		"the user":       `(?m)^USER 65532:65532$`,
+		// scripts/image-check.sh finds the builder to stand in for by it
+		"the build stage": `(?m)^FROM \S+ AS build$`,
 	}
 	for what, re := range checks {
 		if !regexp.MustCompile(re).MatchString(df) {
 			t.Errorf("Dockerfile: %s does not match %s", what, re)
+		}
+	}
+	// The build context is the sources: not the history, and not the
+	// engine and model caches scripts/ keep in .cache (hundreds of MB).
+	ig, err := os.ReadFile("../../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".git", ".cache", "runs"} {
+		if !slices.Contains(strings.Fields(string(ig)), p) {
+			t.Errorf(".dockerignore does not leave out %s", p)
 		}
 	}
 }
