@@ -45,6 +45,8 @@ var simFlags = []simFlag{
 	{"seed", "seed", "random seed (jitter, output lengths, text)", func(c *sim.Config) any { return &c.Seed }},
 	{"time-scale", "time_scale", "run this many times faster than model time", func(c *sim.Config) any { return &c.TimeScale }},
 	{"jitter", "jitter", "multiplicative step-time noise, ±fraction", func(c *sim.Config) any { return &c.Jitter }},
+	{"wander", "wander", "slow wander of the engine's speed, sd as a fraction (0 = steady)", func(c *sim.Config) any { return &c.Wander }},
+	{"wander-time", "wander_time", "the wander's correlation time, seconds", func(c *sim.Config) any { return &c.WanderTime }},
 	{"max-num-seqs", "engine.max_num_seqs", "sequence slots", func(c *sim.Config) any { return &c.Engine.MaxNumSeqs }},
 	{"max-batched-tokens", "engine.max_num_batched_tokens", "token budget per step", func(c *sim.Config) any { return &c.Engine.MaxNumBatchedTokens }},
 	{"kv-tokens", "engine.kv_tokens", "KV cache capacity in tokens (0 = from device memory)", func(c *sim.Config) any { return &c.Engine.KVTokens }},

@@ -7,10 +7,12 @@ package sim
 
 import (
 	"fmt"
-	"github.com/servebench/servebench/internal/perfmodel"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/internal/perfmodel"
 
 	"github.com/servebench/servebench/internal/yamlfield"
 )
@@ -28,6 +30,13 @@ type Config struct {
 	// Jitter is the half-width of a uniform, multiplicative noise on each
 	// step's duration (0.05 = ±5%); 0 makes step times exact.
 	Jitter float64 `yaml:"jitter"`
+	// Wander is a slow, multiplicative wander of the engine's speed, as a
+	// server sharing its host shows: each step's time is divided by
+	// 1 + Wander·X(t), X an Ornstein-Uhlenbeck process of unit variance
+	// whose correlation time is WanderTime seconds of model time (idle
+	// time included), floored at minWander. 0: a steady engine.
+	Wander     float64 `yaml:"wander"`
+	WanderTime float64 `yaml:"wander_time"`
 
 	Model  ModelConfig  `yaml:"model"`
 	Device DeviceConfig `yaml:"device"`
@@ -139,6 +148,9 @@ const (
 	DefaultMaxNumBatchedTokens = 8192
 	// DefaultBlockSize is vLLM's KV block size.
 	DefaultBlockSize = 16
+	// MaxWander bounds Wander: at 0.5 one standard deviation halves the
+	// engine's speed, past anything a server that still serves shows.
+	MaxWander = 0.5
 	// DefaultJitter gives percentiles a visible spread in the demo.
 	DefaultJitter = 0.05
 	// DefaultEOSMeanTokens is the mean natural length of an answer when a
@@ -213,6 +225,12 @@ func (c Config) Validate() error {
 	pos("time_scale", c.TimeScale)
 	if !(c.Jitter >= 0 && c.Jitter < 1) {
 		errs = append(errs, fieldErr("jitter", "must be in [0, 1) (got %v)", c.Jitter))
+	}
+	if !(c.Wander >= 0 && c.Wander <= MaxWander) {
+		errs = append(errs, fieldErr("wander", "must be in [0, %v] (got %v)", MaxWander, c.Wander))
+	}
+	if !(c.WanderTime >= 0) || (c.Wander > 0 && c.WanderTime == 0) || math.IsInf(c.WanderTime, 0) {
+		errs = append(errs, fieldErr("wander_time", "must be a positive number of seconds when wander is set (got %v)", c.WanderTime))
 	}
 	m := c.Model
 	if m.Name == "" {

@@ -72,6 +72,10 @@ func TestParseConfigErrorsNameTheField(t *testing.T) {
 		{"kv below a block", "engine:\n  kv_tokens: 3\n", "engine.kv_tokens"},
 		{"no room for KV", "device:\n  memory_gib: 10\n", "device.memory_gib"},
 		{"jitter", "jitter: 1\n", "jitter"},
+		{"wander above its bound", "wander: 0.6\nwander_time: 1\n", "wander"},
+		{"negative wander", "wander: -0.1\n", "wander"},
+		{"wander without its time", "wander: 0.1\n", "wander_time"},
+		{"negative wander time", "wander_time: -1\n", "wander_time"},
 	} {
 		_, err := ParseConfig([]byte(tc.yaml))
 		var fe *FieldError

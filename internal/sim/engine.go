@@ -61,6 +61,9 @@ type engine struct {
 	numBlocks  int
 	rng        *rand.Rand
 	steps      int
+	// wander is the engine's slow change of speed (Config.Wander): its own
+	// random stream, so that a wander leaves every other draw as it was.
+	wander wander
 	// Slot-first admission (slots.go): waiting requests holding a slot,
 	// and when each free slot freed.
 	granted int
@@ -100,7 +103,8 @@ type Step struct {
 func newEngine(cfg Config) *engine {
 	n := cfg.kvBlocks()
 	return &engine{cfg: cfg, perf: cfg.Perf(), freeBlocks: n, numBlocks: n,
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed5eed))}
+		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed5eed)),
+		wander: wander{sd: cfg.Wander, tau: cfg.WanderTime, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x3a4de4))}}
 }
 
 func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0 }
@@ -307,7 +311,37 @@ func (e *engine) cost() float64 {
 	if j := e.cfg.Jitter; j > 0 {
 		d *= 1 + j*(2*e.rng.Float64()-1)
 	}
-	return d
+	return d / e.wander.speed(e.now)
+}
+
+// minWander is the slowest a wander makes the engine: a third of its
+// speed, four standard deviations down at the largest Wander.
+const minWander = 0.3
+
+// wander is the state of Config.Wander: X, an Ornstein-Uhlenbeck process
+// of unit variance and correlation time tau, last moved at model time at.
+type wander struct {
+	sd, tau float64
+	rng     *rand.Rand
+	x, at   float64
+	started bool
+}
+
+// speed is the engine's speed at model time now relative to its model,
+// 1 + sd·X(now), X moved by its exact transition from its last time: X
+// starts at a draw from its stationary law.
+func (w *wander) speed(now float64) float64 {
+	if w.sd == 0 {
+		return 1
+	}
+	if !w.started {
+		w.x, w.started = w.rng.NormFloat64(), true
+	} else if dt := now - w.at; dt > 0 {
+		a := math.Exp(-dt / w.tau)
+		w.x = a*w.x + math.Sqrt(1-a*a)*w.rng.NormFloat64()
+	}
+	w.at = now
+	return math.Max(minWander, 1+w.sd*w.x)
 }
 
 // complete applies the step: a sequence whose cache has caught up with its

@@ -363,3 +363,51 @@ func TestGaugesShowTheStepInProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestWander: with Wander set, each step runs at 1 + Wander·X(t) of the
+// steady engine's speed, X of unit variance whose correlation decays as
+// exp(−Δ/WanderTime); the steps of one long decode, set against the same
+// decode without it, show both. The wander draws from its own stream: the
+// jitter's draws stay as they were, and cancel in the comparison.
+func TestWander(t *testing.T) {
+	steady := DefaultConfig()
+	steady.Jitter = 0.2
+	wandering := steady
+	wandering.Wander, wandering.WanderTime = 0.15, 1
+	req := []Request{{PromptTokens: 16, OutputTokens: 30000}}
+	_, base, err := Simulate(steady, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, steps, err := Simulate(wandering, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != len(base) {
+		t.Fatalf("%d steps, the steady engine %d", len(steps), len(base))
+	}
+	// x[i] = X at step i: the step's speed relative to the steady one.
+	x := make([]float64, len(steps))
+	for i := range steps {
+		x[i] = (float64(base[i].Duration)/float64(steps[i].Duration) - 1) / wandering.Wander
+	}
+	var mean, sq float64
+	for _, v := range x {
+		mean += v
+		sq += v * v
+	}
+	mean /= float64(len(x))
+	sd := math.Sqrt(sq/float64(len(x)) - mean*mean)
+	if math.Abs(mean) > 0.3 || !within(sd, 1, 0.2) {
+		t.Errorf("X over %d steps: mean %.3f, sd %.3f; want 0 and 1", len(x), mean, sd)
+	}
+	// The correlation at one correlation time, exp(−1).
+	lag := int(float64(time.Second) / float64(steps[len(steps)/2].Duration))
+	var c float64
+	for i := lag; i < len(x); i++ {
+		c += (x[i] - mean) * (x[i-lag] - mean)
+	}
+	if r := c / float64(len(x)-lag) / (sd * sd); math.Abs(r-math.Exp(-1)) > 0.12 {
+		t.Errorf("correlation one correlation time apart (%d steps) %.3f, want %.3f", lag, r, math.Exp(-1))
+	}
+}

@@ -52,6 +52,8 @@ var fieldDocs = map[string]string{
 	"seed":                          "drives step jitter, natural output lengths and generated text",
 	"time_scale":                    "wall time = model time / time_scale; every duration a client sees is divided by it",
 	"jitter":                        "uniform multiplicative noise on each step time (0.05 = ±5%); 0 = exact",
+	"wander":                        "slow wander of the engine's speed, sd as a fraction (0.1 = ±10% at one sd); 0 = steady",
+	"wander_time":                   "the wander's correlation time, seconds of model time",
 	"model.name":                    "served model name (/v1/models, /api/tags)",
 	"model.params":                  "parameters",
 	"model.heads":                   "query heads (0 = hidden / head_dim)",
