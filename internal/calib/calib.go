@@ -94,6 +94,9 @@ type Fit struct {
 	// Table is the measured decode step by batch size (stepTable); the
 	// predictions use it where it corrects the model.
 	Table []TableStep `json:"step_table,omitempty"`
+	// Wander is the server's slow change of speed within the run; nil when
+	// the run shows none (estimateWander).
+	Wander *Wander `json:"wander,omitempty"`
 	// Shared is the fit read into the shared roofline model of a known
 	// model and device (FitShared); predictions then run on it.
 	Shared   *Shared  `json:"shared,omitempty"`
@@ -175,6 +178,7 @@ func fitRequests(reqs []request, server map[string]string, o Options) (*Fit, err
 	f.OverheadIn = overheadIn(server)
 	f.Residuals = residuals(gaps, reqs, lone, m)
 	f.Table = stepTable(gaps, m)
+	f.Wander = estimateWander(gaps, m)
 	f.Warnings = warnings(f, reqs)
 	return f, nil
 }

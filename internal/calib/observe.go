@@ -50,6 +50,7 @@ func ms(ns int64) float64 { return float64(ns) / 1e6 }
 type gap struct {
 	req int     // index of the request it belongs to (the bootstrap resamples requests)
 	ms  float64 // the gap per token
+	at  float64 // when it ended, ms on the run's clock
 	// seqs is the requests generating through this step plus those whose
 	// first token ended it (prefilled in it); tokens is one per decoding
 	// request plus the prefilled prompts; kv is the KV entries the step
@@ -96,7 +97,7 @@ func observe(reqs []request) []gap {
 // prefilled in it; one whose first token came earlier and whose end came
 // later was decoding.
 func stateAt(reqs []request, byFirst []int, i int, t, g float64) gap {
-	o := gap{req: i, ms: g}
+	o := gap{req: i, ms: g, at: t}
 	half := g / 2
 	for _, k := range byFirst {
 		q := &reqs[k]

@@ -33,12 +33,13 @@ const maxJitter = 0.3
 
 // SimConfig is the simulator configured with the fit: its step model and
 // overhead, its slots (unlimited when the run did not bound them), no KV
-// limit (a run shows no KV cache), and the step noise the run showed: a
-// uniform jitter with the residuals' robust spread (±√3 × spread / mean
-// gap, at most ±30%; host stalls that move single gaps do not move the
-// engine's schedule and are left out). Without it a closed loop of identical requests locks into
-// one phase, and a TTFT that waits for a step boundary or does not turns
-// on a fraction of a millisecond.
+// limit (a run shows no KV cache), and the step noise the run showed: its
+// wander (Wander), and a uniform jitter with the rest of the residuals'
+// robust spread (±√3 × √(r² − wander²), r the spread over the mean gap,
+// at most ±30%; host stalls that move single gaps do not move the
+// engine's schedule and are left out). Without the jitter a closed loop
+// of identical requests locks into one phase, and a TTFT that waits for a
+// step boundary or does not turns on a fraction of a millisecond.
 func (f *Fit) SimConfig() sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Timer, cfg.TimeScale = f.Model.Timer(), 1
@@ -48,9 +49,14 @@ func (f *Fit) SimConfig() sim.Config {
 	if f.Shared != nil {
 		cfg.Timer = f.Shared.Timer()
 	}
-	cfg.Jitter = 0
+	cfg.Jitter, cfg.Wander, cfg.WanderTime = 0, 0, 0
+	slow := 0.0
+	if w := f.Wander; w != nil {
+		cfg.Wander, cfg.WanderTime, slow = w.SD, w.TimeS, w.SD
+	}
 	if r := f.Residuals; r.MeanMS > 0 {
-		cfg.Jitter = math.Min(maxJitter, math.Sqrt(3)*r.SpreadMS/r.MeanMS)
+		rel := r.SpreadMS / r.MeanMS
+		cfg.Jitter = math.Min(maxJitter, math.Sqrt(3)*math.Sqrt(math.Max(0, rel*rel-slow*slow)))
 	}
 	cfg.Engine.MaxNumSeqs = Unlimited
 	if f.Slots > 0 {

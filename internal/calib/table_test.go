@@ -18,6 +18,9 @@ type scripted struct {
 	decode   func(seqs int) float64
 	slots    int
 	overhead float64
+	// speed, when set, is the engine's speed at a time (ms): a step then
+	// lasts its time over it.
+	speed func(ms float64) float64
 }
 
 // closedLoop runs users sending n requests of prompt and output tokens in
@@ -53,7 +56,11 @@ func (e scripted) closedLoop(users, n, prompt, output int, rng *rand.Rand) []req
 		if fresh := len(running) - decodes; fresh > 0 {
 			dur = 2 + 0.8*float64(decodes+fresh*prompt)
 		}
-		now += dur * (0.9 + 0.2*rng.Float64())
+		dur *= 0.9 + 0.2*rng.Float64()
+		if e.speed != nil {
+			dur /= e.speed(now)
+		}
+		now += dur
 		var still []*live
 		for _, l := range running {
 			l.r.at, l.r.tokens = append(l.r.at, now), append(l.r.tokens, 1)

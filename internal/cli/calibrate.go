@@ -189,6 +189,13 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	fitted := c.fit.SimConfig()
 	cfg.Timer = fitted.Timer
+	// The run's step noise and wander, as the predictions simulate them.
+	if !set["jitter"] {
+		cfg.Jitter = fitted.Jitter
+	}
+	if !set["wander"] && !set["wander-time"] {
+		cfg.Wander, cfg.WanderTime = fitted.Wander, fitted.WanderTime
+	}
 	if !set["max-num-seqs"] {
 		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
 	}
@@ -206,8 +213,9 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.
 		return cfg, simConfigError(err, err)
 	}
 	m := c.fit.Model
-	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots\n",
-		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs)
+	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots; step jitter ±%.3g%%, speed wander %.3g%% over %.3g s\n",
+		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs,
+		100*cfg.Jitter, 100*cfg.Wander, cfg.WanderTime)
 	for _, w := range c.fit.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}

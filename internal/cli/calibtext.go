@@ -51,6 +51,7 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		fmt.Fprintf(tw, "  %d\t%d\t%.3f\t%.3f\t\n", s.Seqs, s.Gaps, s.Measured, s.Fitted)
 	}
 	tw.Flush()
+	writeWander(w, f.Wander)
 	writeTable(w, f.Table)
 	writeCompared(w, "The run's points", r.Measured)
 	if r.AgainstRun != "" {
@@ -63,6 +64,16 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// writeWander prints the server's slow change of speed within the run.
+func writeWander(w io.Writer, wd *calib.Wander) {
+	if wd == nil {
+		fmt.Fprintf(w, "\nSpeed over the run: steady (no wander beyond the steps' own jitter)\n")
+		return
+	}
+	fmt.Fprintf(w, "\nSpeed over the run: wanders by %.1f%% (sd) with a correlation time of %.2g s (%d windows of %.0f ms, adjacent ones correlate %.2f); the predictions replay it\n",
+		100*wd.SD, wd.TimeS, wd.Windows, wd.WindowMS, wd.Lag1)
 }
 
 // writeRepeats prints the held-out loads measured more than once.
