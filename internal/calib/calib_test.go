@@ -4,6 +4,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/stats"
 
 	"github.com/servebench/servebench/internal/sim"
 )
@@ -156,6 +160,36 @@ func TestPredictMatchesSimulator(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
+	// A fit without noise: every replica runs alike.
+	if p.Spread == nil || p.Spread.TTFT > 1e-12 || p.Spread.DecodeTPS > 1e-12 || p.Spread.OutputTPS > 1e-12 {
+		t.Errorf("spread %+v, want zeros for a run without noise", p.Spread)
+	}
+}
+
+// TestPredictionSpread: the spread of a prediction is how much its
+// replicas, each a run of the point's requests, differ: none without
+// noise, and one that grows with the server's wander.
+func TestPredictionSpread(t *testing.T) {
+	f := &Fit{Model: Model{StepMS: 10, PerTokenMS: 0.01, MinTokens: 100, RequestOverheadMS: 20}}
+	pt := []Point{{Concurrency: 4, PromptTokens: 50, OutputTokens: 32, Requests: 24}}
+	spread := func(w *Wander) plan.Ratios {
+		t.Helper()
+		f.Wander = w
+		got, err := Predict(f.SimConfig(), pt)
+		if err != nil || got[0].Spread == nil {
+			t.Fatalf("predict: %v, %+v", err, got)
+		}
+		return *got[0].Spread
+	}
+	calm, wild := spread(&Wander{SD: 0.05, TimeS: 0.5}), spread(&Wander{SD: 0.3, TimeS: 0.5})
+	for _, c := range []struct {
+		name       string
+		calm, wild float64
+	}{{"TTFT", calm.TTFT, wild.TTFT}, {"decode", calm.DecodeTPS, wild.DecodeTPS}, {"output", calm.OutputTPS, wild.OutputTPS}} {
+		if !(c.calm > 0 && c.wild > 2*c.calm && c.wild < 0.5) {
+			t.Errorf("%s spread %.4f with a 5%% wander, %.4f with 30%%: want it to grow with the wander", c.name, c.calm, c.wild)
+		}
+	}
 }
 
 // A bootstrap interval always contains its estimate: one that lies
@@ -183,5 +217,40 @@ func TestParamIntervalContainsEstimate(t *testing.T) {
 	f := &Fit{Params: []Param{{Name: "step_ms"}, {Name: "min_tokens", Unstable: true}}, LoneRequests: 1, SlotsSource: "server"}
 	if w := strings.Join(warnings(f, []request{{prompt: 1}, {prompt: 2}}), "\n"); !strings.Contains(w, "min_tokens: the estimate lay outside") || strings.Contains(w, "step_ms") {
 		t.Errorf("warnings %q: want min_tokens named as unstable, step_ms not", w)
+	}
+}
+
+// TestSummarizeSpread: a prediction's spread is its replicas' own
+// figures, each replica summarised alone, sample sd over mean.
+func TestSummarizeSpread(t *testing.T) {
+	f := &Fit{Model: Model{StepMS: 10, PerTokenMS: 0.01, MinTokens: 100, RequestOverheadMS: 20}, Wander: &Wander{SD: 0.2, TimeS: 0.3}}
+	cfg := f.SimConfig()
+	p := Point{Concurrency: 3, PromptTokens: 40, OutputTokens: 20, Requests: 12}
+	reqs := make([]sim.Request, p.Requests)
+	for i := range reqs {
+		reqs[i] = sim.Request{Arrival: time.Duration(i%p.Concurrency) * time.Microsecond, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
+	}
+	var runs [][]sim.Outcome
+	var ttft, decode, output []float64
+	for seed := range int64(5) {
+		c := cfg
+		c.Seed = seed + 1
+		outs, _, err := sim.SimulateClosed(c, p.Concurrency, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, outs)
+		one := summarize(p, [][]sim.Outcome{outs})
+		ttft, decode, output = append(ttft, one.TTFTP50MS), append(decode, one.DecodeTPS), append(output, one.OutputTPS)
+	}
+	got := summarize(p, runs).Spread
+	for _, c := range []struct {
+		name string
+		got  float64
+		xs   []float64
+	}{{"TTFT", got.TTFT, ttft}, {"decode", got.DecodeTPS, decode}, {"output", got.OutputTPS, output}} {
+		if want := stats.StdDev(c.xs) / stats.Mean(c.xs); !(want > 0) || math.Abs(c.got-want) > 1e-12 {
+			t.Errorf("%s spread %v, want %v (replicas %v)", c.name, c.got, want, c.xs)
+		}
 	}
 }

@@ -113,30 +113,54 @@ func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 // summarize computes a point's figures as docs/METRICS.md defines them,
 // over every replica: medians of TTFT and per-request decode speed, and
 // the mean of each replica's output tokens over its window from the first
-// send to the last end.
+// send to the last end. Each replica is a run of the point's requests, so
+// the spread of their own figures (sample sd over mean) is how much one
+// run differs from another on the fitted server.
 func summarize(p Point, runs [][]sim.Outcome) plan.Prediction {
 	var ttft, speed []float64
 	var tps float64
+	var each [3][]float64 // each replica's TTFT p50, decode p50, output tok/s
 	for _, outs := range runs {
 		var tokens float64
+		var rt, rs []float64
 		start, end := math.Inf(1), math.Inf(-1)
 		for _, o := range outs {
 			if o.Err != nil {
 				continue
 			}
-			ttft = append(ttft, o.TTFT.Seconds()*1e3)
+			rt = append(rt, o.TTFT.Seconds()*1e3)
 			if o.Tokens > 1 && o.E2E > o.TTFT {
-				speed = append(speed, float64(o.Tokens-1)/(o.E2E-o.TTFT).Seconds())
+				rs = append(rs, float64(o.Tokens-1)/(o.E2E-o.TTFT).Seconds())
 			}
 			tokens += float64(o.Tokens)
 			start, end = math.Min(start, o.Arrival.Seconds()), math.Max(end, (o.Arrival+o.E2E).Seconds())
 		}
+		ttft, speed = append(ttft, rt...), append(speed, rs...)
 		if end > start {
 			tps += tokens / (end - start) / float64(len(runs))
+			each[2] = append(each[2], tokens/(end-start))
+		}
+		slices.Sort(rt)
+		slices.Sort(rs)
+		if len(rt) > 0 {
+			each[0] = append(each[0], stats.Quantile(rt, 0.5))
+		}
+		if len(rs) > 0 {
+			each[1] = append(each[1], stats.Quantile(rs, 0.5))
 		}
 	}
 	slices.Sort(ttft)
 	slices.Sort(speed)
 	return plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
-		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5), OutputTPS: tps}
+		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5), OutputTPS: tps,
+		Spread: &plan.Ratios{TTFT: relSpread(each[0]), DecodeTPS: relSpread(each[1]), OutputTPS: relSpread(each[2])}}
+}
+
+// relSpread is the sample standard deviation of xs over their mean; 0 for
+// fewer than two.
+func relSpread(xs []float64) float64 {
+	if m := stats.Mean(xs); len(xs) > 1 && m > 0 {
+		return stats.StdDev(xs) / m
+	}
+	return 0
 }

@@ -46,7 +46,7 @@ func TestCalibrateOutput(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"Fitted model (95% bootstrap intervals", "per_token_ms", "min_tokens",
-		"request_overhead_ms", "slots", "8 (server)", "Residuals: gap RMS", "The run's points, measured / predicted", "Predicted:"} {
+		"request_overhead_ms", "slots", "8 (server)", "Residuals: gap RMS", "The run's points, measured / predicted", "Predicted (± one run's spread on this server", "±"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
@@ -86,6 +86,11 @@ func TestCalibrateOutput(t *testing.T) {
 			TTFT         float64 `json:"ttft_p50_ms"`
 			Decode       float64 `json:"decode_tps_per_request"`
 			Output       float64 `json:"output_tps"`
+			Spread       *struct {
+				TTFT   float64 `json:"ttft_p50"`
+				Decode float64 `json:"decode_tps_per_request"`
+				Output float64 `json:"output_tps"`
+			} `json:"spread"`
 		} `json:"predictions"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -108,6 +113,13 @@ func TestCalibrateOutput(t *testing.T) {
 	for _, p := range rep.Fit.Params {
 		if !(p.Low <= p.Value && p.Value <= p.High) {
 			t.Errorf("%s = %v outside its interval [%v, %v]", p.Name, p.Value, p.Low, p.High)
+		}
+	}
+	// Each prediction says how much one run of it differs from another:
+	// the simulator's step jitter at work.
+	for _, p := range rep.Predictions {
+		if sp := p.Spread; sp == nil || !(sp.Decode > 0 && sp.Decode < 0.5) || !(sp.TTFT >= 0 && sp.TTFT < 0.5) || !(sp.Output >= 0 && sp.Output < 0.5) {
+			t.Errorf("prediction %+v: spread %+v, want sd/mean of its replicas", p, sp)
 		}
 	}
 	// A longer prompt never makes the first token earlier. (This run's

@@ -44,13 +44,7 @@ type calibrationReport struct {
 type measuredPoint struct {
 	Measured  plan.Prediction `json:"measured"`
 	Predicted plan.Prediction `json:"predicted"`
-	Errors    pointErrors     `json:"errors"`
-}
-
-type pointErrors struct {
-	TTFT      float64 `json:"ttft_p50"`
-	DecodeTPS float64 `json:"decode_tps_per_request"`
-	OutputTPS float64 `json:"output_tps"`
+	Errors    plan.Ratios     `json:"errors"`
 }
 
 // repeatedLoad is one load a held-out run measured several times: the
@@ -64,9 +58,9 @@ type repeatedLoad struct {
 	OutputTokens int             `json:"output_tokens"`
 	Runs         int             `json:"runs"`
 	Mean         plan.Prediction `json:"mean"`
-	Spread       pointErrors     `json:"spread"`
+	Spread       plan.Ratios     `json:"spread"`
 	Predicted    plan.Prediction `json:"predicted"`
-	Errors       pointErrors     `json:"errors"`
+	Errors       plan.Ratios     `json:"errors"`
 }
 
 // repeatedLoads groups the points measured at the same load and lengths,
@@ -106,7 +100,7 @@ func repeatedLoads(pts []measuredPoint) []repeatedLoad {
 		r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS = figure(func(p plan.Prediction) float64 { return p.TTFTP50MS })
 		r.Mean.DecodeTPS, r.Spread.DecodeTPS, r.Predicted.DecodeTPS = figure(func(p plan.Prediction) float64 { return p.DecodeTPS })
 		r.Mean.OutputTPS, r.Spread.OutputTPS, r.Predicted.OutputTPS = figure(func(p plan.Prediction) float64 { return p.OutputTPS })
-		r.Errors = pointErrors{TTFT: relErr(r.Predicted.TTFTP50MS, r.Mean.TTFTP50MS),
+		r.Errors = plan.Ratios{TTFT: relErr(r.Predicted.TTFTP50MS, r.Mean.TTFTP50MS),
 			DecodeTPS: relErr(r.Predicted.DecodeTPS, r.Mean.DecodeTPS), OutputTPS: relErr(r.Predicted.OutputTPS, r.Mean.OutputTPS)}
 		out = append(out, r)
 	}
@@ -236,7 +230,7 @@ func comparePoints(cfg sim.Config, sum *metrics.Summary) ([]measuredPoint, error
 			continue
 		}
 		m := measuredOf(p, own[i])
-		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: pointErrors{
+		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: plan.Ratios{
 			TTFT: relErr(pred[i].TTFTP50MS, m.TTFTP50MS), DecodeTPS: relErr(pred[i].DecodeTPS, m.DecodeTPS),
 			OutputTPS: relErr(pred[i].OutputTPS, m.OutputTPS)}})
 		i++

@@ -139,9 +139,15 @@ func writeCompared(w io.Writer, title string, pts []measuredPoint) {
 }
 
 func writePredictions(w io.Writer, preds []plan.Prediction) {
-	tw := rightTable(w, "\nPredicted:\n", "users\tprompt\toutput\tTTFT p50 ms\tdecode tok/s/user\toutput tok/s")
+	tw := rightTable(w, "\nPredicted (± one run's spread on this server, sd/mean over the simulator's runs):\n",
+		"users\tprompt\toutput\tTTFT p50 ms\tdecode tok/s/user\toutput tok/s")
 	for _, p := range preds {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t%.1f\t\n", p.Concurrency, p.PromptTokens, p.OutputTokens, p.TTFTP50MS, p.DecodeTPS, p.OutputTPS)
+		var sp plan.Ratios
+		if p.Spread != nil {
+			sp = *p.Spread
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f ±%.1f%%\t%.1f ±%.1f%%\t%.1f ±%.1f%%\t\n", p.Concurrency, p.PromptTokens, p.OutputTokens,
+			p.TTFTP50MS, 100*sp.TTFT, p.DecodeTPS, 100*sp.DecodeTPS, p.OutputTPS, 100*sp.OutputTPS)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -16,6 +16,19 @@ type Prediction struct {
 	DecodeTPS float64 `json:"decode_tps_per_request"`
 	// OutputTPS is the aggregate output throughput over all users.
 	OutputTPS float64 `json:"output_tps"`
+	// Spread, in a calibrated prediction, is how much one run of the
+	// point's requests differs from another on the fitted server: the
+	// simulator's replicas' figures, sample sd over mean (its step jitter
+	// and the server's wander at work). Ordinary plans have none.
+	Spread *Ratios `json:"spread,omitempty"`
+}
+
+// Ratios are the three figures of a prediction as fractions: a spread (sd
+// over mean), or an error (predicted/measured − 1).
+type Ratios struct {
+	TTFT      float64 `json:"ttft_p50"`
+	DecodeTPS float64 `json:"decode_tps_per_request"`
+	OutputTPS float64 `json:"output_tps"`
 }
 
 // predictions are a plan's own load on each device it could time.
