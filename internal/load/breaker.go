@@ -33,15 +33,20 @@ func (e *ConnectError) Error() string {
 
 // breaker watches finished requests for a run of connection failures and
 // calls trip once when the run is long enough. Any answer from the server,
-// even an error status, ends the run; cancelled requests say nothing.
+// even an error status, ends the run, but only from a request sent after
+// the run's first failure: one sent before (a stream the dying server cut,
+// finishing after the refusals began) says nothing of the server since.
+// Cancelled requests say nothing.
 type breaker struct {
-	mu      sync.Mutex
-	trip    func()
-	run     int
-	first   time.Time
-	last    time.Time
-	msg     string
-	tripped *ConnectError
+	mu    sync.Mutex
+	trip  func()
+	run   int
+	first time.Time
+	// firstSent is the run's first failure's SentNS.
+	firstSent int64
+	last      time.Time
+	msg       string
+	tripped   *ConnectError
 }
 
 func (b *breaker) observe(rec *record.Record) {
@@ -52,13 +57,15 @@ func (b *breaker) observe(rec *record.Record) {
 	case b.tripped != nil:
 		return
 	case rec.Error == nil || (rec.Error.Class != record.ClassConnect && rec.Error.Class != record.ClassCancelled):
-		b.run = 0
+		if b.run == 0 || rec.SentNS >= b.firstSent {
+			b.run = 0
+		}
 		return
 	case rec.Error.Class == record.ClassCancelled:
 		return
 	}
 	if b.run == 0 {
-		b.first = now
+		b.first, b.firstSent = now, rec.SentNS
 	}
 	b.run++
 	b.last, b.msg = now, rec.Error.Message

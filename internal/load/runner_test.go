@@ -378,3 +378,30 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// An answer to a request sent before a run of connection failures began
+// (a stream the dying server cut, finishing after the refusals) does not
+// end the run; one sent after it does.
+func TestConnectionFailureRunKeptByAnEarlierRequest(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sentNS int64 // of the cut stream
+		trips  bool
+	}{{"sent before the failures", 5, true}, {"sent after the first failure", 12, false}} {
+		tripped := false
+		b := &breaker{trip: func() { tripped = true }}
+		fail := func(sent int64) {
+			b.observe(&record.Record{SentNS: sent, Error: &record.Error{Class: record.ClassConnect, Message: "refused"}})
+		}
+		for i := range MaxConnectFailures / 2 {
+			fail(int64(10 + i))
+		}
+		b.observe(&record.Record{SentNS: c.sentNS, Error: &record.Error{Class: record.ClassStreamCut, Message: "cut"}})
+		for i := range MaxConnectFailures - MaxConnectFailures/2 {
+			fail(int64(30 + i))
+		}
+		if tripped != c.trips {
+			t.Errorf("%s: tripped %v after %d failures around it, want %v", c.name, tripped, MaxConnectFailures, c.trips)
+		}
+	}
+}
