@@ -60,61 +60,7 @@ const (
 // too few windows or shows no wander (adjacent windows' speeds correlate
 // below minLag1, or vary no more than their steps' jitter).
 func estimateWander(gaps []gap, m Model) *Wander {
-	type obs struct{ at, slow, seqs float64 }
-	var os []obs
-	bySeqs := map[int][]float64{}
-	var ms []float64
-	for _, g := range gaps {
-		if !decodeOnly(g) {
-			continue
-		}
-		f := m.StepMSFor(g.seqs, g.tokens, g.kv)
-		if !(f > 0) {
-			continue
-		}
-		os = append(os, obs{at: g.at, slow: g.ms / f, seqs: g.seqs})
-		bySeqs[int(g.seqs)] = append(bySeqs[int(g.seqs)], g.ms/f)
-		ms = append(ms, g.ms)
-	}
-	if len(os) < minWindows*minWindowGaps {
-		return nil
-	}
-	medians := map[int]float64{}
-	for k, v := range bySeqs {
-		slices.Sort(v)
-		medians[k] = stats.Quantile(v, 0.5)
-	}
-	dev := make([]float64, 0, len(os))
-	for i := range os {
-		os[i].slow /= medians[int(os[i].seqs)]
-		dev = append(dev, math.Abs(os[i].slow-1))
-	}
-	slices.Sort(dev)
-	spread := 1.4826 * stats.Quantile(dev, 0.5) // one gap's robust sd
-	slices.Sort(ms)
-	w := wanderSteps * stats.Quantile(ms, 0.5)
-	slices.SortFunc(os, func(a, b obs) int { return cmpFloat(a.at, b.at) })
-
-	// The windows' speeds, by window index; a window too thin is left out.
-	type window struct {
-		k     int
-		speed float64
-		steps float64 // distinct steps: a step's sequences each see it
-	}
-	var wins []window
-	for i := 0; i < len(os); {
-		k := int((os[i].at - os[0].at) / w)
-		var slow []float64
-		steps := 0.0
-		for ; i < len(os) && int((os[i].at-os[0].at)/w) == k; i++ {
-			slow = append(slow, os[i].slow)
-			steps += 1 / os[i].seqs
-		}
-		if len(slow) >= minWindowGaps {
-			slices.Sort(slow)
-			wins = append(wins, window{k: k, speed: 1 / stats.Quantile(slow, 0.5), steps: steps})
-		}
-	}
+	wins, w, jitter := speedWindows(gaps, m)
 	if len(wins) < minWindows {
 		return nil
 	}
@@ -130,32 +76,15 @@ func estimateWander(gaps []gap, m Model) *Wander {
 		speeds[i] = wins[i].speed
 		variance += (speeds[i] - 1) * (speeds[i] - 1)
 		// a median of n draws varies as 1.2533·sd/√n
-		iid += math.Pow(1.2533*spread, 2) / wins[i].steps
+		iid += math.Pow(1.2533*jitter, 2) / wins[i].steps
 	}
 	variance /= float64(len(wins))
 	iid /= float64(len(wins))
-	lag := func(d int) float64 {
-		var c float64
-		n := 0
-		for i := range wins {
-			for j := i + 1; j < len(wins) && wins[j].k <= wins[i].k+d; j++ {
-				if wins[j].k == wins[i].k+d {
-					c += (wins[i].speed - 1) * (wins[j].speed - 1)
-					n++
-				}
-			}
-		}
-		if n == 0 || variance == 0 {
-			return 0
-		}
-		return c / float64(n) / variance
-	}
-	r1, r2 := lag(1), lag(2)
+	r1, r2 := lagCorrelation(wins, variance, 1), lagCorrelation(wins, variance, 2)
 	slices.Sort(speeds)
 	robust := (stats.Quantile(speeds, 0.9) - stats.Quantile(speeds, 0.1)) / 2.5631
-	slow := robust*robust - iid
-	est := &Wander{WindowMS: w, Windows: len(wins), Lag1: r1}
-	if r1 < minLag1 || slow <= 0 {
+	excess := robust*robust - iid // the variance the steps' jitter leaves unexplained
+	if r1 < minLag1 || excess <= 0 {
 		return nil
 	}
 	decay := r1 // one window apart, when the second lag says nothing
@@ -165,7 +94,88 @@ func estimateWander(gaps []gap, m Model) *Wander {
 	span := float64(wins[len(wins)-1].k+1) * w
 	tau := math.Min(math.Max(-w/math.Log(decay), w/2), span/3)
 	x := w / tau
-	est.TimeS = tau / 1e3
-	est.SD = math.Min(sim.MaxWander, math.Sqrt(slow/(2*(x-1+math.Exp(-x))/(x*x))))
-	return est
+	return &Wander{SD: math.Min(sim.MaxWander, math.Sqrt(excess/(2*(x-1+math.Exp(-x))/(x*x)))), TimeS: tau / 1e3,
+		WindowMS: w, Windows: len(wins), Lag1: r1}
+}
+
+// speedWindow is one window of decode-only steps: its index from the
+// first, its speed (one over its median slowness) and its distinct steps
+// (a step's sequences each see it).
+type speedWindow struct {
+	k            int
+	speed, steps float64
+}
+
+// speedWindows cuts the run's decode-only gaps into windows of
+// wanderSteps median gaps (w ms), leaving out those with fewer than
+// minWindowGaps; jitter is one gap's robust sd of slowness. None when the
+// run holds too few gaps.
+func speedWindows(gaps []gap, m Model) (wins []speedWindow, w, jitter float64) {
+	type obs struct{ at, slow, seqs float64 }
+	var seen []obs
+	bySeqs := map[int][]float64{}
+	var ms []float64
+	for _, g := range gaps {
+		if !decodeOnly(g) {
+			continue
+		}
+		f := m.StepMSFor(g.seqs, g.tokens, g.kv)
+		if !(f > 0) {
+			continue
+		}
+		seen = append(seen, obs{at: g.at, slow: g.ms / f, seqs: g.seqs})
+		bySeqs[int(g.seqs)] = append(bySeqs[int(g.seqs)], g.ms/f)
+		ms = append(ms, g.ms)
+	}
+	if len(seen) < minWindows*minWindowGaps {
+		return nil, 0, 0
+	}
+	medians := map[int]float64{}
+	for k, v := range bySeqs {
+		slices.Sort(v)
+		medians[k] = stats.Quantile(v, 0.5)
+	}
+	dev := make([]float64, 0, len(seen))
+	for i := range seen {
+		seen[i].slow /= medians[int(seen[i].seqs)]
+		dev = append(dev, math.Abs(seen[i].slow-1))
+	}
+	slices.Sort(dev)
+	jitter = 1.4826 * stats.Quantile(dev, 0.5)
+	slices.Sort(ms)
+	w = wanderSteps * stats.Quantile(ms, 0.5)
+	slices.SortFunc(seen, func(a, b obs) int { return cmpFloat(a.at, b.at) })
+	for i := 0; i < len(seen); {
+		k := int((seen[i].at - seen[0].at) / w)
+		var slow []float64
+		steps := 0.0
+		for ; i < len(seen) && int((seen[i].at-seen[0].at)/w) == k; i++ {
+			slow = append(slow, seen[i].slow)
+			steps += 1 / seen[i].seqs
+		}
+		if len(slow) >= minWindowGaps {
+			slices.Sort(slow)
+			wins = append(wins, speedWindow{k: k, speed: 1 / stats.Quantile(slow, 0.5), steps: steps})
+		}
+	}
+	return wins, w, jitter
+}
+
+// lagCorrelation is the correlation of the speeds of windows d apart
+// (speeds about 1, of variance v), over the pairs the run holds.
+func lagCorrelation(wins []speedWindow, v float64, d int) float64 {
+	var c float64
+	n := 0
+	for i := range wins {
+		for j := i + 1; j < len(wins) && wins[j].k <= wins[i].k+d; j++ {
+			if wins[j].k == wins[i].k+d {
+				c += (wins[i].speed - 1) * (wins[j].speed - 1)
+				n++
+			}
+		}
+	}
+	if n == 0 || v == 0 {
+		return 0
+	}
+	return c / float64(n) / v
 }
