@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/stats"
@@ -226,10 +225,7 @@ func TestSummarizeSpread(t *testing.T) {
 	f := &Fit{Model: Model{StepMS: 10, PerTokenMS: 0.01, MinTokens: 100, RequestOverheadMS: 20}, Wander: &Wander{SD: 0.2, TimeS: 0.3}}
 	cfg := f.SimConfig()
 	p := Point{Concurrency: 3, PromptTokens: 40, OutputTokens: 20, Requests: 12}
-	reqs := make([]sim.Request, p.Requests)
-	for i := range reqs {
-		reqs[i] = sim.Request{Arrival: time.Duration(i%p.Concurrency) * time.Microsecond, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
-	}
+	reqs := p.requests()
 	var runs [][]sim.Outcome
 	var ttft, decode, output []float64
 	for seed := range int64(5) {

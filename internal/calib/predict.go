@@ -88,13 +88,7 @@ func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 		if p.Concurrency < 1 || p.PromptTokens < 1 || p.OutputTokens < 1 || p.Requests < 1 || p.Warmup < 0 {
 			return nil, fmt.Errorf("predicting %+v: concurrency, lengths and requests must be positive", p)
 		}
-		reqs := make([]sim.Request, p.Warmup+p.Requests)
-		for i := range reqs {
-			// Users who send together are a microsecond apart, as a real
-			// client's are: an idle engine starts on the first one ready.
-			reqs[i] = sim.Request{Arrival: time.Duration(i%p.Concurrency) * time.Microsecond,
-				PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
-		}
+		reqs := p.requests()
 		var runs [][]sim.Outcome
 		for seed := range int64(Replicas) {
 			c := cfg
@@ -108,6 +102,18 @@ func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 		out = append(out, summarize(p, runs))
 	}
 	return out, nil
+}
+
+// requests are the point's warm-up and measured requests for a closed
+// loop. Users who send together are a microsecond apart, as a real
+// client's are: an idle engine starts on the first one ready.
+func (p Point) requests() []sim.Request {
+	reqs := make([]sim.Request, p.Warmup+p.Requests)
+	for i := range reqs {
+		reqs[i] = sim.Request{Arrival: time.Duration(i%p.Concurrency) * time.Microsecond,
+			PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens}
+	}
+	return reqs
 }
 
 // summarize computes a point's figures as docs/METRICS.md defines them,
@@ -153,14 +159,5 @@ func summarize(p Point, runs [][]sim.Outcome) plan.Prediction {
 	slices.Sort(speed)
 	return plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
 		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5), OutputTPS: tps,
-		Spread: &plan.Ratios{TTFT: relSpread(each[0]), DecodeTPS: relSpread(each[1]), OutputTPS: relSpread(each[2])}}
-}
-
-// relSpread is the sample standard deviation of xs over their mean; 0 for
-// fewer than two.
-func relSpread(xs []float64) float64 {
-	if m := stats.Mean(xs); len(xs) > 1 && m > 0 {
-		return stats.StdDev(xs) / m
-	}
-	return 0
+		Spread: &plan.Ratios{TTFT: stats.RelStdDev(each[0]), DecodeTPS: stats.RelStdDev(each[1]), OutputTPS: stats.RelStdDev(each[2])}}
 }

@@ -88,11 +88,7 @@ func repeatedLoads(pts []measuredPoint) []repeatedLoad {
 				xs[i] = get(m.Measured)
 				pred += get(m.Predicted) / float64(len(g))
 			}
-			meas = stats.Mean(xs)
-			if meas > 0 {
-				spread = stats.StdDev(xs) / meas
-			}
-			return meas, spread, pred
+			return stats.Mean(xs), stats.RelStdDev(xs), pred
 		}
 		r := repeatedLoad{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o, Runs: len(g)}
 		r.Mean = plan.Prediction{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o}
@@ -100,8 +96,7 @@ func repeatedLoads(pts []measuredPoint) []repeatedLoad {
 		r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS = figure(func(p plan.Prediction) float64 { return p.TTFTP50MS })
 		r.Mean.DecodeTPS, r.Spread.DecodeTPS, r.Predicted.DecodeTPS = figure(func(p plan.Prediction) float64 { return p.DecodeTPS })
 		r.Mean.OutputTPS, r.Spread.OutputTPS, r.Predicted.OutputTPS = figure(func(p plan.Prediction) float64 { return p.OutputTPS })
-		r.Errors = plan.Ratios{TTFT: relErr(r.Predicted.TTFTP50MS, r.Mean.TTFTP50MS),
-			DecodeTPS: relErr(r.Predicted.DecodeTPS, r.Mean.DecodeTPS), OutputTPS: relErr(r.Predicted.OutputTPS, r.Mean.OutputTPS)}
+		r.Errors = errorsOf(r.Predicted, r.Mean)
 		out = append(out, r)
 	}
 	return out
@@ -230,9 +225,7 @@ func comparePoints(cfg sim.Config, sum *metrics.Summary) ([]measuredPoint, error
 			continue
 		}
 		m := measuredOf(p, own[i])
-		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: plan.Ratios{
-			TTFT: relErr(pred[i].TTFTP50MS, m.TTFTP50MS), DecodeTPS: relErr(pred[i].DecodeTPS, m.DecodeTPS),
-			OutputTPS: relErr(pred[i].OutputTPS, m.OutputTPS)}})
+		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: errorsOf(pred[i], m)})
 		i++
 	}
 	return out, nil
@@ -243,6 +236,12 @@ func measuredOf(p metrics.PointSummary, own calib.Point) plan.Prediction {
 	get := func(v float64, _ bool) float64 { return v }
 	return plan.Prediction{Concurrency: own.Concurrency, PromptTokens: own.PromptTokens, OutputTokens: own.OutputTokens,
 		TTFTP50MS: get(p.TTFT.Get("p50")), DecodeTPS: get(p.DecodeTPSReq.Get("p50")), OutputTPS: p.OutputTPS}
+}
+
+// errorsOf is each figure's predicted/measured − 1 (relErr).
+func errorsOf(pred, meas plan.Prediction) plan.Ratios {
+	return plan.Ratios{TTFT: relErr(pred.TTFTP50MS, meas.TTFTP50MS), DecodeTPS: relErr(pred.DecodeTPS, meas.DecodeTPS),
+		OutputTPS: relErr(pred.OutputTPS, meas.OutputTPS)}
 }
 
 // relErr is predicted/measured − 1, 0 when nothing was measured.

@@ -132,6 +132,16 @@ func StdDev(xs []float64) float64 {
 	return math.Sqrt(s / float64(len(xs)-1))
 }
 
+// RelStdDev is the sample standard deviation over the mean (the
+// coefficient of variation): how much values spread as a fraction of
+// their size. 0 for fewer than two values or a mean that is not positive.
+func RelStdDev(xs []float64) float64 {
+	if m := Mean(xs); len(xs) > 1 && m > 0 {
+		return StdDev(xs) / m
+	}
+	return 0
+}
+
 // Mean is the arithmetic mean, NaN for no values.
 func Mean(xs []float64) float64 {
 	if len(xs) == 0 {

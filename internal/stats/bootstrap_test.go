@@ -73,3 +73,20 @@ func TestStdDev(t *testing.T) {
 		}
 	}
 }
+
+func TestRelStdDev(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{30, 40, 50}, 0.25}, // sd 10 over mean 40
+		{[]float64{5, 5}, 0},
+		{[]float64{7}, 0},
+		{nil, 0},
+		{[]float64{-1, 1}, 0}, // no positive mean to be a fraction of
+	} {
+		if got := RelStdDev(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("RelStdDev(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
