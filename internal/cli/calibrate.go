@@ -36,12 +36,14 @@ Examples:
   servebench plan --calibrate runs/c14 --concurrency 2,8,16 --json
   servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
   servebench plan --calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
+  servebench plan --calibrate runs/sweep --fit-concurrency 1,4 --against runs/sweep   # its other points held out
   servebench plan --calibrate runs/c14 --config models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
   servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
 `
 
 type calibrateFlags struct {
 	dir, against, conc      string
+	fitConc                 string
 	prompt, output          string
 	requests, warmup, slots int
 	bootstrap               int
@@ -53,6 +55,7 @@ type calibrateFlags struct {
 func (f *calibrateFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "calibrate", "", "run `directory` (records.jsonl, run.json) to fit the model to")
 	fs.StringVar(&f.against, "against", "", "held-out run `directory`: predict its closed-loop points and set its measurements beside them")
+	defineFitConcurrency(fs, &f.fitConc)
 	fs.StringVar(&f.conc, "concurrency", "", "concurrencies to predict, e.g. 2,8,16 (default: the run's)")
 	fs.StringVar(&f.prompt, "prompt-tokens", "", "prompt lengths to predict (default: the run's mean)")
 	fs.StringVar(&f.output, "output-tokens", "", "output lengths to predict (default: the run's mean)")
@@ -96,16 +99,19 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	only, err := parseConcSet(f.fitConc)
+	if err != nil {
+		return err
+	}
 	// The held-out run is read first: a wrong path is told before the fit.
 	var against *heldOut
 	if f.against != "" {
-		against = &heldOut{dir: f.against}
-		if against.summary, err = loadSummary(env, f.against, false, sliceFlag{}, keepRecords(&against.records)); err != nil {
-			return runDirError("--against", f.against, "servebench plan --calibrate runs/a --against runs/b (each a directory written by servebench run --out)", err)
+		if against, err = loadHeldOut(env, f.against, f.dir, only); err != nil {
+			return err
 		}
 	}
 	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
-	c, err := loadCalibration(env, "plan", f.dir, opts)
+	c, err := loadCalibration(env, "plan", f.dir, opts, only)
 	if err != nil {
 		return err
 	}
@@ -129,14 +135,50 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 // calibration is a fit with the run it came from.
 type calibration struct {
 	dir     string
+	only    concSet // the points fitted to (--fit-concurrency); nil: all
 	fit     *calib.Fit
 	run     *record.Run
 	summary *metrics.Summary
 }
 
+// defineFitConcurrency defines --fit-concurrency, for plan and sim
+// --calibrate.
+func defineFitConcurrency(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "fit-concurrency", "", "fit to the run's closed-loop points at these concurrencies only, e.g. 1,4 (default: every point); --against may then name the same run, whose other points are held out")
+}
+
+// loadHeldOut reads the held-out run of --against. When it is the run the
+// fit reads, its points are those the fit does not (--fit-concurrency), or
+// with every point fitted, the run is its own check and not held out.
+func loadHeldOut(env *Env, dir, fitDir string, only concSet) (*heldOut, error) {
+	h := &heldOut{dir: dir}
+	var err error
+	if h.summary, err = loadSummary(env, dir, false, sliceFlag{}, keepRecords(&h.records)); err != nil {
+		return nil, runDirError("--against", dir, "servebench plan --calibrate runs/a --against runs/b (each a directory written by servebench run --out)", err)
+	}
+	if !sameDir(dir, fitDir) {
+		return h, nil
+	}
+	if only == nil {
+		h.self = true // a check of the fit on its own run; the report says so
+		return h, nil
+	}
+	if err := only.missing(h.summary, dir); err != nil {
+		return nil, err
+	}
+	h.dir = fitDir // one run, named as --calibrate names it
+	h.summary, h.records = only.part(h.summary, h.records, false)
+	if len(ownPoints(h.summary)) == 0 {
+		return nil, usagef("servebench plan --calibrate "+fitDir+" --fit-concurrency 1,4 --against "+dir,
+			"--fit-concurrency %s takes every closed-loop point of %s: none is left to hold out", only, dir)
+	}
+	return h, nil
+}
+
 // loadCalibration reads a run directory and fits the model to it, for
-// servebench cmd (plan or sim) --calibrate.
-func loadCalibration(env *Env, cmd, dir string, o calib.Options) (*calibration, error) {
+// servebench cmd (plan or sim) --calibrate: to its closed-loop points at
+// the concurrencies of only, or to the whole run when only is nil.
+func loadCalibration(env *Env, cmd, dir string, o calib.Options, only concSet) (*calibration, error) {
 	example := "servebench " + cmd + " --calibrate runs/a"
 	if dir == "" {
 		return nil, usagef(example, "--calibrate needs a run directory written by servebench run --out")
@@ -145,6 +187,12 @@ func loadCalibration(env *Env, cmd, dir string, o calib.Options) (*calibration, 
 	sum, err := loadSummary(env, dir, false, sliceFlag{}, keepRecords(&recs))
 	if err != nil {
 		return nil, runDirError("--calibrate", dir, example+" (a directory written by servebench run --out)", err)
+	}
+	if only != nil {
+		if err := only.missing(sum, dir); err != nil {
+			return nil, err
+		}
+		sum, recs = only.part(sum, recs, true)
 	}
 	var server map[string]string
 	if sum.Run != nil {
@@ -157,7 +205,7 @@ func loadCalibration(env *Env, cmd, dir string, o calib.Options) (*calibration, 
 	if err != nil {
 		return nil, err
 	}
-	return &calibration{dir: dir, fit: fit, run: sum.Run, summary: sum}, nil
+	return &calibration{dir: dir, only: only, fit: fit, run: sum.Run, summary: sum}, nil
 }
 
 // runDirError names the flag whose run directory could not be read, and
@@ -180,8 +228,12 @@ func keepRecords(dst *[]*record.Record) func(*record.Record) {
 // calibratedSim puts the model fitted to the run in dir into cfg: its step
 // model and overhead, and its slot count, served model name and an
 // unbounded KV cache unless the flags set them.
-func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir string) (sim.Config, error) {
-	c, err := loadCalibration(env, "sim", dir, calib.Options{Bootstrap: 1})
+func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc string) (sim.Config, error) {
+	only, err := parseConcSet(fitConc)
+	if err != nil {
+		return cfg, err
+	}
+	c, err := loadCalibration(env, "sim", dir, calib.Options{Bootstrap: 1}, only)
 	if err != nil {
 		return cfg, err
 	}

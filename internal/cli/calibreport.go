@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/metrics"
@@ -15,9 +17,12 @@ import (
 // calibrationReport is plan --calibrate's output (docs/PLANNER.md,
 // Calibration; --json writes it as is).
 type calibrationReport struct {
-	Schema string     `json:"schema"`
-	Run    string     `json:"run"`
-	Fit    *calib.Fit `json:"fit"`
+	Schema string `json:"schema"`
+	Run    string `json:"run"`
+	// FitConcurrency lists the run's concurrencies the fit read
+	// (--fit-concurrency); absent, it read every point.
+	FitConcurrency []int      `json:"fit_concurrency,omitempty"`
+	Fit            *calib.Fit `json:"fit"`
 	// Measured sets each closed-loop point of the run beside what the
 	// fitted model predicts for it: the fit's residuals at the level of a
 	// summary.
@@ -42,6 +47,10 @@ type calibrationReport struct {
 // measuredPoint is one of the run's points, measured and predicted, with
 // predicted/measured − 1 for each figure.
 type measuredPoint struct {
+	// Load is the point's load as the run set it ("c=8", or "in=128
+	// out=64 c=8" in a workload matrix): points of one load are one load
+	// measured again, whatever their lengths' means round to.
+	Load      string          `json:"load"`
 	Measured  plan.Prediction `json:"measured"`
 	Predicted plan.Prediction `json:"predicted"`
 	Errors    plan.Ratios     `json:"errors"`
@@ -53,6 +62,7 @@ type measuredPoint struct {
 // error within two standard errors of the mean (spread/√runs) cannot be
 // told from the server's own spread.
 type repeatedLoad struct {
+	Load         string          `json:"load"`
 	Concurrency  int             `json:"concurrency"`
 	PromptTokens int             `json:"prompt_tokens"`
 	OutputTokens int             `json:"output_tokens"`
@@ -63,25 +73,30 @@ type repeatedLoad struct {
 	Errors       plan.Ratios     `json:"errors"`
 }
 
-// repeatedLoads groups the points measured at the same load and lengths,
+// repeatedLoads groups the points of the same load (as the run set it),
 // in the order each load first appears; a load measured once is left out.
+// A group's lengths are the means of its points'.
 func repeatedLoads(pts []measuredPoint) []repeatedLoad {
-	type load struct{ c, p, o int }
-	groups := map[load][]measuredPoint{}
-	var order []load
+	groups := map[string][]measuredPoint{}
+	var order []string
 	for _, m := range pts {
-		k := load{m.Measured.Concurrency, m.Measured.PromptTokens, m.Measured.OutputTokens}
-		if groups[k] == nil {
-			order = append(order, k)
+		if groups[m.Load] == nil {
+			order = append(order, m.Load)
 		}
-		groups[k] = append(groups[k], m)
+		groups[m.Load] = append(groups[m.Load], m)
 	}
 	var out []repeatedLoad
-	for _, k := range order {
-		g := groups[k]
+	for _, load := range order {
+		g := groups[load]
 		if len(g) < 2 {
 			continue
 		}
+		var prompt, output float64
+		for _, m := range g {
+			prompt += float64(m.Measured.PromptTokens) / float64(len(g))
+			output += float64(m.Measured.OutputTokens) / float64(len(g))
+		}
+		k := struct{ c, p, o int }{g[0].Measured.Concurrency, int(math.Round(prompt)), int(math.Round(output))}
 		figure := func(get func(plan.Prediction) float64) (meas, spread, pred float64) {
 			xs := make([]float64, len(g))
 			for i, m := range g {
@@ -90,7 +105,7 @@ func repeatedLoads(pts []measuredPoint) []repeatedLoad {
 			}
 			return stats.Mean(xs), stats.RelStdDev(xs), pred
 		}
-		r := repeatedLoad{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o, Runs: len(g)}
+		r := repeatedLoad{Load: load, Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o, Runs: len(g)}
 		r.Mean = plan.Prediction{Concurrency: k.c, PromptTokens: k.p, OutputTokens: k.o}
 		r.Predicted = r.Mean
 		r.Mean.TTFTP50MS, r.Spread.TTFT, r.Predicted.TTFTP50MS = figure(func(p plan.Prediction) float64 { return p.TTFTP50MS })
@@ -179,9 +194,23 @@ func ownPoints(sum *metrics.Summary) []calib.Point {
 	return pts
 }
 
+// fitExample is a --fit-concurrency for the run: its two lowest
+// concurrencies.
+func fitExample(sum *metrics.Summary) string {
+	var cs []int
+	for _, p := range ownPoints(sum) {
+		if !slices.Contains(cs, p.Concurrency) {
+			cs = append(cs, p.Concurrency)
+		}
+	}
+	slices.Sort(cs)
+	return intsText(cs[:min(2, len(cs))])
+}
+
 // heldOut is a run of the same server that the fit is checked against.
 type heldOut struct {
 	dir     string
+	self    bool // the run the fit read, every point of it
 	summary *metrics.Summary
 	records []*record.Record
 }
@@ -191,6 +220,9 @@ type heldOut struct {
 func (c *calibration) report(pts []calib.Point, against *heldOut) (*calibrationReport, error) {
 	cfg := c.fit.SimConfig()
 	rep := &calibrationReport{Schema: calib.Schema, Run: c.dir, Fit: c.fit}
+	if c.only != nil {
+		rep.FitConcurrency = slices.Sorted(maps.Keys(c.only))
+	}
 	var err error
 	if rep.Measured, err = comparePoints(cfg, c.summary); err != nil {
 		return nil, err
@@ -203,6 +235,9 @@ func (c *calibration) report(pts []calib.Point, against *heldOut) (*calibrationR
 		rep.AgainstRepeats = repeatedLoads(rep.Against)
 		rep.AgainstSteps = c.fit.StepChanges(against.records)
 		rep.Warnings = calib.DriftWarnings(rep.AgainstSteps, against.dir)
+		if against.self {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("--against %s is the run the fit read: its points are not held out, and matching them says only that the model reproduces its own data; give --fit-concurrency (e.g. %s) to fit to some points and hold out the others", against.dir, fitExample(c.summary)))
+		}
 	}
 	if rep.Predictions, err = calib.Predict(cfg, pts); err != nil {
 		return nil, err
@@ -225,7 +260,7 @@ func comparePoints(cfg sim.Config, sum *metrics.Summary) ([]measuredPoint, error
 			continue
 		}
 		m := measuredOf(p, own[i])
-		out = append(out, measuredPoint{Measured: m, Predicted: pred[i], Errors: errorsOf(pred[i], m)})
+		out = append(out, measuredPoint{Load: p.Load.Label(), Measured: m, Predicted: pred[i], Errors: errorsOf(pred[i], m)})
 		i++
 	}
 	return out, nil

@@ -28,7 +28,11 @@ func writeParams(tw io.Writer, ps []calib.Param) {
 // writeCalibration prints the fit, its residuals and the predictions.
 func writeCalibration(w io.Writer, r *calibrationReport) error {
 	f := r.Fit
-	fmt.Fprintf(w, "Calibration of %s: %d requests, %d inter-token gaps, %d sent alone\n\n", r.Run, f.Requests, f.Gaps, f.LoneRequests)
+	of := r.Run
+	if r.FitConcurrency != nil {
+		of = fmt.Sprintf("%s at concurrency %s", r.Run, intsText(r.FitConcurrency))
+	}
+	fmt.Fprintf(w, "Calibration of %s: %d requests, %d inter-token gaps, %d sent alone\n\n", of, f.Requests, f.Gaps, f.LoneRequests)
 	fmt.Fprintf(w, "Fitted model (95%% bootstrap intervals, requests resampled):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	writeParams(tw, f.Params)
@@ -55,7 +59,11 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 	writeTable(w, f.Table)
 	writeCompared(w, "The run's points", r.Measured)
 	if r.AgainstRun != "" {
-		writeCompared(w, "Held-out run "+r.AgainstRun, r.Against)
+		held := "Held-out run " + r.AgainstRun
+		if r.FitConcurrency != nil && r.AgainstRun == r.Run {
+			held = "Held-out points of " + r.AgainstRun + " (the concurrencies not fitted)"
+		}
+		writeCompared(w, held, r.Against)
 		writeRepeats(w, r.AgainstRepeats)
 		writeSteps(w, r.AgainstSteps)
 	}

@@ -82,6 +82,8 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	file := fs.String("config", "", "YAML configuration `file` (see --print-config)")
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
 	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench plan --calibrate) instead of the roofline")
+	var fitConc string
+	defineFitConcurrency(fs, &fitConc)
 	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
@@ -96,8 +98,11 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if fitConc != "" && *calibrate == "" {
+		return usagef("servebench sim --calibrate runs/a --fit-concurrency 1,4", "--fit-concurrency picks the points of the --calibrate run to fit to; give --calibrate RUN_DIR")
+	}
 	if *calibrate != "" {
-		if cfg, err = calibratedSim(env, fs, cfg, *calibrate); err != nil {
+		if cfg, err = calibratedSim(env, fs, cfg, *calibrate, fitConc); err != nil {
 			return err
 		}
 	}

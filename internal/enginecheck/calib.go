@@ -69,10 +69,12 @@ func (f calibFigures) load() [3]int { return [3]int{f.Concurrency, f.PromptToken
 func CheckCalibration(data []byte, g CalibGoal) ([]CalibRow, error) {
 	var rep struct {
 		Against []struct {
+			Load      string       `json:"load"`
 			Measured  calibFigures `json:"measured"`
 			Predicted calibFigures `json:"predicted"`
 		} `json:"against"`
 		Repeats []struct {
+			Load      string       `json:"load"`
 			Runs      int          `json:"runs"`
 			Mean      calibFigures `json:"mean"`
 			Spread    calibSpread  `json:"spread"`
@@ -104,12 +106,21 @@ func CheckCalibration(data []byte, g CalibGoal) ([]CalibRow, error) {
 		}
 		return nil
 	}
-	repeated := map[[3]int]bool{}
+	// A point of a repeated load is judged with the load's mean. The load
+	// is the run's (its label); a report without labels is matched by
+	// concurrency and lengths.
+	repeated := map[string]bool{}
+	key := func(label string, f calibFigures) string {
+		if label != "" {
+			return label
+		}
+		return fmt.Sprint(f.load())
+	}
 	for _, r := range rep.Repeats {
-		repeated[r.Mean.load()] = true
+		repeated[key(r.Load, r.Mean)] = true
 	}
 	for _, a := range rep.Against {
-		if repeated[a.Measured.load()] {
+		if repeated[key(a.Load, a.Measured)] {
 			continue
 		}
 		if err := add(a.Measured, a.Predicted, 1, calibSpread{}); err != nil {

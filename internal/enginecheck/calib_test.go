@@ -65,6 +65,21 @@ func TestCheckCalibrationRepeats(t *testing.T) {
 	  "mean":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3200,"decode_tps_per_request":36,"output_tps":95},
 	  "spread":{"ttft_p50":0.088,"decode_tps_per_request":0.236,"output_tps":0.074},
 	  "predicted":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3100,"decode_tps_per_request":36,"output_tps":95}}]}`
+	// The same with the loads labelled, as plan --calibrate writes them:
+	// a point of the repeated load whose mean prompt rounds to another
+	// length is still the load's.
+	labelled := strings.NewReplacer(`{"measured":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3400`,
+		`{"load":"c=8","measured":{"concurrency":8,"prompt_tokens":130,"output_tokens":64,"ttft_p50_ms":3400`,
+		`{"measured":{"concurrency":8`, `{"load":"c=8","measured":{"concurrency":8`,
+		`{"measured":{"concurrency":2`, `{"load":"c=2","measured":{"concurrency":2`,
+		`[{"concurrency":8`, `[{"load":"c=8","concurrency":8`).Replace(doc)
+	if strings.Count(labelled, `"load":"c=8"`) != 3 || !strings.Contains(labelled, `"prompt_tokens":130`) {
+		t.Fatalf("labelled doc:\n%s", labelled)
+	}
+	lrows, err := CheckCalibration([]byte(labelled), DefaultCalibGoal)
+	if err != nil || len(lrows) != 6 {
+		t.Fatalf("labelled: %v: %d rows %+v, want 3 for c=2 and 3 for c=8's mean", err, len(lrows), lrows)
+	}
 	rows, err := CheckCalibration([]byte(doc), DefaultCalibGoal)
 	if err != nil || len(rows) != 6 {
 		t.Fatalf("%v: %d rows %+v, want 3 for c=2 and 3 for c=8's mean", err, len(rows), rows)
