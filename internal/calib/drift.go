@@ -119,13 +119,19 @@ func (f *Fit) stepChanges(point string, reqs []request) []StepChange {
 
 // DriftWarnings are the warnings, one per load point of the run named
 // other, for the batch sizes whose step moved (Moved) against the fit's
-// run.
-func DriftWarnings(changes []StepChange, other string) []string {
+// run. sameRun says the points are of the run the fit read (its points
+// the fit left out): the change is then from point to point, not between
+// runs.
+func DriftWarnings(changes []StepChange, other string, sameRun bool) []string {
+	against, change := "the fit's run", "the server's change between the runs"
+	if sameRun {
+		against, change = "the fitted points of the same run", "the server's own change from point to point"
+	}
 	var out, moved []string
 	flush := func(point string) {
 		if len(moved) > 0 {
-			out = append(out, fmt.Sprintf("%s: the server's own decode step moved against the fit's run (%s; medians of decode-only steps in %s): "+
-				"prediction errors there of that size are the server's change between the runs, not the fit's", point, strings.Join(moved, ", "), other))
+			out = append(out, fmt.Sprintf("%s: the server's own decode step moved against %s (%s; medians of decode-only steps in %s): "+
+				"prediction errors there of that size are %s, not the fit's", point, against, strings.Join(moved, ", "), other, change))
 		}
 		moved = moved[:0]
 	}

@@ -44,13 +44,22 @@ func TestStepChanges(t *testing.T) {
 				t.Errorf("scale %v, %d sequences: change %+.3f (%.2f against %.2f ms), want %+.3f", c.scale, ch.Seqs, ch.Change, ch.OtherMS, ch.FitMS, c.scale-1)
 			}
 		}
-		w := DriftWarnings(changes, "runs/b")
+		w := DriftWarnings(changes, "runs/b", false)
 		if got := len(w) == 1; got != c.warn || len(w) > 1 {
 			t.Errorf("scale %v: warnings %q, want some: %v", c.scale, w, c.warn)
 		}
 		for _, s := range w {
-			if !strings.Contains(s, "runs/b") || !strings.HasPrefix(s, "c=4: the server's own decode step moved") || !strings.Contains(s, " at 4 sequences (") {
+			if !strings.Contains(s, "runs/b") || !strings.HasPrefix(s, "c=4: the server's own decode step moved against the fit's run (") ||
+				!strings.Contains(s, " at 4 sequences (") || !strings.HasSuffix(s, "the server's change between the runs, not the fit's") {
 				t.Errorf("warning %q does not name the run and the server's step", s)
+			}
+		}
+		// Held-out points of the fit's own run (--fit-concurrency): the
+		// change is from point to point.
+		for _, s := range DriftWarnings(changes, "runs/b", true) {
+			if !strings.HasPrefix(s, "c=4: the server's own decode step moved against the fitted points of the same run (") ||
+				!strings.HasSuffix(s, "the server's own change from point to point, not the fit's") {
+				t.Errorf("same run: warning %q", s)
 			}
 		}
 	}
@@ -102,7 +111,7 @@ func TestStepChangesByPoint(t *testing.T) {
 			}
 		}
 	}
-	w := DriftWarnings(fit.StepChanges(recs), "runs/b")
+	w := DriftWarnings(fit.StepChanges(recs), "runs/b", false)
 	if len(w) != 1 || !strings.HasPrefix(w[0], "c=8: ") {
 		t.Errorf("warnings %q, want one, for c=8", w)
 	}
@@ -118,7 +127,7 @@ func TestStepChangesByPoint(t *testing.T) {
 	if !named["c=4"] || !named["c=8 (point 1)"] || !named["c=8 (point 2)"] || len(named) != 3 {
 		t.Errorf("points named %v, want c=4, c=8 (point 1), c=8 (point 2)", named)
 	}
-	w = DriftWarnings(fit.StepChanges(recs), "runs/b")
+	w = DriftWarnings(fit.StepChanges(recs), "runs/b", false)
 	if len(w) != 2 || !strings.HasPrefix(w[0], "c=8 (point 1): ") || !strings.HasPrefix(w[1], "c=8 (point 2): ") {
 		t.Errorf("warnings %q, want one for each c=8 point", w)
 	}

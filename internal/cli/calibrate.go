@@ -159,6 +159,7 @@ func loadHeldOut(env *Env, dir, fitDir string, only concSet) (*heldOut, error) {
 	if !sameDir(dir, fitDir) {
 		return h, nil
 	}
+	h.dir, h.sameRun = fitDir, true // one run, named as --calibrate names it
 	if only == nil {
 		h.self = true // a check of the fit on its own run; the report says so
 		return h, nil
@@ -166,7 +167,6 @@ func loadHeldOut(env *Env, dir, fitDir string, only concSet) (*heldOut, error) {
 	if err := only.missing(h.summary, dir); err != nil {
 		return nil, err
 	}
-	h.dir = fitDir // one run, named as --calibrate names it
 	h.summary, h.records = only.part(h.summary, h.records, false)
 	if len(ownPoints(h.summary)) == 0 {
 		return nil, usagef("servebench plan --calibrate "+fitDir+" --fit-concurrency 1,4 --against "+dir,

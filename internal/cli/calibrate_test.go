@@ -48,7 +48,7 @@ func TestCalibrateOutput(t *testing.T) {
 		}
 	}
 	code, text, stderr = runMain(t, "plan", "--calibrate", dir, "--against", dir, "--bootstrap", "50")
-	if code != 0 || !strings.Contains(text, "Held-out run "+dir) || !strings.Contains(text, "The server's own decode steps, fit run / held-out point") {
+	if code != 0 || !strings.Contains(text, "Held-out run "+dir) || !strings.Contains(text, "The server's own decode steps, fitted points / held-out point, one run") {
 		t.Errorf("--against: exit %d, text lacks the held-out run or its steps:\n%s%s", code, text, stderr)
 	}
 	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--against", dir, "--concurrency", "2,6", "--prompt-tokens", "64,512", "--bootstrap", "50", "--json")

@@ -65,7 +65,7 @@ func writeCalibration(w io.Writer, r *calibrationReport) error {
 		}
 		writeCompared(w, held, r.Against)
 		writeRepeats(w, r.AgainstRepeats)
-		writeSteps(w, r.AgainstSteps)
+		writeSteps(w, r.AgainstSteps, r.AgainstRun == r.Run)
 	}
 	writePredictions(w, r.Predictions)
 	for _, s := range append(slices.Clip(f.Warnings), r.Warnings...) {
@@ -108,12 +108,17 @@ func writeRepeats(w io.Writer, rs []repeatedLoad) {
 }
 
 // writeSteps prints the server's decode steps in the fit's run and the
-// held-out run, side by side.
-func writeSteps(w io.Writer, steps []calib.StepChange) {
+// held-out run (or the fitted and held-out points of one run), side by
+// side.
+func writeSteps(w io.Writer, steps []calib.StepChange, sameRun bool) {
 	if len(steps) == 0 {
 		return
 	}
-	tw := rightTable(w, "\nThe server's own decode steps, fit run / held-out point (median of decode-only steps; share: of the point's; the server's change):\n",
+	sides := "fit run / held-out point"
+	if sameRun {
+		sides = "fitted points / held-out point, one run"
+	}
+	tw := rightTable(w, "\nThe server's own decode steps, "+sides+" (median of decode-only steps; share: of the point's; the server's change):\n",
 		"point\tsequences\tgaps\tshare\tms\tchange")
 	for _, c := range steps {
 		fmt.Fprintf(tw, "  %s\t%d\t%d / %d\t%.0f%%\t%.3f / %.3f\t%+.1f%%\t\n", c.Point, c.Seqs, c.FitGaps, c.OtherGaps, 100*c.Share, c.FitMS, c.OtherMS, 100*c.Change)
