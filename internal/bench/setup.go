@@ -81,11 +81,42 @@ var ErrNoServerTokenizer = errors.New("the server has no /tokenize endpoint")
 // NewConfig assembles a run: the client, the counter prompts are sized
 // with, each point's workload source and the run's header.
 func NewConfig(ctx context.Context, s Setup) (Config, error) {
+	scale := timeScale(s.Server)
+	// Telemetry's discovery (the server's metrics, its process through
+	// /proc, NVML) and the tokenizer's (a /tokenize probe, the local
+	// vocabulary) are independent and take tens of ms each: side by side,
+	// the first request goes out that much sooner. An error of the
+	// tokenizer's still comes first, as when they ran one after the other.
+	telc := make(chan telemetryResult, 1)
+	go func() {
+		tel, err := newTelemetry(ctx, s, scale)
+		telc <- telemetryResult{tel, err}
+	}()
+	cfg, err := newConfig(ctx, s, scale)
+	tr := <-telc
+	if err == nil {
+		err = tr.err
+	}
+	if err != nil {
+		tr.tel.close()
+		return Config{}, err
+	}
+	cfg.Telemetry = tr.tel
+	return cfg, nil
+}
+
+// telemetryResult is newTelemetry's answer, from its goroutine.
+type telemetryResult struct {
+	tel *Telemetry
+	err error
+}
+
+// newConfig is NewConfig but for the telemetry.
+func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 	promptCounter, local, err := counters(ctx, s)
 	if err != nil {
 		return Config{}, err
 	}
-	scale := timeScale(s.Server)
 	client, err := backend.New(backend.Options{
 		Target: s.Target, API: s.API, Model: s.Model,
 		Timeout: wallTime(s.Timeout, scale), FirstTokenTimeout: wallTime(s.FirstTokenTimeout, scale),
@@ -103,10 +134,6 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		return Config{}, err
 	}
 	every, err := StartEvery(s, scale)
-	if err != nil {
-		return Config{}, err
-	}
-	tel, err := newTelemetry(ctx, s, scale)
 	if err != nil {
 		return Config{}, err
 	}
@@ -131,7 +158,6 @@ func NewConfig(ctx context.Context, s Setup) (Config, error) {
 		Progress:         s.Progress,
 		PromptTokensMean: sources.meanPrompt(s.Prompt),
 		SizedByServer:    promptCounter.Source() == record.SourceServer,
-		Telemetry:        tel,
 		Shard:            s.Shard,
 		StartAt:          s.StartAt,
 		StartEvery:       every,

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
 )
 
 // TestAheadPreparesCountedPointsWhole: a point bounded by a request count
@@ -65,5 +67,24 @@ func TestErrorsNameNoFlag(t *testing.T) {
 	_, err := NewConfig(t.Context(), Setup{Tokenizer: "words"})
 	if se, ok := errors.AsType[*SetupError](err); !ok || se.Setting != "Tokenizer" {
 		t.Errorf("unknown tokenizer: %v, want a SetupError of Tokenizer", err)
+	}
+}
+
+// TestSetupErrorOrder: the tokenizer and the telemetry are set up side by
+// side, and the tokenizer's error comes first when both fail, as when they
+// ran one after the other; the telemetry's is told when it fails alone.
+func TestSetupErrorOrder(t *testing.T) {
+	gone := &telemetry.Options{ServerPID: 1 << 30} // no such process
+	_, err := NewConfig(t.Context(), Setup{Tokenizer: "words", Telemetry: gone})
+	if se, ok := errors.AsType[*SetupError](err); !ok || se.Setting != "Tokenizer" {
+		t.Errorf("both wrong: %v, want the tokenizer's SetupError", err)
+	}
+	target, err := backend.NewTarget(backend.TargetOptions{URL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewConfig(t.Context(), Setup{Tokenizer: "cl100k_base", API: backend.OpenAIChat, Target: target, Model: "m", Telemetry: gone})
+	if se, ok := errors.AsType[*SetupError](err); !ok || se.Setting != "ServerPID" {
+		t.Errorf("the server's process wrong: %v, want the ServerPID SetupError", err)
 	}
 }

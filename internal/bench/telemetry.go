@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,19 @@ func newTelemetry(ctx context.Context, s Setup, scale float64) (*Telemetry, erro
 		return nil, err // it names the flag
 	}
 	return &Telemetry{Sources: srcs, Interval: o.Interval, Notes: notes, Redact: s.Target.Redact}, nil
+}
+
+// close releases what the sources hold open (NVML), for telemetry that
+// will not be sampled; nil is a no-op.
+func (t *Telemetry) close() {
+	if t == nil {
+		return
+	}
+	for _, src := range t.Sources {
+		if c, ok := src.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // sampling is a session's telemetry: the sampler and its file.
