@@ -161,8 +161,7 @@ func loadHeldOut(env *Env, dir, fitDir string, only concSet) (*heldOut, error) {
 	}
 	h.dir, h.sameRun = fitDir, true // one run, named as --calibrate names it
 	if only == nil {
-		h.self = true // a check of the fit on its own run; the report says so
-		return h, nil
+		return h, nil // a check of the fit on its own run; the report says so
 	}
 	if err := only.missing(h.summary, dir); err != nil {
 		return nil, err

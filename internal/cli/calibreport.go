@@ -210,8 +210,7 @@ func fitExample(sum *metrics.Summary) string {
 // heldOut is a run of the same server that the fit is checked against.
 type heldOut struct {
 	dir     string
-	sameRun bool // the run the fit read: its points the fit left out, or all of them (self)
-	self    bool // the run the fit read, every point of it
+	sameRun bool // the run the fit read: its points the fit left out, or all of them
 	summary *metrics.Summary
 	records []*record.Record
 }
@@ -236,7 +235,7 @@ func (c *calibration) report(pts []calib.Point, against *heldOut) (*calibrationR
 		rep.AgainstRepeats = repeatedLoads(rep.Against)
 		rep.AgainstSteps = c.fit.StepChanges(against.records)
 		rep.Warnings = calib.DriftWarnings(rep.AgainstSteps, against.dir, against.sameRun)
-		if against.self {
+		if against.sameRun && c.only == nil { // every point fitted: none held out
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("--against %s is the run the fit read: its points are not held out, and matching them says only that the model reproduces its own data; give --fit-concurrency (e.g. %s) to fit to some points and hold out the others", against.dir, fitExample(c.summary)))
 		}
 	}
