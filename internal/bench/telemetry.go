@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,9 +59,7 @@ func (t *Telemetry) close() {
 		return
 	}
 	for _, src := range t.Sources {
-		if c, ok := src.(io.Closer); ok {
-			c.Close()
-		}
+		telemetry.CloseSource(src)
 	}
 }
 

@@ -261,9 +261,16 @@ func (s *Sampler) Stop() error {
 // and its event set), once no read is in flight.
 func (s *Sampler) closeSources() {
 	for _, st := range s.states {
-		if c, ok := st.src.(io.Closer); ok {
-			c.Close()
-		}
+		CloseSource(st.src)
+	}
+}
+
+// CloseSource releases what src holds (a connection, an open file), for
+// the sources that hold something: they are io.Closers. A source that is
+// made and never sampled must be closed too.
+func CloseSource(src Source) {
+	if c, ok := src.(io.Closer); ok {
+		c.Close()
 	}
 }
 
