@@ -9,6 +9,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -38,14 +39,30 @@ func TestKubeJobIsAnIndexedJob(t *testing.T) {
 	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Name != "c256" {
 		t.Errorf("apiVersion %q kind %q name %q", job.APIVersion, job.Kind, job.Name)
 	}
-	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 || *s.BackoffLimit != 0 {
-		t.Errorf("spec: mode %v, completions %v, parallelism %v, backoff %v; want Indexed, 4, 4, 0",
-			s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimit)
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 {
+		t.Errorf("spec: mode %v, completions %v, parallelism %v; want Indexed, 4, 4", s.CompletionMode, *s.Completions, *s.Parallelism)
+	}
+	// No retry of a worker, and a failed worker fails its index only: a
+	// Job-wide backoffLimit would stop the other workers mid-run.
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0 || s.BackoffLimit != nil || s.MaxFailedIndexes != nil {
+		t.Errorf("backoffLimitPerIndex %v, backoffLimit %v, maxFailedIndexes %v; want 0, unset, unset", s.BackoffLimitPerIndex, s.BackoffLimit, s.MaxFailedIndexes)
 	}
 	pod := s.Template.Spec
 	c := pod.Containers[0]
 	if pod.RestartPolicy != "Never" || c.Image != "servebench:1" || !slices.Equal(c.Command, []string{"/servebench"}) || c.Args[0] != "run" {
 		t.Errorf("pod: restart %q, image %q, command %q, args %q", pod.RestartPolicy, c.Image, c.Command, c.Args)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v; want false, as the workers never call the API server", pod.AutomountServiceAccountToken)
+	}
+	// The Pod Security Standards' restricted profile, with a claim.
+	psc, csc := pod.SecurityContext, c.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.SeccompProfile == nil || psc.SeccompProfile.Type != "RuntimeDefault" ||
+		psc.FSGroup == nil || *psc.FSGroup != 65532 {
+		t.Errorf("pod security context %+v; want runAsNonRoot, seccomp RuntimeDefault, fsGroup 65532", psc)
+	}
+	if csc == nil || csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation || csc.Capabilities == nil || !slices.Equal(csc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container security context %+v; want no privilege escalation and every capability dropped", csc)
 	}
 	for _, want := range []string{"--no-history", "--shard=$(JOB_COMPLETION_INDEX)/4", "--out=/results/c256/worker-$(JOB_COMPLETION_INDEX)", "--concurrency", "64,256"} {
 		if !slices.Contains(c.Args, want) {

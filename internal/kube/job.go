@@ -75,26 +75,33 @@ func OutDir(name string, i int) string {
 func Job(o Options) *batchv1.Job {
 	n := int32(o.Workers)
 	indexed := batchv1.IndexedCompletion
-	// No retries: a worker restarted after the mark would measure another
-	// load than the others; a failed worker is named by the merge instead.
+	// No retries, and no worker's failure stops the others: an index
+	// fails at its pod's first failure (a worker restarted after the mark
+	// would measure another load than the others), while the other
+	// workers finish their measurement and the merge names the failed one.
+	// A Job-wide backoffLimit of 0 would instead fail the Job at the first
+	// failure and stop every other worker mid-run.
 	retries := int32(0)
+	noToken := false
 	labels := map[string]string{"app.kubernetes.io/name": "servebench", "app.kubernetes.io/instance": o.Name}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			CompletionMode: &indexed,
-			Completions:    &n,
-			Parallelism:    &n,
-			BackoffLimit:   &retries,
+			CompletionMode:       &indexed,
+			Completions:          &n,
+			Parallelism:          &n,
+			BackoffLimitPerIndex: &retries,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:   corev1.RestartPolicyNever,
-					Containers:      []corev1.Container{worker(o)},
-					Volumes:         []corev1.Volume{results(o)},
-					Affinity:        spread(labels),
-					SecurityContext: security(o),
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{worker(o)},
+					Volumes:       []corev1.Volume{results(o)},
+					Affinity:      spread(labels),
+					// The workers never call the API server: no token.
+					AutomountServiceAccountToken: &noToken,
+					SecurityContext:              security(o),
 				},
 			},
 		},
@@ -115,9 +122,14 @@ func worker(o Options) corev1.Container {
 		env = append(env, corev1.EnvVar{Name: o.APIKeyEnv, ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: o.APIKeySecret}, Key: apiKeySecretKey}}})
 	}
+	escalate := false
 	return corev1.Container{
 		Name: container, Image: o.Image, Command: []string{Binary}, Args: args, Env: env,
 		VolumeMounts: []corev1.VolumeMount{{Name: volume, MountPath: ResultsDir}},
+		// servebench needs no privilege (the Pod Security Standards'
+		// restricted profile, with the pod's non-root user and seccomp).
+		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &escalate,
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
 }
 
@@ -151,13 +163,17 @@ func spread(labels map[string]string) *corev1.Affinity {
 const imageUser = 65532
 
 // security gives the image's user the results volume: a claim is made
-// writable to its group (fsGroup); a node directory, created by the
-// kubelet as root, can only be written as root.
+// writable to its group (fsGroup), and the pod meets the Pod Security
+// Standards' restricted profile, so that a namespace enforcing it admits
+// the workers. A node directory, created by the kubelet as root, can only
+// be written as root (and a hostPath volume is outside the restricted and
+// baseline profiles anyway).
 func security(o Options) *corev1.PodSecurityContext {
-	group := int64(imageUser)
+	seccomp := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	if o.HostPath != "" {
 		root := int64(0)
-		return &corev1.PodSecurityContext{RunAsUser: &root}
+		return &corev1.PodSecurityContext{RunAsUser: &root, SeccompProfile: seccomp}
 	}
-	return &corev1.PodSecurityContext{FSGroup: &group}
+	group, nonRoot := int64(imageUser), true
+	return &corev1.PodSecurityContext{FSGroup: &group, RunAsNonRoot: &nonRoot, SeccompProfile: seccomp}
 }

@@ -18,7 +18,7 @@ func TestJobHostPath(t *testing.T) {
 		t.Errorf("volume %+v, want the node directory", v)
 	}
 	// A node directory is root's: the worker writes it as root.
-	if sc := pod.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 || sc.RunAsNonRoot != nil || sc.FSGroup != nil {
 		t.Errorf("security context %+v, want root for a node directory", sc)
 	}
 	want := []string{"run", "--url", "http://x:1", "--shard=$(JOB_COMPLETION_INDEX)/2", "--start-at=2026-12-01T09:00:00Z", "--out=/results/n/worker-$(JOB_COMPLETION_INDEX)"}
