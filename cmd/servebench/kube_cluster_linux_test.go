@@ -325,6 +325,13 @@ func (n *standInNode) runJob(t *testing.T, k kubectl, job string, workers int, k
 	for time.Now().Before(deadline) {
 		var list corev1.PodList
 		k.get(&list, "pods", "-l", batchv1.JobNameLabel+"="+job)
+		if len(list.Items) == 0 {
+			// The Job controller could not create a pod: the API server's
+			// reason (admission, validation) is in its event.
+			if why := k.run(nil, "get", "events", "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[*].message}"); len(why) > 0 {
+				t.Fatalf("the Job controller could not create the pods: %s", why)
+			}
+		}
 		for _, pod := range list.Items {
 			p := procs[pod.Name]
 			switch {

@@ -20,8 +20,10 @@ Prints a Kubernetes Indexed Job that runs servebench run as N workers, each
 its shard of the load (--shard $(JOB_COMPLETION_INDEX)/N), all starting
 their first load point at one mark (--start-at, --start-in from now), each
 writing its run directory to worker-I on the results volume. Pipe it to
-kubectl apply -f -; when the Job completes, copy the directories out and
-merge them with servebench report DIR0 DIR1 ... (docs/DISTRIBUTED.md).
+kubectl apply -f -; when the Job is Complete (or Failed: a failed worker is
+not retried and does not stop the others), copy the directories out and
+merge them with servebench report DIR0 DIR1 ..., which names any worker
+that did not finish (docs/DISTRIBUTED.md).
 
 Every run flag is passed to the workers as given, except --out, --shard and
 --start-at, which the Job sets. Files named by run flags (--ca-cert,
