@@ -50,7 +50,8 @@ func TestKubeJobOnACluster(t *testing.T) {
 	node := newStandInNode(t, kubectl{t: t, bin: kubectlBin, config: kubeconfig, ns: "default"}, id+"-node", newChrootPods(t))
 
 	const workers = 3
-	job := func(k kubectl, name string, args ...string) {
+	job := func(t *testing.T, k kubectl, name string, args ...string) {
+		t.Helper()
 		args = append([]string{"kube", "job", "--url", srv.URL, "--api", "openai-completions", "--model", "m",
 			"--no-preflight", "--prompt-tokens", "8", "--output-tokens", strconv.Itoa(shardTokens), "--tokenizer", "cl100k_base",
 			"--no-telemetry", "--workers", strconv.Itoa(workers), "--image", "servebench:test",
@@ -68,7 +69,7 @@ func TestKubeJobOnACluster(t *testing.T) {
 		const requests = 30
 		k := node.namespace(t, id+"-claim", "pod-security.kubernetes.io/enforce=restricted")
 		node.claim(t, k, "results")
-		job(k, "c6", "--claim", "results", "--concurrency", "6", "--requests", strconv.Itoa(requests))
+		job(t, k, "c6", "--claim", "results", "--concurrency", "6", "--requests", strconv.Itoa(requests))
 		pods := node.runJob(t, k, "c6", workers, nil)
 		k.run(nil, "wait", "--for=condition=complete", "job/c6", "--timeout=60s")
 		if got := trueConditions(k, "c6"); !slices.Contains(got, "Complete") || slices.Contains(got, "Failed") {
@@ -96,7 +97,7 @@ func TestKubeJobOnACluster(t *testing.T) {
 	// and the merge names that worker.
 	t.Run("failed worker", func(t *testing.T) {
 		k := node.namespace(t, id+"-node-dir")
-		job(k, "r40", "--host-path", node.hostPath, "--rate", "40", "--arrival", "constant", "--requests", "150")
+		job(t, k, "r40", "--host-path", node.hostPath, "--rate", "40", "--arrival", "constant", "--requests", "150")
 		kill := func(i int, p *podProcess) bool {
 			if i != 1 || !p.wrote(5) {
 				return false
