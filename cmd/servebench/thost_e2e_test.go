@@ -101,22 +101,35 @@ func TestHostFollowsLoopbackServer(t *testing.T) {
 	if want := fmt.Sprintf("server process %d (", pid); !strings.Contains(stderr, want) {
 		t.Errorf("stderr does not say it follows this process (%q):\n%s", want, stderr)
 	}
-	read := 0
+	read, steal := 0, 0
 	for _, s := range jsonLines[telemetry.Sample](t, filepath.Join(dir, telemetry.File)) {
 		if h := s.Host; h != nil && h.ServerPID == pid && h.ServerRSSBytes != nil && *h.ServerRSSBytes > 0 {
 			read++
 		}
+		if h := s.Host; h != nil && h.StealPercent != nil {
+			if *h.StealPercent < 0 || h.CPUPercent == nil || *h.StealPercent > *h.CPUPercent+1e-6 {
+				t.Errorf("steal %v%% of the machine's busy %v%%: not a part of it", *h.StealPercent, h.CPUPercent)
+				if h.CPUPercent != nil {
+					t.Logf("busy %v%%", *h.CPUPercent)
+				}
+			}
+			steal++
+		}
 	}
 	if read == 0 {
 		t.Errorf("no host sample read the server process %d", pid)
+	}
+	if steal == 0 {
+		t.Errorf("no host sample read the machine's steal time")
 	}
 	var sum struct {
 		Points []struct{ Telemetry *telemetry.Point }
 	}
 	tcoreJSON(t, filepath.Join(dir, "summary.json"), &sum)
 	for i, p := range sum.Points {
-		if p.Telemetry == nil || p.Telemetry.Host == nil || p.Telemetry.Host.ServerRSSBytesMax == nil || p.Telemetry.Host.RAMAvailableBytesMin == nil {
-			t.Errorf("point %d: no server RSS or available RAM in points[].telemetry.host", i)
+		if p.Telemetry == nil || p.Telemetry.Host == nil || p.Telemetry.Host.ServerRSSBytesMax == nil || p.Telemetry.Host.RAMAvailableBytesMin == nil ||
+			p.Telemetry.Host.StealPercentMean == nil {
+			t.Errorf("point %d: no server RSS, available RAM or steal in points[].telemetry.host", i)
 		}
 	}
 

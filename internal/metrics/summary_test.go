@@ -126,9 +126,34 @@ func TestBesideServer(t *testing.T) {
 
 func ptrClient(c record.ClientStats) *record.ClientStats { return &c }
 
+func TestStolen(t *testing.T) {
+	steal := func(pct float64) *telemetry.Point {
+		return &telemetry.Point{Host: &telemetry.HostPoint{StealPercentMean: &pct}}
+	}
+	for _, c := range []struct {
+		name string
+		t    *telemetry.Point
+		want string // "" for no warning
+	}{
+		{"no telemetry", nil, ""},
+		{"no host readings", &telemetry.Point{}, ""},
+		{"no steal read (a node exporter without the mode)", &telemetry.Point{Host: &telemetry.HostPoint{}}, ""},
+		{"a quiet virtual machine", steal(0.7), ""},
+		{"just below", steal(4.99), ""},
+		{"at the threshold", steal(5), StealPrefix + ": the hypervisor gave 5% of the host's CPU time to other guests (steal, host telemetry)"},
+		{"a noisy neighbour", steal(23.4), "gave 23% of the host's CPU time"},
+	} {
+		got := stolen(c.t)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
+	}
+}
+
 // TestAddTelemetryWarnsBesideServer: the point's summary, from run.json's
-// client figures and the host samples of its window, gets the warning;
-// the same run with an idle machine does not.
+// client figures and the host samples of its window, gets the warning
+// (and the hypervisor's, for the steal among them); the same run with an
+// idle machine does not.
 func TestAddTelemetryWarnsBesideServer(t *testing.T) {
 	for _, busy := range []float64{99, 40} {
 		client := measured(90, 0, 0)
@@ -136,17 +161,20 @@ func TestAddTelemetryWarnsBesideServer(t *testing.T) {
 		s := &Summary{Run: run, Points: []PointSummary{{Index: 0, Client: &client}}}
 		var samples []telemetry.Sample
 		for i := range 3 {
-			server := 100.0
+			server, steal := 100.0, map[float64]float64{99: 12, 40: 1}[busy]
 			samples = append(samples, telemetry.Sample{TNS: int64(i+1) * 5e8, Source: telemetry.KindHost,
-				Host: &telemetry.Host{CPUPercent: &busy, ServerCPUPercent: &server}})
+				Host: &telemetry.Host{CPUPercent: &busy, ServerCPUPercent: &server, StealPercent: &steal}})
 		}
 		s.AddTelemetry(samples)
 		got := strings.Join(s.Points[0].Warnings, "\n")
 		if want := BesideServerPrefix + ": its CPUs were 99% busy, the server's process used 100% of one core and the client 90%"; busy == 99 && !strings.Contains(got, want) {
 			t.Errorf("busy machine: warnings %q, want %q", got, want)
 		}
-		if busy < 90 && strings.Contains(got, BesideServerPrefix) {
+		if busy < 90 && (strings.Contains(got, BesideServerPrefix) || strings.Contains(got, StealPrefix)) {
 			t.Errorf("idle machine: warnings %q", got)
+		}
+		if want := StealPrefix + ": the hypervisor gave 12%"; busy == 99 && !strings.Contains(got, want) {
+			t.Errorf("12%% stolen: warnings %q, want %q", got, want)
 		}
 	}
 }

@@ -34,6 +34,9 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 			if why := besideServer(p.Telemetry, p.Client, s.Run.ClientCPUs); why != "" {
 				p.Warnings = append(p.Warnings, why)
 			}
+			if why := stolen(p.Telemetry); why != "" {
+				p.Warnings = append(p.Warnings, why)
+			}
 		}
 	}
 	// slices are in model time; samples on the run clock
@@ -86,6 +89,29 @@ func besideServer(t *telemetry.Point, c *record.ClientStats, cpus int) string {
 // BesideServerPrefix begins the warning that the client shared a busy
 // machine with the server it measured.
 const BesideServerPrefix = "the client and the server shared this machine"
+
+// stealWarnPercent is the hypervisor's mean share of the host's CPU time
+// over a point (steal) at which the point warns. A quiet virtual machine
+// here showed 0.5–0.7%, at most 3% in a second (docs/PERFORMANCE.md); at
+// 5% a CPU-bound server or client has lost a twentieth of its CPU, half
+// the tolerance a throughput prediction is judged by, in an amount that
+// other tenants decide and that changes from minute to minute.
+const stealWarnPercent = 5
+
+// stolen is a point's warning when the hypervisor took stealWarnPercent
+// or more of the host's CPU time over the point (steal), else "".
+func stolen(t *telemetry.Point) string {
+	if t == nil || t.Host == nil || t.Host.StealPercentMean == nil || *t.Host.StealPercentMean < stealWarnPercent {
+		return ""
+	}
+	return fmt.Sprintf("%s: the hypervisor gave %.0f%% of the host's CPU time to other guests (steal, host telemetry): "+
+		"every process on it, a server's or the client's, had less CPU than the machine has, by an amount other tenants decide; "+
+		"a dedicated or quieter host will measure differently", StealPrefix, *t.Host.StealPercentMean)
+}
+
+// StealPrefix begins the warning that the hypervisor took a share of the
+// host's CPUs.
+const StealPrefix = "the host's CPUs were shared with other virtual machines"
 
 // SimBehindPrefix begins the run warning that the built-in simulator fell
 // behind its clock: like the client's saturation, it is said above the

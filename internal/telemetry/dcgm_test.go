@@ -120,13 +120,14 @@ func TestNodeSource(t *testing.T) {
 		*h.RAMUsedBytes != 2e10 || h.CPUPercent != nil {
 		t.Fatalf("first read: %+v (cpu %s), want RAM and no CPU %% yet", *h, fmtPtr(h.CPUPercent))
 	}
-	// Second read: cpu0 +30 user, +10 idle, +10 iowait; cpu1 +20 system,
-	// +30 idle. Busy 50 of 100 s.
+	// Second read: cpu0 +30 user, +10 idle, +10 iowait; cpu1 +15 system,
+	// +5 steal, +30 idle. Busy 50 of 100 s, 5 of them stolen.
 	next := strings.NewReplacer(
 		`cpu="0",mode="user"} 140`, `cpu="0",mode="user"} 170`,
+		`cpu="1",mode="steal"} 0`, `cpu="1",mode="steal"} 5`,
 		`cpu="0",mode="idle"} 1000`, `cpu="0",mode="idle"} 1010`,
 		`cpu="0",mode="iowait"} 10`, `cpu="0",mode="iowait"} 20`,
-		`cpu="1",mode="system"} 20`, `cpu="1",mode="system"} 40`,
+		`cpu="1",mode="system"} 20`, `cpu="1",mode="system"} 35`,
 		`cpu="1",mode="idle"} 1100`, `cpu="1",mode="idle"} 1130`,
 	).Replace(readTestdata(t, "node.txt"))
 	ps.set(next)
@@ -134,8 +135,8 @@ func TestNodeSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := got[0].Host.CPUPercent; c == nil || !near(*c, 50) {
-		t.Errorf("cpu = %s, want 50", fmtPtr(c))
+	if c, st := got[0].Host.CPUPercent, got[0].Host.StealPercent; c == nil || !near(*c, 50) || st == nil || !near(*st, 5) {
+		t.Errorf("cpu = %s, steal = %s; want 50 and 5", fmtPtr(c), fmtPtr(st))
 	}
 	ps.set("up 1\n")
 	if _, err := src.Read(context.Background(), 3); err == nil || !strings.Contains(err.Error(), "not a node exporter") {

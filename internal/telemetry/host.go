@@ -59,10 +59,11 @@ func LoopbackPort(u *url.URL) int {
 
 // summarizeHost summarises the window's host samples: the server tree's
 // peak resident memory and mean CPU, the least memory the machine had
-// available and its mean CPU. A figure no sample had is absent.
+// available, its mean CPU and the hypervisor's mean steal. A figure no
+// sample had is absent.
 func summarizeHost(w Window) *HostPoint {
 	var rss, avail optExtremes
-	var cpu, host optMean
+	var cpu, host, steal optMean
 	for i := range w.Samples {
 		s := &w.Samples[i]
 		if s.Source != KindHost || s.Host == nil || s.TNS < w.From || s.TNS > w.To {
@@ -72,9 +73,10 @@ func summarizeHost(w Window) *HostPoint {
 		avail.add(s.Host.RAMAvailBytes)
 		cpu.add(s.Host.ServerCPUPercent)
 		host.add(s.Host.CPUPercent)
+		steal.add(s.Host.StealPercent)
 	}
 	p := HostPoint{ServerRSSBytesMax: rss.max, ServerCPUPercentMean: cpu.value(),
-		RAMAvailableBytesMin: avail.min, HostCPUPercentMean: host.value()}
+		RAMAvailableBytesMin: avail.min, HostCPUPercentMean: host.value(), StealPercentMean: steal.value()}
 	if p == (HostPoint{}) {
 		return nil
 	}

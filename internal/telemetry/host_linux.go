@@ -147,6 +147,7 @@ func (s *hostSource) machine(h *Host) error {
 	}
 	if s.prevCPU != nil {
 		h.CPUPercent = busyPercent(*s.prevCPU, st.CPUTotal)
+		h.StealPercent = stealPercent(*s.prevCPU, st.CPUTotal)
 	}
 	s.prevCPU = &st.CPUTotal
 	return nil
@@ -161,6 +162,18 @@ func busyPercent(a, b procfs.CPUStat) *float64 {
 		return nil
 	}
 	v := 100 * max(total-idle, 0) / total
+	return &v
+}
+
+// stealPercent is the share (%) of all cores' time between two readings
+// that the hypervisor ran other guests on them (steal); absent when no
+// time passed.
+func stealPercent(a, b procfs.CPUStat) *float64 {
+	total := cpuTotal(b) - cpuTotal(a)
+	if total <= 0 {
+		return nil
+	}
+	v := 100 * max(b.Steal-a.Steal, 0) / total
 	return &v
 }
 

@@ -39,8 +39,12 @@ func (f *fakeProc) write(name, text string) {
 }
 
 // machine sets /proc/stat's totals: busy and idle ticks over two CPUs.
-func (f *fakeProc) machine(busy, idle int) {
-	f.write("stat", fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1764550000\n", busy, idle))
+func (f *fakeProc) machine(busy, idle int) { f.machineSteal(busy, idle, 0) }
+
+// machineSteal writes /proc/stat's all-CPU line: user, idle and steal
+// ticks.
+func (f *fakeProc) machineSteal(busy, idle, steal int) {
+	f.write("stat", fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 %d 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1764550000\n", busy, idle, steal))
 }
 
 // proc writes a process's stat: ticks of CPU (user), rss in pages.
@@ -120,8 +124,8 @@ func TestHostServerTree(t *testing.T) {
 	if h.ServerPID != 100 || h.ServerProcesses != 2 || !hostNear(h.ServerRSSBytes, 10000*page) {
 		t.Errorf("reading 1: pid %d, %d processes, rss %v", h.ServerPID, h.ServerProcesses, *h.ServerRSSBytes)
 	}
-	if !hostNear(h.ServerCPUPercent, 100) || !hostNear(h.CPUPercent, 75) {
-		t.Errorf("reading 1: server CPU %v%%, want 100; machine %v%%, want 75", *h.ServerCPUPercent, *h.CPUPercent)
+	if !hostNear(h.ServerCPUPercent, 100) || !hostNear(h.CPUPercent, 75) || !hostNear(h.StealPercent, 0) {
+		t.Errorf("reading 1: server CPU %v%%, want 100; machine %v%%, want 75; steal %v, want 0", *h.ServerCPUPercent, *h.CPUPercent, fmtPtr(h.StealPercent))
 	}
 	if !hostNear(h.RAMTotalBytes, 16000000*1024) || !hostNear(h.RAMAvailBytes, 6000000*1024) || !hostNear(h.RAMUsedBytes, 10000000*1024) {
 		t.Errorf("memory: total %v, available %v, used %v", *h.RAMTotalBytes, *h.RAMAvailBytes, *h.RAMUsedBytes)
@@ -159,6 +163,28 @@ func TestHostServerTree(t *testing.T) {
 	}
 	if _, ev = f.read(s, time.Second); len(ev) != 0 {
 		t.Errorf("the exit reported again:\n%s", hostEvents(ev))
+	}
+}
+
+// TestHostSteal: the hypervisor's steal is part of the machine's busy
+// time and its own share of all cores' time.
+func TestHostSteal(t *testing.T) {
+	f := newFakeProc(t)
+	f.proc(100, 1, "ollama", 500, 100, 1000)
+	s, _, err := newHostSource(HostOptions{PID: 100, ProcRoot: f.dir}, f.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// +300 user, +100 idle, +40 steal: 340 of 440 ticks busy, 40 stolen.
+	f.machineSteal(1300, 9100, 40)
+	h, _ := f.read(s, 2*time.Second)
+	if !hostNear(h.CPUPercent, 100*340.0/440) || !hostNear(h.StealPercent, 100*40.0/440) {
+		t.Errorf("busy %s%%, steal %s%%; want %.4f and %.4f", fmtPtr(h.CPUPercent), fmtPtr(h.StealPercent), 100*340.0/440, 100*40.0/440)
+	}
+	// No time passed on the counters: neither.
+	h, _ = f.read(s, time.Second)
+	if h.CPUPercent != nil || h.StealPercent != nil {
+		t.Errorf("counters unchanged: busy %s, steal %s; want both absent", fmtPtr(h.CPUPercent), fmtPtr(h.StealPercent))
 	}
 }
 

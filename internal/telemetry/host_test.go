@@ -28,10 +28,10 @@ func TestSummarizeHost(t *testing.T) {
 			hostAt(5, Host{ServerRSSBytes: hostVal(9e9), ServerCPUPercent: hostVal(900), RAMAvailBytes: hostVal(1), CPUPercent: hostVal(99)}),
 			hostAt(10, Host{ServerRSSBytes: hostVal(100), ServerCPUPercent: hostVal(50), RAMAvailBytes: hostVal(800), CPUPercent: hostVal(20)}),
 			{TNS: 15, Source: KindEvent, Event: &Event{Kind: EventServerProcess}},
-			hostAt(20, Host{ServerRSSBytes: hostVal(300), ServerCPUPercent: hostVal(150), RAMAvailBytes: hostVal(600), CPUPercent: hostVal(40)}),
-			hostAt(30, Host{ServerRSSBytes: hostVal(200), ServerCPUPercent: hostVal(100), RAMAvailBytes: hostVal(700), CPUPercent: hostVal(60)}),
-			hostAt(31, Host{ServerRSSBytes: hostVal(9e9), RAMAvailBytes: hostVal(1)}),
-		}, &HostPoint{ServerRSSBytesMax: hostVal(300), ServerCPUPercentMean: hostVal(100), RAMAvailableBytesMin: hostVal(600), HostCPUPercentMean: hostVal(40)}},
+			hostAt(20, Host{ServerRSSBytes: hostVal(300), ServerCPUPercent: hostVal(150), RAMAvailBytes: hostVal(600), CPUPercent: hostVal(40), StealPercent: hostVal(2)}),
+			hostAt(30, Host{ServerRSSBytes: hostVal(200), ServerCPUPercent: hostVal(100), RAMAvailBytes: hostVal(700), CPUPercent: hostVal(60), StealPercent: hostVal(10)}),
+			hostAt(31, Host{ServerRSSBytes: hostVal(9e9), RAMAvailBytes: hostVal(1), StealPercent: hostVal(90)}),
+		}, &HostPoint{ServerRSSBytesMax: hostVal(300), ServerCPUPercentMean: hostVal(100), RAMAvailableBytesMin: hostVal(600), HostCPUPercentMean: hostVal(40), StealPercentMean: hostVal(6)}},
 		// The first reading has no CPU interval yet; the server's figures
 		// stop when it exits: each mean is over the samples that had it.
 		{"figures missing from some samples", 0, 30, []Sample{
@@ -88,6 +88,6 @@ func hostDump(p *HostPoint) string {
 		}
 		return *x
 	}
-	return fmt.Sprintf("rss max %v, server cpu mean %v, available min %v, cpu mean %v",
-		v(p.ServerRSSBytesMax), v(p.ServerCPUPercentMean), v(p.RAMAvailableBytesMin), v(p.HostCPUPercentMean))
+	return fmt.Sprintf("rss max %v, server cpu mean %v, available min %v, cpu mean %v, steal mean %v",
+		v(p.ServerRSSBytesMax), v(p.ServerCPUPercentMean), v(p.RAMAvailableBytesMin), v(p.HostCPUPercentMean), v(p.StealPercentMean))
 }

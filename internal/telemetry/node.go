@@ -20,11 +20,11 @@ const (
 var idleModes = map[string]bool{"idle": true, "iowait": true}
 
 // NodeSource scrapes a node exporter (--host-metrics-url): RAM, and the
-// machine's CPU busy % between two reads. Instance "node:URL".
+// machine's CPU busy % and steal % between two reads. Instance "node:URL".
 type NodeSource struct {
-	s                 *scraper
-	prevBusy, prevAll float64
-	havePrev          bool
+	s                            *scraper
+	prevBusy, prevSteal, prevAll float64
+	havePrev                     bool
 }
 
 // NewNodeSource scrapes ep, a node exporter's /metrics.
@@ -45,7 +45,7 @@ func (n *NodeSource) Read(ctx context.Context, now int64) ([]Sample, error) {
 	if h.RAMTotalBytes != nil && h.RAMAvailBytes != nil {
 		h.RAMUsedBytes = num(*h.RAMTotalBytes - *h.RAMAvailBytes)
 	}
-	h.CPUPercent = n.cpuPercent(fams)
+	h.CPUPercent, h.StealPercent = n.cpuPercent(fams)
 	if *h == (Host{}) {
 		return nil, fmt.Errorf("%s: no %s or %s series: not a node exporter", n.s.ep.URL, nodeMemTotal, nodeCPU)
 	}
@@ -53,29 +53,37 @@ func (n *NodeSource) Read(ctx context.Context, now int64) ([]Sample, error) {
 }
 
 // cpuPercent is the share of CPU time (all cores) spent busy since the
-// previous read, in %; nil on the first read and after the counters went
-// backwards (a reboot).
-func (n *NodeSource) cpuPercent(fams map[string]*dto.MetricFamily) *float64 {
+// previous read, and the part of it the hypervisor stole (mode "steal"),
+// in %; nil on the first read and after the counters went backwards (a
+// reboot). Steal is nil too where the exporter has no steal series.
+func (n *NodeSource) cpuPercent(fams map[string]*dto.MetricFamily) (busyPct, stealPct *float64) {
 	f := fams[nodeCPU]
 	if f == nil {
-		return nil
+		return nil, nil
 	}
-	busy, all := 0.0, 0.0
+	busy, steal, all, hasSteal := 0.0, 0.0, 0.0, false
 	for _, m := range f.GetMetric() {
 		v, ok := value(m)
 		if !ok {
 			continue
 		}
 		all += v
-		if !idleModes[label(m, "mode")] {
+		mode := label(m, "mode")
+		if !idleModes[mode] {
 			busy += v
 		}
+		if mode == "steal" {
+			steal, hasSteal = steal+v, true
+		}
 	}
-	dBusy, dAll := busy-n.prevBusy, all-n.prevAll
+	dBusy, dSteal, dAll := busy-n.prevBusy, steal-n.prevSteal, all-n.prevAll
 	had := n.havePrev
-	n.prevBusy, n.prevAll, n.havePrev = busy, all, true
+	n.prevBusy, n.prevSteal, n.prevAll, n.havePrev = busy, steal, all, true
 	if !had || dAll <= 0 || dBusy < 0 {
-		return nil
+		return nil, nil
 	}
-	return num(100 * dBusy / dAll)
+	if hasSteal && dSteal >= 0 {
+		stealPct = num(100 * dSteal / dAll)
+	}
+	return num(100 * dBusy / dAll), stealPct
 }

@@ -44,7 +44,7 @@ func FuzzParseMetrics(f *testing.F) {
 			samples = append(samples, Sample{Source: KindGPU, GPU: g.gpu})
 		}
 		var n NodeSource
-		samples = append(samples, Sample{Source: KindHost, Host: &Host{CPUPercent: n.cpuPercent(fams)}})
+		samples = append(samples, Sample{Source: KindHost, Host: func() *Host { busy, steal := n.cpuPercent(fams); return &Host{CPUPercent: busy, StealPercent: steal} }()})
 		if _, err := json.Marshal(samples); err != nil {
 			t.Fatalf("samples cannot be written: %v", err)
 		}

@@ -110,9 +110,13 @@ type Host struct {
 	ServerCPUPercent *float64 `json:"server_cpu_percent,omitempty"` // of one core, over the last interval
 	ServerRSSBytes   *float64 `json:"server_rss_bytes,omitempty"`
 	CPUPercent       *float64 `json:"cpu_percent,omitempty"` // the whole machine busy, of all its cores
-	RAMTotalBytes    *float64 `json:"ram_total_bytes,omitempty"`
-	RAMUsedBytes     *float64 `json:"ram_used_bytes,omitempty"`
-	RAMAvailBytes    *float64 `json:"ram_available_bytes,omitempty"`
+	// StealPercent is the share of all cores' time the hypervisor gave to
+	// other guests while this machine's vCPUs had work (steal), over the
+	// last interval; it is part of CPUPercent.
+	StealPercent  *float64 `json:"steal_percent,omitempty"`
+	RAMTotalBytes *float64 `json:"ram_total_bytes,omitempty"`
+	RAMUsedBytes  *float64 `json:"ram_used_bytes,omitempty"`
+	RAMAvailBytes *float64 `json:"ram_available_bytes,omitempty"`
 }
 
 // Client is one reading of the load generator itself.
@@ -228,6 +232,7 @@ type HostPoint struct {
 	ServerCPUPercentMean *float64 `json:"server_cpu_percent_mean,omitempty"`
 	RAMAvailableBytesMin *float64 `json:"ram_available_bytes_min,omitempty"`
 	HostCPUPercentMean   *float64 `json:"cpu_percent_mean,omitempty"`
+	StealPercentMean     *float64 `json:"steal_percent_mean,omitempty"`
 }
 
 // ClientPoint is the load generator over a point's window.
