@@ -40,6 +40,34 @@ type clockSummary struct {
 			P50 float64 `json:"p50"`
 		} `json:"e2e_ms"`
 	} `json:"points"`
+	Warnings []string `json:"warnings"`
+}
+
+// clockRun runs servebench with args (which end in --json) and decodes
+// its summary. A run whose simulator fell behind its clock (the host
+// starved it, and the run says so) measured the host, not the model:
+// it is run again, and the test skipped if that one fell behind too.
+// outDir, when given, names the --out directory, emptied before a retry.
+func clockRun(t *testing.T, outDir string, args ...string) clockSummary {
+	t.Helper()
+	for try := 1; ; try++ {
+		if outDir != "" {
+			os.RemoveAll(outDir)
+		}
+		code, stdout, stderr := run(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		s := clockDecode(t, stdout)
+		behind := simBehind(s.Warnings)
+		if behind == "" {
+			return s
+		}
+		if try == 2 {
+			t.Skipf("twice: %s", behind)
+		}
+		t.Logf("again: %s", behind)
+	}
 }
 
 func clockDecode(t *testing.T, js string) clockSummary {
@@ -57,7 +85,7 @@ func clockDecode(t *testing.T, js string) clockSummary {
 func clockCheckDecode(t *testing.T, what string, s clockSummary) {
 	t.Helper()
 	if d := s.Points[0].DecodeTPSReq.P50; d < clockDecodeMin || d > clockDecodeMax {
-		t.Errorf("%s: decode p50 %.1f tok/s/req, want the modelled GPU's %d–%d", what, d, clockDecodeMin, clockDecodeMax)
+		t.Errorf("%s: decode p50 %.1f tok/s/req, want the modelled GPU's %d–%d (warnings: %q)", what, d, clockDecodeMin, clockDecodeMax, s.Warnings)
 	}
 }
 
@@ -65,11 +93,7 @@ func clockCheckDecode(t *testing.T, what string, s clockSummary) {
 // run used to print 1,532 tok/s per request for an 8B model on an H100.
 func TestClockDefaultRunReportsModelTime(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
-	code, stdout, stderr := run(t, "run", "--concurrency", "1", "--requests", "12", "--json", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	s := clockDecode(t, stdout)
+	s := clockRun(t, dir, "run", "--concurrency", "1", "--requests", "12", "--json", "--out", dir)
 	clockCheckDecode(t, "run --json", s)
 	if s.Run.TimeScale != 10 {
 		t.Errorf("summary run.time_scale = %v, want 10", s.Run.TimeScale)
@@ -149,11 +173,7 @@ func clockStartSim(t *testing.T, args ...string) string {
 func TestClockSpedUpSimOverURLReportsModelTime(t *testing.T) {
 	url := clockStartSim(t, "--time-scale", "10")
 	args := []string{"run", "--url", url, "--model", "sim-llama-3.1-8b", "--concurrency", "1", "--requests", "12"}
-	code, stdout, stderr := run(t, append(args, "--json")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	s := clockDecode(t, stdout)
+	s := clockRun(t, "", append(args, "--json")...)
 	clockCheckDecode(t, "run --url (sim --time-scale 10)", s)
 	if s.Run.TimeScale != 10 {
 		t.Errorf("run.time_scale = %v, want 10 from the server's header", s.Run.TimeScale)
