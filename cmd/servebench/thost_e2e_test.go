@@ -107,11 +107,11 @@ func TestHostFollowsLoopbackServer(t *testing.T) {
 			read++
 		}
 		if h := s.Host; h != nil && h.StealPercent != nil {
-			if *h.StealPercent < 0 || h.CPUPercent == nil || *h.StealPercent > *h.CPUPercent+1e-6 {
-				t.Errorf("steal %v%% of the machine's busy %v%%: not a part of it", *h.StealPercent, h.CPUPercent)
-				if h.CPUPercent != nil {
-					t.Logf("busy %v%%", *h.CPUPercent)
-				}
+			switch {
+			case h.CPUPercent == nil:
+				t.Errorf("steal %v%% without the machine's busy share", *h.StealPercent)
+			case *h.StealPercent < 0 || *h.StealPercent > *h.CPUPercent+1e-6:
+				t.Errorf("steal %v%% of the machine's busy %v%%: not a part of it", *h.StealPercent, *h.CPUPercent)
 			}
 			steal++
 		}

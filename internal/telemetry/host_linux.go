@@ -146,35 +146,25 @@ func (s *hostSource) machine(h *Host) error {
 		return fmt.Errorf("reading CPU times: %w", err)
 	}
 	if s.prevCPU != nil {
-		h.CPUPercent = busyPercent(*s.prevCPU, st.CPUTotal)
-		h.StealPercent = stealPercent(*s.prevCPU, st.CPUTotal)
+		h.CPUPercent, h.StealPercent = cpuShares(*s.prevCPU, st.CPUTotal)
 	}
 	s.prevCPU = &st.CPUTotal
 	return nil
 }
 
-// busyPercent is the share (%) of all cores' time between two readings
-// not spent idle or waiting for I/O; absent when no time passed.
-func busyPercent(a, b procfs.CPUStat) *float64 {
+// cpuShares are the shares (%) of all cores' time between two readings
+// not spent idle or waiting for I/O (busy), and within it the time the
+// hypervisor ran other guests on them (steal); both absent when no time
+// passed.
+func cpuShares(a, b procfs.CPUStat) (busy, steal *float64) {
+	total := cpuTotal(b) - cpuTotal(a)
+	if total <= 0 {
+		return nil, nil
+	}
 	idle := (b.Idle + b.Iowait) - (a.Idle + a.Iowait)
-	total := cpuTotal(b) - cpuTotal(a)
-	if total <= 0 {
-		return nil
-	}
-	v := 100 * max(total-idle, 0) / total
-	return &v
-}
-
-// stealPercent is the share (%) of all cores' time between two readings
-// that the hypervisor ran other guests on them (steal); absent when no
-// time passed.
-func stealPercent(a, b procfs.CPUStat) *float64 {
-	total := cpuTotal(b) - cpuTotal(a)
-	if total <= 0 {
-		return nil
-	}
-	v := 100 * max(b.Steal-a.Steal, 0) / total
-	return &v
+	bv := 100 * max(total-idle, 0) / total
+	sv := 100 * max(b.Steal-a.Steal, 0) / total
+	return &bv, &sv
 }
 
 // cpuTotal is all of a CPU line's time; guest time is already in user.
