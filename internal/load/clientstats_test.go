@@ -40,12 +40,12 @@ func TestClosedLoopReachesConcurrency(t *testing.T) {
 // flight at the peak; without a cap all of them overlap.
 func TestOpenLoopClientStats(t *testing.T) {
 	epoch := time.Now()
-	f := &fakeServer{epoch: epoch, latency: 20 * time.Millisecond}
+	f := &fakeServer{epoch: epoch, latency: 50 * time.Millisecond}
 	var s sink
 	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit}
 	// The duration keeps every arrival within the point, so none is
 	// dropped for want of a place under the cap.
-	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 1}, Requests: 10, Duration: 2 * time.Second, Arrival: Arrival{Process: ArrivalConstant}}
+	p := Point{Load: record.Load{Rate: 200, MaxConcurrency: 1}, Requests: 10, Duration: 4 * time.Second, Arrival: Arrival{Process: ArrivalConstant}}
 	c, err := r.Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -63,15 +63,18 @@ func TestOpenLoopClientStats(t *testing.T) {
 		lags = append(lags, float64(rec.SentNS-rec.ScheduledNS)/1e6)
 	}
 	slices.Sort(lags)
-	p99, p50 := stats.Quantile(lags, 0.99), stats.Quantile(lags, 0.5)
-	if p99-p50 < 50 {
+	p99, p50, top := stats.Quantile(lags, 0.99), stats.Quantile(lags, 0.5), lags[len(lags)-1]
+	if p99-p50 < 150 {
 		t.Fatalf("queue times p50 %.1f ms, p99 %.1f ms: the cap did not build a queue", p50, p99)
 	}
 	// Waiting for a place under the cap is the server's doing: it shows
 	// in the records' queue times, not as the client's dispatch lag (whose
-	// warning would blame the client).
-	if c.LagP99MS > 5 || c.LagMaxMS > 10 {
-		t.Errorf("dispatch lag p99 %.1f ms, max %.1f ms: the waits for the cap (queue p99 %.1f ms) count as client lag", c.LagP99MS, c.LagMaxMS, p99)
+	// warning would blame the client). Counted as lag, the waits would put
+	// the lag's max at the queue's (about 400 ms here); the bound is a
+	// third of that, so that a busy machine's late wake-ups (15 ms seen on
+	// two shared cores) do not fail the test.
+	if c.LagMaxMS > top/3 {
+		t.Errorf("dispatch lag p99 %.1f ms, max %.1f ms: the waits for the cap (queue max %.1f ms) count as client lag", c.LagP99MS, c.LagMaxMS, top)
 	}
 
 	f = &fakeServer{epoch: epoch, latency: 200 * time.Millisecond}
