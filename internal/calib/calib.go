@@ -177,7 +177,7 @@ func fitRequests(reqs []request, server map[string]string, o Options) (*Fit, err
 	f.Slots, f.SlotsSource = slots(reqs, server, o.Slots)
 	f.OverheadIn = overheadIn(server)
 	f.Residuals = residuals(gaps, reqs, lone, m)
-	f.Table = stepTable(gaps, m)
+	f.Table = stepTable(gaps, reqs, m)
 	f.Wander = estimateWander(gaps, m)
 	f.Warnings = warnings(f, reqs)
 	return f, nil

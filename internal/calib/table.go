@@ -13,6 +13,17 @@ import (
 // would set the size's step time.
 const minTableGaps = 30
 
+// steadyShare is the smallest share of a point's decode-only gaps at one
+// batch size that makes the size one the engine held there. A size seen
+// only below that share ran while a slot was being refilled (a stream
+// ended, the next request not yet prefilled), and those steps are not that
+// size's step: on Ollama's CPU engine three-sequence steps at four users
+// (1–2% of the point's) took 10.7 ms, where three users held at three
+// sequences took 8.5, since the next request's arrival is handled while
+// they run. Interpolated from, that figure put two sequences at 6.5 ms
+// against the engine's 4.6–5.0.
+const steadyShare = 0.2
+
 // TableStep is the measured decode step at one batch size: the median of
 // the gaps of steps that ran Seqs decoding sequences and no prompt, and
 // the correction it makes to the parametric model there.
@@ -27,15 +38,17 @@ type TableStep struct {
 	SEMS         float64 `json:"se_ms"`
 }
 
-// stepTable measures the decode step at every batch size the run saw often
-// enough. A step time linear in the batch misses engines whose kernels
-// change with it (llama.cpp on a CPU: matrix-vector at one sequence,
-// matrix-matrix from two, several times the cost); the table holds what
-// the run measured and the model only fills in between and beyond.
-func stepTable(gaps []gap, m Model) []TableStep {
+// stepTable measures the decode step at every batch size the run held
+// (steadyShare) often enough. A step time linear in the batch misses
+// engines whose kernels change with it (llama.cpp on a CPU: matrix-vector
+// at one sequence, matrix-matrix from two, several times the cost); the
+// table holds what the run measured and the model only fills in between
+// and beyond.
+func stepTable(gaps []gap, reqs []request, m Model) []TableStep {
 	var out []TableStep
+	held := heldSizes(gaps, reqs)
 	for s, gs := range decodeSteps(gaps) {
-		if len(gs) < minTableGaps {
+		if len(gs) < minTableGaps || !held[s] {
 			continue
 		}
 		res, meas := make([]float64, len(gs)), stepMS(gs)
@@ -53,6 +66,27 @@ func stepTable(gaps []gap, m Model) []TableStep {
 	}
 	slices.SortFunc(out, func(a, b TableStep) int { return a.Seqs - b.Seqs })
 	return out
+}
+
+// heldSizes are the batch sizes that made up at least steadyShare of some
+// point's decode-only gaps.
+func heldSizes(gaps []gap, reqs []request) map[int]bool {
+	type key struct{ point, seqs int }
+	n, total := map[key]int{}, map[int]int{}
+	for _, g := range gaps {
+		if decodeOnly(g) {
+			p := reqs[g.req].point
+			n[key{p, int(g.seqs)}]++
+			total[p]++
+		}
+	}
+	held := map[int]bool{}
+	for k, c := range n {
+		if float64(c) >= steadyShare*float64(total[k.point]) {
+			held[k.seqs] = true
+		}
+	}
+	return held
 }
 
 // decodeSteps are the decode-only gaps by the number of sequences in
