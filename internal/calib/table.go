@@ -31,7 +31,8 @@ type TableStep struct {
 	Seqs     int     `json:"sequences"`
 	Gaps     int     `json:"gaps"`
 	MedianMS float64 `json:"median_ms"`
-	// CorrectionMS is the median of measured less fitted step. It is 0
+	// CorrectionMS is the median over requests of their mean measured
+	// less fitted step (correctionOf). It is 0
 	// where that median lies within two standard errors of 0: there the
 	// parametric model describes the steps and the table adds only noise.
 	CorrectionMS float64 `json:"correction_ms"`
@@ -51,14 +52,8 @@ func stepTable(gaps []gap, reqs []request, m Model) []TableStep {
 		if len(gs) < minTableGaps || !held[s] {
 			continue
 		}
-		res, meas := make([]float64, len(gs)), stepMS(gs)
-		for i, g := range gs {
-			res[i] = g.ms - m.StepMSFor(g.seqs, g.tokens, g.kv)
-		}
-		slices.Sort(res)
-		med := stats.Quantile(res, 0.5)
-		se := medianSE(res, med)
-		t := TableStep{Seqs: s, Gaps: len(gs), MedianMS: stats.Quantile(meas, 0.5), SEMS: se}
+		med, se := correctionOf(gs, m)
+		t := TableStep{Seqs: s, Gaps: len(gs), MedianMS: stats.Quantile(stepMS(gs), 0.5), SEMS: se}
 		if math.Abs(med) > 2*se {
 			t.CorrectionMS = med
 		}
@@ -66,6 +61,46 @@ func stepTable(gaps []gap, reqs []request, m Model) []TableStep {
 	}
 	slices.SortFunc(out, func(a, b TableStep) int { return a.Seqs - b.Seqs })
 	return out
+}
+
+// minRequestSteps is the fewest decode-only gaps at one size that give a
+// request its own mean step there, and minRequests the fewest such
+// requests that set a size's correction by them.
+const (
+	minRequestSteps = 8
+	minRequests     = 5
+)
+
+// correctionOf is the median over requests of each request's mean
+// measured less fitted step among gs, ms, and its standard error. A
+// request's decode speed is its tokens over the sum of its gaps, so its
+// mean gap is what the simulator must reproduce, and the median over
+// requests is what a single stall (one request's) or the engine's wander
+// (symmetric in speed, which the simulator replays) leaves in place. The
+// median gap is not: on Ollama's CPU engine a request's mean one-sequence
+// gap lay 6.7% above the median of all (2.354 against 2.206 ms, a tail of
+// about 0.13 ms a step), and one-user decode read 7–8% fast. Too few
+// requests with enough steps at the size: the median of the gaps.
+func correctionOf(gs []gap, m Model) (med, se float64) {
+	byReq := map[int][]float64{}
+	all := make([]float64, len(gs))
+	for i, g := range gs {
+		all[i] = g.ms - m.StepMSFor(g.seqs, g.tokens, g.kv)
+		byReq[g.req] = append(byReq[g.req], all[i])
+	}
+	var means []float64
+	for _, rs := range byReq {
+		if len(rs) >= minRequestSteps {
+			means = append(means, stats.Mean(rs))
+		}
+	}
+	xs := all
+	if len(means) >= minRequests {
+		xs = means
+	}
+	slices.Sort(xs)
+	med = stats.Quantile(xs, 0.5)
+	return med, medianSE(xs, med)
 }
 
 // heldSizes are the batch sizes that made up at least steadyShare of some

@@ -275,3 +275,35 @@ func TestHeldSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionOfRequests: a size's correction is the median over
+// requests of their mean residual, so a tail in every request (one gap in
+// eight 1.2 ms long) counts as the requests' decode speeds feel it, while
+// one request's stall does not; with too few requests it is the median of
+// the gaps.
+func TestCorrectionOfRequests(t *testing.T) {
+	var gs []gap
+	for req := range 9 {
+		for i := range 8 {
+			ms := 2.0
+			if i == 7 {
+				ms = 3.2
+			}
+			if req == 0 && i == 3 {
+				ms = 500 // a stall, one request's
+			}
+			gs = append(gs, gap{req: req, ms: ms, seqs: 1, tokens: 1})
+		}
+	}
+	med, se := correctionOf(gs, Model{})
+	if math.Abs(med-2.15) > 1e-9 {
+		t.Errorf("correction %v ms, want 2.15 (each request's mean gap)", med)
+	}
+	if !(se >= 0 && se < 0.01) {
+		t.Errorf("se %v ms, want about 0 (the requests agree)", se)
+	}
+	few := gs[:4*8]
+	if med, _ := correctionOf(few, Model{}); med != 2 {
+		t.Errorf("four requests: correction %v ms, want the gaps' median 2", med)
+	}
+}
