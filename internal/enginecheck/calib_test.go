@@ -32,7 +32,9 @@ func TestCheckCalibration(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := RenderCalib(&b, rows); err != nil || !strings.Contains(b.String(), "MISSED") || !strings.Contains(b.String(), "+30.0%") {
+	if err := RenderCalib(&b, rows); err != nil || !strings.Contains(b.String(), "MISSED") || !strings.Contains(b.String(), "+30.0%") ||
+		!strings.Contains(b.String(), "2 of 3 figures within the goal (10% for tokens/s, 25% for TTFT p50)") ||
+		strings.Contains(b.String(), "fails beyond") {
 		t.Errorf("render: %v\n%s", err, b.String())
 	}
 	for _, bad := range []string{`{"against":[]}`, `{}`, `not json`,
@@ -99,5 +101,49 @@ func TestCheckCalibrationRepeats(t *testing.T) {
 	var b strings.Builder
 	if err := RenderCalib(&b, rows); err != nil || !strings.Contains(b.String(), "36.0 ±23.6% (mean of 2)") {
 		t.Errorf("render: %v\n%s", err, b.String())
+	}
+}
+
+// TestCalibrationWidenedBound: with the check's bound wider than the goal
+// (CI's 2x), a figure beyond the goal is still reported as missing it, and
+// fails the check only beyond the bound.
+func TestCalibrationWidenedBound(t *testing.T) {
+	doc := `{"against":[{"measured":{"concurrency":8,"ttft_p50_ms":100,"decode_tps_per_request":50,"output_tps":400},
+	  "predicted":{"concurrency":8,"ttft_p50_ms":130,"decode_tps_per_request":54,"output_tps":900}}]}`
+	rows, err := CheckCalibration([]byte(doc), CalibGoal{Throughput: 1, TTFT: 1})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%v %+v", err, rows)
+	}
+	for _, c := range []struct {
+		figure     string
+		goal, pass bool
+	}{
+		{"output tok/s", false, false},    // +125%: beyond the 2x bound
+		{"decode tok/s/user", true, true}, // +8%
+		{"TTFT p50 ms", false, true},      // +30%: misses 25%, within 2x
+	} {
+		for _, r := range rows {
+			if r.Figure == c.figure && (r.MeetsGoal() != c.goal || r.OK() != c.pass || r.Bound != 1) {
+				t.Errorf("%s: %+v, want goal met %v, check passed %v", c.figure, r, c.goal, c.pass)
+			}
+		}
+	}
+	var b strings.Builder
+	if err := RenderCalib(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"fails beyond", "±100% FAILED", "1 of 3 figures within the goal"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "TTFT p50 ms") && !strings.Contains(line, "+30.0%   ±25% MISSED  ±100%") {
+			t.Errorf("TTFT row %q: want the goal missed, the check passed", line)
+		}
+	}
+	if n := strings.Count(out, "FAILED"); n != 1 {
+		t.Errorf("%d rows FAILED, want the output row only:\n%s", n, out)
 	}
 }
