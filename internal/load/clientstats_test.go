@@ -33,7 +33,7 @@ func TestClosedLoopReachesConcurrency(t *testing.T) {
 	}
 }
 
-// TestOpenLoopClientStats: with a cap of one and a server four times
+// TestOpenLoopClientStats: with a cap of one and a server ten times
 // slower than the arrivals, each request waits for the previous one, so
 // the queue time grows request by request (its p99 far above its p50)
 // while the dispatcher itself stays on time, and exactly one request is in
