@@ -25,7 +25,7 @@
 #                         held-out load is judged by the mean of its 8
 #                         runs: with 4 (twice the order) the engine's own
 #                         spread put 1 of 9 figures outside the goal in
-#                         about half the runs, with 8 none in three.
+#                         about half the runs, with 8 none in five.
 #   SB_E2E_CALIB_FIT      the loads of that run the fit reads (default 1,4)
 #   SB_E2E_CALIB_TPS_GOAL, SB_E2E_CALIB_TTFT_GOAL
 #                         largest |predicted/measured - 1| allowed there

@@ -46,7 +46,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	var o enginecheck.Options
 	var kvLog, kvPlan, calib, hostPlan string
-	goal := enginecheck.DefaultCalibGoal
+	bound := enginecheck.DefaultCalibGoal // widened by the -calib-*-goal flags
 	fs := flag.NewFlagSet("enginecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Float64Var(&o.DecodeTolerance, "decode-tolerance", enginecheck.DefaultDecodeTolerance,
@@ -55,8 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&kvLog, "kv-log", "", "engine log `file` whose last llama_kv_cache size line is checked (with -kv-plan)")
 	fs.StringVar(&kvPlan, "kv-plan", "", "`file` of servebench plan --json output whose KV cache must equal the log's")
 	fs.StringVar(&calib, "calib", "", "`file` of servebench plan --calibrate --against --json output whose predictions must meet the goal")
-	fs.Float64Var(&goal.Throughput, "calib-tps-goal", goal.Throughput, "largest |predicted/measured - 1| of output and decode tokens/s before the check fails (the goal, 0.1, is reported either way)")
-	fs.Float64Var(&goal.TTFT, "calib-ttft-goal", goal.TTFT, "largest |predicted/measured - 1| of TTFT p50 before the check fails (the goal, 0.25, is reported either way)")
+	fs.Float64Var(&bound.Throughput, "calib-tps-goal", bound.Throughput, "largest |predicted/measured - 1| of output and decode tokens/s before the check fails (the goal, 0.1, is reported either way)")
+	fs.Float64Var(&bound.TTFT, "calib-ttft-goal", bound.TTFT, "largest |predicted/measured - 1| of TTFT p50 before the check fails (the goal, 0.25, is reported either way)")
 	fs.StringVar(&hostPlan, "host-plan", "", "`file` of servebench plan --json output the runs' engine memory (host telemetry) is checked against")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kv := kvLog != "" || kvPlan != ""
-	if (fs.NArg() == 0 && !kv && calib == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(goal.Throughput > 0 && goal.TTFT > 0) {
+	if (fs.NArg() == 0 && !kv && calib == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(bound.Throughput > 0 && bound.TTFT > 0) {
 		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance and the -calib goals must be positive, -requests not negative")
 		fmt.Fprintln(stderr, "Try: enginecheck runs/native")
 		return 2
@@ -97,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code = checkKV(kvLog, kvPlan, stdout, stderr)
 	}
 	if calib != "" {
-		code = max(code, checkCalib(calib, goal, stdout, stderr))
+		code = max(code, checkCalib(calib, bound, stdout, stderr))
 	}
 	if fs.NArg() == 0 {
 		return code
@@ -155,12 +155,13 @@ func kvCheck(logPath, planPath string) (*enginecheck.KVCheck, error) {
 	return enginecheck.CheckKVCache(l, kv), nil
 }
 
-// checkCalib holds plan --calibrate's predictions to a held-out run.
-func checkCalib(path string, goal enginecheck.CalibGoal, stdout, stderr io.Writer) int {
+// checkCalib holds plan --calibrate's predictions to a held-out run: it
+// reports each against the goal and fails on one beyond bound.
+func checkCalib(path string, bound enginecheck.CalibGoal, stdout, stderr io.Writer) int {
 	data, err := os.ReadFile(path)
 	var rows []enginecheck.CalibRow
 	if err == nil {
-		rows, err = enginecheck.CheckCalibration(data, goal)
+		rows, err = enginecheck.CheckCalibration(data, bound)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: calibration: %s: %v\nTry: servebench plan --calibrate RUN --against HELD_OUT --json > %s\n", path, err, path)

@@ -47,8 +47,9 @@ type TableStep struct {
 // and beyond.
 func stepTable(gaps []gap, reqs []request, m Model) []TableStep {
 	var out []TableStep
-	held := heldSizes(gaps, reqs)
-	for s, gs := range decodeSteps(gaps) {
+	by := decodeSteps(gaps)
+	held := heldSizes(by, reqs)
+	for s, gs := range by {
 		if len(gs) < minTableGaps || !held[s] {
 			continue
 		}
@@ -103,15 +104,15 @@ func correctionOf(gs []gap, m Model) (med, se float64) {
 	return med, medianSE(xs, med)
 }
 
-// heldSizes are the batch sizes that made up at least steadyShare of some
-// point's decode-only gaps.
-func heldSizes(gaps []gap, reqs []request) map[int]bool {
+// heldSizes are the batch sizes of by (decodeSteps) that made up at least
+// steadyShare of some point's decode-only gaps.
+func heldSizes(by map[int][]gap, reqs []request) map[int]bool {
 	type key struct{ point, seqs int }
 	n, total := map[key]int{}, map[int]int{}
-	for _, g := range gaps {
-		if decodeOnly(g) {
+	for s, gs := range by {
+		for _, g := range gs {
 			p := reqs[g.req].point
-			n[key{p, int(g.seqs)}]++
+			n[key{p, s}]++
 			total[p]++
 		}
 	}

@@ -264,7 +264,7 @@ func TestHeldSizes(t *testing.T) {
 	add(1, 4, 80, true) // point 1: four held, three at exactly a fifth
 	add(1, 3, 20, true)
 	add(1, 2, 19, false) // prefill steps: not decode-only, not counted
-	got := heldSizes(gaps, reqs)
+	got := heldSizes(decodeSteps(gaps), reqs)
 	want := map[int]bool{1: true, 3: true, 4: true}
 	if len(got) != len(want) {
 		t.Fatalf("held sizes %v, want %v", got, want)
