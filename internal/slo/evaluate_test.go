@@ -86,6 +86,34 @@ func TestGoodputAndAttainment(t *testing.T) {
 	}
 }
 
+// TestGoodputSkipsMissingValues: a one-token answer has no TPOT and no
+// decode speed (docs/METRICS.md); a per-request target on a value the
+// request lacks is not judged, so the request still counts as good when
+// it meets the targets it has. Judged as failing, attainment would drop
+// to 50% with no request having missed anything.
+func TestGoodputSkipsMissingValues(t *testing.T) {
+	c1 := record.Load{Concurrency: 1}
+	var ev Evaluator
+	ev.Add(req(0, c1, 0, 0, 100, 20, 1))  // ttft 100, one token: no TPOT, no speed
+	ev.Add(req(0, c1, 1, 0, 100, 20, 11)) // ttft 100, tpot 20
+	for _, slo := range []string{"tpot p50 <= 50ms", "speed p50 >= 10 tok/s", "itl p50 <= 50ms"} {
+		pv := ev.Evaluate(mustParse(t, "ttft p50 <= 500ms", slo), Options{})[0]
+		if pv.Requests != 2 || pv.Good != 2 {
+			t.Errorf("%s: requests %d good %d, want 2 and 2", slo, pv.Requests, pv.Good)
+		}
+		if pv.Attainment == nil {
+			t.Errorf("%s: no attainment, want 1", slo)
+		} else if *pv.Attainment != 1 {
+			t.Errorf("%s: attainment %v, want 1", slo, *pv.Attainment)
+		}
+	}
+	// The one-token answer is still judged on the value it has.
+	pv := ev.Evaluate(mustParse(t, "ttft p50 <= 50ms", "tpot p50 <= 50ms"), Options{})[0]
+	if pv.Good != 0 {
+		t.Errorf("ttft 100 ms against 50 ms: good %d, want 0", pv.Good)
+	}
+}
+
 // TestSpeedPercentileBothWays: "speed p95 >= 20" holds when at least 95%
 // of requests decode at 20 tok/s or faster, and fails when fewer do —
 // the reverse reading (the p95 of speed) would pass both.
