@@ -216,3 +216,42 @@ func TestSearchStopsAtALoadNotHeld(t *testing.T) {
 		t.Errorf("sweep: %+v", c)
 	}
 }
+
+// A search whose start fails ramps down; a passing probe there that did
+// not hold its load ends the search as one on the way up does. Going on
+// to a lower load that holds would report that load as the capacity,
+// though a load above it was never judged.
+func TestSearchRampDownStopsAtALoadNotHeld(t *testing.T) {
+	for _, start := range []record.Load{{Concurrency: 16}, {Rate: 16}} {
+		var tried []float64
+		probe := func(_ context.Context, l record.Load) (PointVerdict, error) {
+			v := LoadValue(l)
+			tried = append(tried, v)
+			pv := PointVerdict{Load: l, Pass: v <= 8, Failed: []string{}}
+			if !pv.Pass {
+				pv.Failed = []string{"ttft p95 <= 1s"}
+			}
+			if v == 8 {
+				pv.NotHeld = "few requests"
+			}
+			return pv, nil
+		}
+		c, err := Search{Start: start}.Run(context.Background(), probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := LoadText(start)
+		if c.Found || c.Load != nil {
+			t.Errorf("%s: capacity %v found below a load not held; tried %v", name, LoadText(*c.Load), tried)
+		}
+		if c.BoundedBy != BoundedBySample || !strings.Contains(c.NotHeld, "8") {
+			t.Errorf("%s: bounded by %q (%q), want %q at 8", name, c.BoundedBy, c.NotHeld, BoundedBySample)
+		}
+		if c.FailsAt == nil || LoadValue(*c.FailsAt) != 16 {
+			t.Errorf("%s: fails at %v, want 16", name, c.FailsAt)
+		}
+		if !slices.Equal(tried, []float64{16, 8}) || c.Probes != 2 {
+			t.Errorf("%s: %d probes %v, want 16 then 8", name, c.Probes, tried)
+		}
+	}
+}
