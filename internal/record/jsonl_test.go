@@ -329,3 +329,31 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 }
+
+// TestReaderFirstTokenWithinRequest: a first token before the send or
+// after the end cannot be from a real run, and every metric read from it
+// (TTFT longer than the request, a negative decode time) would be wrong;
+// a first token at the end (a one-chunk answer) is fine.
+func TestReaderFirstTokenWithinRequest(t *testing.T) {
+	tests := []struct {
+		name, in string
+		ok       bool
+	}{
+		{"after the end", `{"phase":"measured","sent_ns":1,"first_token_ns":9,"end_ns":5}`, false},
+		{"before the send", `{"phase":"measured","sent_ns":3,"first_token_ns":2,"end_ns":5}`, false},
+		{"at the end", `{"phase":"measured","sent_ns":1,"first_token_ns":5,"end_ns":5}`, true},
+		{"none", `{"phase":"measured","sent_ns":1,"end_ns":5}`, true},
+	}
+	for _, tt := range tests {
+		rd := NewReader(strings.NewReader(tt.in))
+		for rd.Next() {
+		}
+		err := rd.Err()
+		if tt.ok && err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		if !tt.ok && (err == nil || !strings.Contains(err.Error(), "line 1: record 0: instants out of order")) {
+			t.Errorf("%s: got %v, want the line's instants out of order", tt.name, err)
+		}
+	}
+}
