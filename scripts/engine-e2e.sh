@@ -2,7 +2,7 @@
 # Real-engine end-to-end test: builds Ollama (CPU), starts it with
 # servebench's random-weight model, runs servebench against it through the
 # OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
-# records against Ollama's own timings (cmd/enginecheck) and the engine's
+# records against Ollama's own timings (tools/enginecheck) and the engine's
 # process tree in the runs' host telemetry against the planner's memory for
 # the model, checks plan --calibrate's predictions for held-out loads at 2, 8
 # and 16 users, then checks the planner's KV-cache size against the engine's
@@ -62,7 +62,8 @@ scripts/ollama-install.sh
 
 mkdir -p "$STATE"
 go build -o "$STATE/servebench" ./cmd/servebench
-go build -o "$STATE/enginecheck" ./cmd/enginecheck
+# enginecheck is a rig: tools/ is a module of its own.
+go build -C tools -o "$(cd "$STATE" && pwd)/enginecheck" ./enginecheck
 
 trap 'scripts/ollama-stop.sh || true' EXIT
 env="$(scripts/ollama-start.sh)"

@@ -1,5 +1,5 @@
 // Command enginecheck checks servebench runs against a real engine's own
-// timings (see internal/enginecheck for what is checked and why). It is the
+// timings (see tools/internal/enginecheck for what is checked and why). It is the
 // last step of scripts/engine-e2e.sh.
 //
 //	enginecheck -requests 8 runs/openai runs/native
@@ -38,7 +38,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/servebench/servebench/internal/enginecheck"
+	"github.com/servebench/servebench/tools/internal/enginecheck"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -4,7 +4,7 @@ package enginecheck
 // that `servebench plan --devices` uses to predict Ollama on this machine;
 // docs/PERFORMANCE.md has the figures. Run them alone on an idle host:
 //
-//	go test ./internal/enginecheck -run '^$' -bench Host -benchtime 20x -count 3
+//	(cd tools && go test ./internal/enginecheck -run '^$' -bench Host -benchtime 20x -count 3)
 //
 // BenchmarkHostMemory reads a buffer once per iteration and reports GB/s,
 // as kernel/size/threads:
@@ -208,7 +208,7 @@ func TestHostKernels(t *testing.T) {
 // for the test model (131-token prompts, 64-token outputs, Ollama with 4
 // slots of 4096) what the planner computes from it.
 func TestCIHostDevices(t *testing.T) {
-	data, err := os.ReadFile("../../docs/devices-ci-host.yaml")
+	data, err := os.ReadFile("../../../docs/devices-ci-host.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 // loop) or, for the open loop, vegeta's pacer, and prints the ratios.
 // docs/PERFORMANCE.md gives the commands and the figures.
 //
-//	go build -o /tmp/servebench ./cmd/servebench && go build -o /tmp/loadcheck ./cmd/loadcheck
+//	go build -o /tmp/servebench ./cmd/servebench && (cd tools && go build -o /tmp/loadcheck ./loadcheck)
 //	/tmp/loadcheck -servebench /tmp/servebench -repeats 3 throughput streams rate
 package main
 
