@@ -17,11 +17,9 @@ const minTableGaps = 30
 // batch size that makes the size one the engine held there. A size seen
 // only below that share ran while a slot was being refilled (a stream
 // ended, the next request not yet prefilled), and those steps are not that
-// size's step: on Ollama's CPU engine three-sequence steps at four users
-// (1–2% of the point's) took 10.7 ms, where three users held at three
-// sequences took 8.5, since the next request's arrival is handled while
-// they run. Interpolated from, that figure put two sequences at 6.5 ms
-// against the engine's 4.6–5.0.
+// size's step: the next request's arrival is handled while they run, so
+// they read slow, and the sizes interpolated from them with them
+// (docs/PLANNER.md, Measured decode steps).
 const steadyShare = 0.2
 
 // TableStep is the measured decode step at one batch size: the median of
@@ -78,10 +76,10 @@ const (
 // mean gap is what the simulator must reproduce, and the median over
 // requests is what a single stall (one request's) or the engine's wander
 // (symmetric in speed, which the simulator replays) leaves in place. The
-// median gap is not: on Ollama's CPU engine a request's mean one-sequence
-// gap lay 6.7% above the median of all (2.354 against 2.206 ms, a tail of
-// about 0.13 ms a step), and one-user decode read 7–8% fast. Too few
-// requests with enough steps at the size: the median of the gaps.
+// median gap is not: a tail of slow steps moves every request's mean and
+// not the median of the gaps, and decode would be predicted fast
+// (docs/PLANNER.md, Measured decode steps). Too few requests with enough
+// steps at the size: the median of the gaps.
 func correctionOf(gs []gap, m Model) (med, se float64) {
 	byReq := map[int][]float64{}
 	all := make([]float64, len(gs))

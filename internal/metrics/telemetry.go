@@ -92,7 +92,7 @@ const BesideServerPrefix = "the client and the server shared this machine"
 
 // stealWarnPercent is the hypervisor's mean share of the host's CPU time
 // over a point (steal) at which the point warns. A quiet virtual machine
-// here showed 0.5–0.7%, at most 3% in a second (docs/PERFORMANCE.md); at
+// here showed 0.5–0.7%, at most 3% in a second (docs/notes/performance-history.md); at
 // 5% a CPU-bound server or client has lost a twentieth of its CPU, half
 // the tolerance a throughput prediction is judged by, in an amount that
 // other tenants decide and that changes from minute to minute.

@@ -86,10 +86,10 @@ var engineSpecs = map[string]engineSpec{
 	// Ollama gives each slot its own KV stream (kv_unified = false) and
 	// llama.cpp then splits a batch into micro-batches of consecutive
 	// sequence ids, so a decode step can run as several passes; per-sequence
-	// host work adds to it. Measured on CPU (Ollama 0.17.4, one thread, the
-	// test model, docs/PERFORMANCE.md): the step at 2-4 users was 1.1-1.3x
-	// B single-user steps, so the planner takes B x step(1). Not measured on
-	// a GPU, where the planner keeps one pass per step.
+	// host work adds to it. Measured on CPU, the step at B users was never
+	// less than B single-user steps (docs/PERFORMANCE.md, Planner against a
+	// real engine), so the planner takes B x step(1). Not measured on a GPU,
+	// where the planner keeps one pass per step.
 	EngineOllama: {name: EngineOllama, title: "Ollama", defaultKV: "f16",
 		prefillChunk: llamaUBatch, overheads: overheads(EngineOllama), cudaComputeEff: cudaComputeEff(EngineOllama), passPerSeqCPU: true, fp16Accumulate: true},
 }
