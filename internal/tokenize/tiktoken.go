@@ -6,6 +6,7 @@ import (
 
 	"github.com/servebench/servebench/internal/record"
 	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // DefaultEncoding is the local tokenizer used when nothing better is known:
@@ -26,9 +27,14 @@ func NewTiktoken(encoding string) (*Tiktoken, error) {
 	default:
 		return nil, fmt.Errorf("tiktoken encoding %q: want cl100k_base or o200k_base", encoding)
 	}
-	c, err := tokenizer.Get(tokenizer.Encoding(encoding))
-	if err != nil {
-		return nil, fmt.Errorf("tiktoken encoding %q: %w", encoding, err)
+	// The codecs are built directly: tokenizer.Get names every encoding the
+	// library has, which links the two servebench never loads (r50k_base,
+	// p50k_base), 2.5 MB of vocabulary in the binary.
+	var c *codec.Codec
+	if encoding == string(tokenizer.Cl100kBase) {
+		c = codec.NewCl100kBase()
+	} else {
+		c = codec.NewO200kBase()
 	}
 	// A server receives text through JSON, where invalid UTF-8 becomes
 	// U+FFFD; count what it will see.
