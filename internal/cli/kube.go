@@ -94,7 +94,7 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 		k.RunArgs = append(k.RunArgs, "--no-history")
 	}
 	k.APIKeyEnv = f.apiKeyEnv
-	b, err := yaml.Marshal(kube.Job(k.Options))
+	b, err := yaml.Marshal(kube.NewJob(k.Options))
 	if err != nil {
 		return err
 	}

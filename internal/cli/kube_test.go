@@ -3,6 +3,8 @@ package cli
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -179,6 +181,39 @@ func TestKubeJobUsageErrors(t *testing.T) {
 		code, _, stderr := runMain(t, append([]string{"kube"}, tt.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", tt.name, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestKubeJobGolden: the manifests kube job prints, byte for byte (go test
+// -update rewrites them).
+func TestKubeJobGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"claim", []string{"job", "--url", "http://llm.default.svc:8000", "--workers", "4", "--image", "servebench:1", "--claim", "results",
+			"--duration", "30s", "--start-at", "2026-12-01T09:00:00Z", "--name", "c256", "--concurrency", "64,256", "--duration", "60s"}},
+		{"hostpath-apikey", []string{"job", "--url", "http://llm:8000", "--workers", "2", "--image", "i", "--host-path", "/var/tmp/sb",
+			"--namespace", "bench", "--api-key-secret", "llm-key", "--start-at", "2026-12-01T09:00:00Z", "--rate", "5", "--requests", "100"}},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runMain(t, append([]string{"kube"}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tt.name, code, stderr)
+		}
+		path := filepath.Join("testdata", "kube", tt.name+".golden")
+		if *updateGolden {
+			if err := os.WriteFile(path, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update writes it)", err)
+		}
+		if stdout != string(want) {
+			t.Errorf("%s differs from %s:\n%s", tt.name, path, stdout)
 		}
 	}
 }
