@@ -72,6 +72,17 @@ func ValidName(name string) error {
 	return nil
 }
 
+// dnsSubdomain is an RFC 1123 subdomain, the form of a Secret's name.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// ValidSecretName reports a Secret name Kubernetes would refuse.
+func ValidSecretName(name string) error {
+	if !dnsSubdomain.MatchString(name) || len(name) > 253 {
+		return fmt.Errorf("%q: lower case letters, digits, '-' and '.', starting and ending with a letter or digit (e.g. llm-key)", name)
+	}
+	return nil
+}
+
 // OutDir is worker i's run directory inside its container, with the
 // completion index left for Kubernetes to expand when i < 0.
 func OutDir(name string, i int) string {
