@@ -85,17 +85,19 @@ func NewURLRedactor(urls ...string) *Redactor {
 // echo them (base64, URL escaping, JSON escaping), with "[redacted]". The
 // zero value and nil redact nothing. Safe for concurrent use.
 type Redactor struct {
-	r *strings.Replacer
+	r       *strings.Replacer
+	secrets []string
 }
 
 // NewRedactor returns a Redactor for secrets; values shorter than
 // minSecret bytes are ignored.
 func NewRedactor(secrets ...string) *Redactor {
-	var forms []string
+	var forms, kept []string
 	for _, s := range secrets {
 		if len(s) < minSecret {
 			continue
 		}
+		kept = append(kept, s)
 		forms = append(forms, secretForms(s)...)
 	}
 	if len(forms) == 0 {
@@ -110,7 +112,19 @@ func NewRedactor(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), secrets: kept}
+}
+
+// JoinRedactors returns a Redactor for the credentials of all of rs (nil
+// ones included: they know none).
+func JoinRedactors(rs ...*Redactor) *Redactor {
+	var secrets []string
+	for _, r := range rs {
+		if r != nil {
+			secrets = append(secrets, r.secrets...)
+		}
+	}
+	return NewRedactor(secrets...)
 }
 
 // secretForms are s and the ways a server may echo it.
