@@ -54,7 +54,7 @@ func (f *headerFlag) String() string { return "" }
 // is missing, all but the first word (which names the header).
 func (f *headerFlag) redact(s string) string {
 	name, _, ok := strings.Cut(s, ":")
-	if ok && !backend.IsCredentialHeader(name) {
+	if ok && strings.TrimSpace(name) != "" && !backend.IsCredentialHeader(name) {
 		return s
 	}
 	if !ok {
