@@ -20,6 +20,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // targetEcho is a server that echoes every credential it is sent back in
@@ -317,6 +321,103 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		for _, s := range secrets {
 			if how := leaks(text, s); how != "" {
 				t.Errorf("%s gives %q away %s", name, s, how)
+			}
+		}
+	}
+}
+
+// TestKubeJobWorkersGetTheirCredentials: a worker of a Job whose flags
+// carry credentials, started as the kubelet starts it (variables from the
+// Secret printed before the Job, $(VAR) expanded in its arguments), sends
+// each credential where the flags said: a server that answers only with
+// them sees every request succeed and its metrics scraped, and the
+// worker's run directory holds none of them.
+func TestKubeJobWorkersGetTheirCredentials(t *testing.T) {
+	const (
+		pass    = "url-pass-424242"
+		apiKey  = "xkey-0987654321"
+		metPass = "metrics-pass-31337"
+	)
+	srv := targetStart(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, got, _ := r.BasicAuth()
+		switch {
+		case r.URL.Path == "/metrics" && user == "met" && got == metPass:
+			fmt.Fprint(w, "vllm:num_requests_running 1\n")
+		case r.URL.Path == "/metrics":
+			http.Error(w, "no", http.StatusUnauthorized)
+		case user != "bench" || got != pass || r.Header.Get("X-Api-Key") != apiKey:
+			http.Error(w, "no", http.StatusUnauthorized)
+		default:
+			shardServe(w, r)
+		}
+	}))
+	withUser := func(user, pass, path string) string {
+		return strings.Replace(srv, "://", "://"+user+":"+pass+"@", 1) + path
+	}
+	code, manifest, stderr := runEnv(t, []string{"SERVEBENCH_API_KEY="}, "kube", "job", "--url", withUser("bench", pass, ""),
+		"--header", "X-Api-Key: "+apiKey, "--metrics-url", withUser("met", metPass, "/metrics"), "--sample-interval", "20ms",
+		"--api", "openai-completions", "--model", "m", "--prompt-tokens", "8", "--output-tokens", strconv.Itoa(shardTokens),
+		"--tokenizer", "cl100k_base", "--concurrency", "2", "--requests", "6",
+		"--workers", "1", "--image", "i", "--claim", "c", "--name", "creds", "--start-in", "1s")
+	docs := strings.Split(manifest, "\n---\n")
+	if code != 0 || len(docs) != 2 {
+		t.Fatalf("kube job: exit %d, want a Secret and a Job\n%s%s", code, manifest, stderr)
+	}
+	var secret corev1.Secret
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet: each variable from its source, then $(VAR) expanded.
+	c := job.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom.FieldRef != nil:
+			env[e.Name] = "0"
+		case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secret.Name:
+			env[e.Name] = secret.StringData[e.ValueFrom.SecretKeyRef.Key]
+		default:
+			t.Fatalf("env %s: a source the Job should not need: %+v", e.Name, e.ValueFrom)
+		}
+	}
+	ref := regexp.MustCompile(`\$\(([A-Z_0-9]+)\)`)
+	results := t.TempDir() // the volume mounted at /results
+	var args []string
+	for _, a := range c.Args {
+		a = ref.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
+		args = append(args, strings.Replace(a, "--out=/results/", "--out="+results+"/", 1))
+	}
+	code, stdout, stderr := runEnv(t, []string{"SERVEBENCH_API_KEY="}, args...)
+	if code != 0 {
+		t.Fatalf("the worker: exit %d\n%s%s", code, stdout, stderr)
+	}
+	dir := filepath.Join(results, "creds", "worker-0")
+	recs := targetRecords(t, dir)
+	for _, r := range recs {
+		if r["error"] != nil {
+			t.Errorf("a request failed: the worker lacks a credential: %v", r["error"])
+		}
+	}
+	if len(recs) == 0 {
+		t.Error("the worker recorded no request")
+	}
+	outputs := map[string]string{"stdout": stdout, "stderr": stderr}
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		b, _ := os.ReadFile(filepath.Join(dir, f.Name()))
+		outputs[f.Name()] = string(b)
+	}
+	if tel := outputs["telemetry.jsonl"]; !strings.Contains(tel, `"running":1`) || strings.Contains(tel, "scrape_failed") {
+		t.Errorf("the worker's metrics were not scraped with their credentials:\n%s", tel)
+	}
+	for name, text := range outputs {
+		for _, s := range []string{pass, apiKey, metPass} {
+			if how := leaks(text, s); how != "" {
+				t.Errorf("the worker's %s gives %q away %s", name, s, how)
 			}
 		}
 	}
