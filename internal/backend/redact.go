@@ -22,7 +22,9 @@ const minSecret = 4
 // X-Api-Key, Api-Key, Cookie, X-Auth-Token, X-Session-Id and the like.
 var credentialWords = []string{"auth", "key", "token", "secret", "cookie", "password", "session", "credential"}
 
-func isCredentialHeader(name string) bool {
+// IsCredentialHeader reports whether a header, by its name, carries a
+// credential.
+func IsCredentialHeader(name string) bool {
 	lower := strings.ToLower(name)
 	for _, w := range credentialWords {
 		if strings.Contains(lower, w) {
@@ -57,21 +59,45 @@ func headerSecrets(v string) []string {
 	return out
 }
 
+// userinfoSecrets are the credentials of a URL's user:password: the
+// password, and user:password (which a Basic header encodes).
+func userinfoSecrets(u *url.URL) []string {
+	if u.User == nil {
+		return nil
+	}
+	pass, _ := u.User.Password()
+	return []string{pass, u.User.Username() + ":" + pass, u.User.String()}
+}
+
+// NewURLRedactor returns a Redactor for the user:password of each URL
+// (those that do not parse have none).
+func NewURLRedactor(urls ...string) *Redactor {
+	var secrets []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			secrets = append(secrets, userinfoSecrets(u)...)
+		}
+	}
+	return NewRedactor(secrets...)
+}
+
 // A Redactor replaces credentials, and the encodings in which a server may
 // echo them (base64, URL escaping, JSON escaping), with "[redacted]". The
 // zero value and nil redact nothing. Safe for concurrent use.
 type Redactor struct {
-	r *strings.Replacer
+	r       *strings.Replacer
+	secrets []string
 }
 
 // NewRedactor returns a Redactor for secrets; values shorter than
 // minSecret bytes are ignored.
 func NewRedactor(secrets ...string) *Redactor {
-	var forms []string
+	var forms, kept []string
 	for _, s := range secrets {
 		if len(s) < minSecret {
 			continue
 		}
+		kept = append(kept, s)
 		forms = append(forms, secretForms(s)...)
 	}
 	if len(forms) == 0 {
@@ -86,7 +112,19 @@ func NewRedactor(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), secrets: kept}
+}
+
+// JoinRedactors returns a Redactor for the credentials of all of rs (nil
+// ones included: they know none).
+func JoinRedactors(rs ...*Redactor) *Redactor {
+	var secrets []string
+	for _, r := range rs {
+		if r != nil {
+			secrets = append(secrets, r.secrets...)
+		}
+	}
+	return NewRedactor(secrets...)
 }
 
 // secretForms are s and the ways a server may echo it.
@@ -104,6 +142,11 @@ func secretForms(s string) []string {
 		// Some JSON encoders escape "/" as well.
 		strings.ReplaceAll(string(j[1:len(j)-1]), "/", `\/`),
 	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for offset := range 3 {
+			forms = append(forms, encodedInner(enc, s, offset))
+		}
+	}
 	out := forms[:0]
 	for _, f := range forms {
 		if len(f) >= minSecret {
@@ -111,6 +154,24 @@ func secretForms(s string) []string {
 		}
 	}
 	return out
+}
+
+// encodedInner is what base64 makes of s wherever the encoded text has s
+// start offset bytes past a multiple of 3: the characters of the groups
+// that hold s's bytes alone. The groups s shares with the bytes before
+// and after it depend on those bytes, and are left out (with offset 0
+// and a length that is a multiple of 3, nothing is).
+func encodedInner(enc *base64.Encoding, s string, offset int) string {
+	b := make([]byte, offset, offset+len(s))
+	e := enc.EncodeToString(append(b, s...))
+	start, end := 0, 4*((offset+len(s))/3)
+	if offset > 0 {
+		start = 4
+	}
+	if end <= start {
+		return ""
+	}
+	return e[start:end]
 }
 
 // String redacts s.

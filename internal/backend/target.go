@@ -68,7 +68,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 	// Every credential given, even one a later one overrides and that is
 	// never sent: it must not be printed either.
 	for name, vs := range o.Header {
-		if isCredentialHeader(name) {
+		if IsCredentialHeader(name) {
 			for _, v := range vs {
 				secrets = append(secrets, headerSecrets(v)...)
 			}
@@ -80,7 +80,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 		if h.Get("Authorization") == "" {
 			h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(userpass)))
 		}
-		secrets = append(secrets, pass, userpass)
+		secrets = append(secrets, userinfoSecrets(u)...)
 		u.User = nil
 	}
 	if o.APIKey != "" {

@@ -121,3 +121,34 @@ func FuzzRedactor(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactorBase64AnyAlignment: a server that echoes a credential inside
+// base64 text (a Basic header, a JSON field encoded whole) puts it at any
+// offset; at each of the three alignments, in both alphabets, with or
+// without padding, what encodes the credential's bytes alone is redacted,
+// so that decoding what is left does not give the credential back.
+func TestRedactorBase64AnyAlignment(t *testing.T) {
+	const secret = "sk-live-0123456789?>~" // "?>~" encode to "/" and "+" in the standard alphabet
+	r := NewRedactor(secret)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		for before := range 6 {
+			for _, after := range []string{"", "x", "xy", `","more":"text`} {
+				plain := strings.Repeat("p", before) + secret + after
+				echoed := enc.EncodeToString([]byte(plain))
+				got := r.String("error: " + echoed)
+				if !strings.Contains(got, redacted) {
+					t.Errorf("offset %d, after %q: %q not redacted", before, after, got)
+					continue
+				}
+				// Each piece left decodes to no more than two of the
+				// credential's bytes at an edge.
+				for _, piece := range strings.Split(strings.TrimPrefix(got, "error: "), redacted) {
+					dec, _ := enc.DecodeString(piece[:len(piece)/4*4])
+					if strings.Contains(string(dec), secret[2:len(secret)-2]) {
+						t.Errorf("offset %d, after %q: %q decodes to %q", before, after, piece, dec)
+					}
+				}
+			}
+		}
+	}
+}

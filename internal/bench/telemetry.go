@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/telemetry"
@@ -22,7 +23,8 @@ type Telemetry struct {
 	// Notes say what cannot be sampled and why, for the user to read
 	// once before the run ("GPU telemetry unavailable: ...").
 	Notes []string
-	// Redact removes the target's credentials from the sources' errors.
+	// Redact removes the target's and the telemetry URLs' credentials
+	// from the sources' errors and raw series.
 	Redact func(string) string
 }
 
@@ -49,7 +51,11 @@ func newTelemetry(ctx context.Context, s Setup, scale float64) (*Telemetry, erro
 	if err != nil {
 		return nil, err // it names the flag
 	}
-	return &Telemetry{Sources: srcs, Interval: o.Interval, Notes: notes, Redact: s.Target.Redact}, nil
+	// A page may echo the credentials it was reached with: the target's,
+	// or the user:password of its own URL.
+	red := backend.JoinRedactors(s.Target.Redactor(),
+		backend.NewURLRedactor(append([]string{o.GPUMetricsURL, o.HostMetricsURL}, o.MetricsURLs...)...))
+	return &Telemetry{Sources: srcs, Interval: o.Interval, Notes: notes, Redact: red.String}, nil
 }
 
 // close releases what the sources hold open (NVML), for telemetry that

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/internal/backend"
 )
 
 // intList parses "1,2,4,8" (the --concurrency flag).
@@ -46,6 +48,23 @@ func floatList(flagName, s string) ([]float64, error) {
 type headerFlag struct{ h http.Header }
 
 func (f *headerFlag) String() string { return "" }
+
+// redact hides the value of a header given on the command line, for a
+// message that shows it: a credential header's value, and, when the colon
+// is missing, all but the first word (which names the header).
+func (f *headerFlag) redact(s string) string {
+	name, _, ok := strings.Cut(s, ":")
+	if ok && strings.TrimSpace(name) != "" && !backend.IsCredentialHeader(name) {
+		return s
+	}
+	if !ok {
+		name, _, ok = strings.Cut(strings.TrimSpace(s), " ")
+	}
+	if !ok {
+		return s
+	}
+	return strings.TrimSpace(name) + " [redacted]"
+}
 
 func (f *headerFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/kube"
 	"github.com/servebench/servebench/internal/load"
@@ -29,12 +31,23 @@ Every run flag is passed to the workers as given, except --out, --shard and
 --start-at, which the Job sets. Files named by run flags (--ca-cert,
 --dataset, --objective files) must exist inside the image or the volume.
 
+Credentials never go in the workers' arguments, which anyone who can read
+Pods sees. The value of a credential header (Authorization, X-Api-Key,
+Cookie, ...) and the user:password of --url and the telemetry URLs go to a
+Secret, printed before the Job (NAME-credentials), or one of yours given
+with --credentials-secret, holding the keys kube job names; the arguments
+refer to them as $(VAR). The API key goes through --api-key-secret: an API
+key in $SERVEBENCH_API_KEY (--api-key-env) without it is an error.
+
 Examples:
   servebench kube job --url http://vllm.default.svc:8000 --model M --concurrency 64,256 \
       --duration 60s --workers 8 --image registry.example/servebench:1 --claim bench-results \
       | kubectl apply -f -
   servebench kube job --url http://llm:8000 --model M --rate 200 --requests 20000 --workers 4 \
       --image servebench:1 --host-path /var/tmp/servebench --name rate200
+  kubectl create secret generic llm-key --from-literal=api-key="$SERVEBENCH_API_KEY"
+  servebench kube job --url https://llm.example --model M --concurrency 64 --duration 60s \
+      --api-key-secret llm-key --workers 4 --image servebench:1 --claim bench-results
 `
 
 // kubeFlags are kube job's own flags; every other flag is run's.
@@ -45,7 +58,7 @@ type kubeFlags struct {
 
 // kubeOwnFlags are the flags kube job reads itself; the rest go to run.
 var kubeOwnFlags = map[string]bool{"workers": true, "image": true, "name": true, "namespace": true,
-	"claim": true, "host-path": true, "start-in": true, "api-key-secret": true}
+	"claim": true, "host-path": true, "start-in": true, "api-key-secret": true, "credentials-secret": true}
 
 // jobFlagsSet are run flags the Job sets for each worker.
 var jobFlagsSet = map[string]bool{"out": true, "shard": true, "start-at": true}
@@ -62,6 +75,7 @@ func (k *kubeFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&k.Claim, "claim", "", "a ReadWriteMany PersistentVolumeClaim every worker writes its run directory to")
 	fs.StringVar(&k.HostPath, "host-path", "", "a directory on each node for the workers' run directories (instead of --claim)")
 	fs.StringVar(&k.APIKeySecret, "api-key-secret", "", "a Secret whose key api-key becomes the workers' --api-key-env variable")
+	fs.StringVar(&k.CredentialsSecret, "credentials-secret", "", "an existing Secret holding the credentials of --header and URLs, under the keys kube job names (default: print one, NAME-credentials, before the Job)")
 	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the start mark, from now, when --start-at is not given")
 }
 
@@ -81,25 +95,78 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench kube job -h", "unexpected argument %q", fs.Arg(0))
 	}
+	key := ""
+	if f.apiKeyEnv != "" {
+		key = env.Getenv(f.apiKeyEnv)
+	}
+	// No error kube job prints shows a credential the workers get.
+	if t, err := backend.NewTarget(backend.TargetOptions{URL: f.url, APIKey: key, Header: f.headers.h}); err == nil {
+		env.redactors = append(env.redactors, t.Redactor())
+	}
+	env.redactors = append(env.redactors, f.tel.redactor())
 	if err := k.check(fs, &f); err != nil {
+		return err
+	}
+	if err := k.checkAPIKey(&f, key); err != nil {
 		return err
 	}
 	if err := k.checkLoad(&f); err != nil {
 		return err
 	}
-	k.RunArgs = runArgs(args, fs)
+	k.RunArgs, k.Credentials = moveCredentials(runArgs(args, fs))
 	// A pod's history database would go with the pod; the merged run is
 	// the one to keep (history import of report --out's directory).
 	if set := setFlags(fs); !set["db"] && !set["no-history"] {
 		k.RunArgs = append(k.RunArgs, "--no-history")
 	}
 	k.APIKeyEnv = f.apiKeyEnv
-	b, err := yaml.Marshal(kube.Job(k.Options))
-	if err != nil {
-		return err
+	return k.print(env)
+}
+
+// print writes the Job, after the Secret holding its credentials unless
+// the user named one of theirs.
+func (k *kubeFlags) print(env *Env) error {
+	var docs []any
+	switch {
+	case len(k.Credentials) == 0 && k.CredentialsSecret != "":
+		return usagef("servebench kube job --header 'Authorization: Bearer KEY' --credentials-secret NAME ...",
+			"--credentials-secret %s: no --header or URL given carries a credential", k.CredentialsSecret)
+	case len(k.Credentials) > 0 && k.CredentialsSecret == "":
+		k.CredentialsSecret = k.Name + "-credentials"
+		docs = append(docs, kube.NewSecret(k.Options))
+		fmt.Fprintln(env.Stderr, credentialsNote(k, true))
+	case len(k.Credentials) > 0:
+		fmt.Fprintln(env.Stderr, credentialsNote(k, false))
 	}
-	_, err = env.Stdout.Write(b)
-	return err
+	docs = append(docs, kube.NewJob(k.Options))
+	for i, d := range docs {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b = append([]byte("---\n"), b...)
+		}
+		if _, err := env.Stdout.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkAPIKey refuses an API key in the environment that the workers
+// would not get: only a Secret takes it to them.
+func (k *kubeFlags) checkAPIKey(f *runFlags, key string) error {
+	switch {
+	case k.APIKeySecret != "" && f.apiKeyEnv == "":
+		return usagef("servebench kube job --api-key-secret NAME --api-key-env SERVEBENCH_API_KEY ...",
+			"--api-key-secret %s: --api-key-env is empty, so the workers would not read the key", k.APIKeySecret)
+	case key != "" && k.APIKeySecret == "":
+		return usagef(fmt.Sprintf(`kubectl create secret generic NAME --from-literal=api-key="$%s", then servebench kube job --api-key-secret NAME ...`, f.apiKeyEnv),
+			"$%s holds an API key that would not reach the workers: give --api-key-secret NAME, a Secret whose key api-key holds it (or unset %s if the server needs no key)",
+			f.apiKeyEnv, f.apiKeyEnv)
+	}
+	return nil
 }
 
 // check refuses a Job that could not run as asked.
@@ -128,6 +195,11 @@ func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 	}
 	if err := kube.ValidName(k.Name); err != nil {
 		return usagef(hint+" --name bench-a", "--name: %v", err)
+	}
+	for flag, name := range map[string]string{"api-key-secret": k.APIKeySecret, "credentials-secret": k.CredentialsSecret} {
+		if err := kube.ValidSecretName(name); name != "" && err != nil {
+			return usagef(hint+" --"+flag+" llm-key", "--%s: %v", flag, err)
+		}
 	}
 	return nil
 }

@@ -250,6 +250,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("--%s wants %s", m[1], flagForm(fs.Lookup(m[1]), ""))
 	}
 	if m := flagInvalid.FindStringSubmatch(msg); m != nil {
+		if r, ok := flagValue(fs, m[2]).(interface{ redact(string) string }); ok {
+			m[1] = r.redact(m[1]) // a credential
+		}
 		form := flagForm(fs.Lookup(m[2]), m[3])
 		if form == "" { // a flag of its own type: its reason says it all
 			return fmt.Errorf("--%s %q: %s", m[2], m[1], m[3])
@@ -257,6 +260,14 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("--%s wants %s, got %q", m[2], form, m[1])
 	}
 	return fmt.Errorf("%v (%s)", err, help)
+}
+
+// flagValue is the Value of the flag named name (nil when there is none).
+func flagValue(fs *flag.FlagSet, name string) flag.Value {
+	if f := fs.Lookup(name); f != nil {
+		return f.Value
+	}
+	return nil
 }
 
 // flagForm says what kind of value a flag takes. For flags of their own

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -66,12 +67,20 @@ func (l *urlList) Set(s string) error {
 	return nil
 }
 
+// redact hides the user:password of a URL given on the command line.
+func (l *urlList) redact(s string) string { return backend.RedactURL(s) }
+
 func checkHTTPURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", s)
+		return fmt.Errorf("%q is not an http(s) URL", backend.RedactURL(s))
 	}
 	return nil
+}
+
+// redactor knows the user:password of the telemetry URLs.
+func (t *telemetryFlags) redactor() *backend.Redactor {
+	return backend.NewURLRedactor(append([]string{t.gpuURL, t.hostURL}, t.metricsURLs...)...)
 }
 
 // showNotes prints what cannot be sampled, each note once per command

@@ -163,7 +163,8 @@ func (f *runFlags) server(env *Env, url, name string) (*backend.Target, error) {
 	if err != nil {
 		return nil, usagef("servebench run --url http://127.0.0.1:8000", "--url: %v", err)
 	}
-	env.redactors = append(env.redactors, t.Redactor())
+	// The telemetry URLs' user:password is as secret as the target's.
+	env.redactors = append(env.redactors, t.Redactor(), f.tel.redactor())
 	return t, nil
 }
 

@@ -1,18 +1,14 @@
 // Package kube writes the Kubernetes objects that run servebench as many
 // workers: an Indexed Job whose completion index is each worker's shard
-// (docs/DISTRIBUTED.md). It builds k8s.io/api types, so that what it
-// prints is what the API server decodes.
+// (docs/DISTRIBUTED.md), and the Secret that carries the credentials
+// its arguments must not.
 package kube
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
-
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Paths inside a worker's container: the binary the Dockerfile installs,
@@ -43,20 +39,46 @@ type Options struct {
 	// APIKeySecret, when set, is a Secret whose key "api-key" becomes the
 	// variable APIKeyEnv that run reads the API key from.
 	APIKeySecret, APIKeyEnv string
+	// Credentials reach the workers through the Secret CredentialsSecret,
+	// never in their arguments, which refer to them as $(Env).
+	Credentials       []Credential
+	CredentialsSecret string
 	// RunArgs are run's flags as the user gave them, passed on verbatim.
 	RunArgs []string
 	// StartAt is the mark every worker starts its first point at.
 	StartAt time.Time
 }
 
+// A Credential is a value a worker needs that anyone who can read Pods
+// must not see: the Secret's key Key holds it, the container's variable
+// Env is set from that key, and the kubelet expands $(Env) in the
+// arguments.
+type Credential struct {
+	Key, Env, Value string
+}
+
+// dnsLabel is an RFC 1123 label, the form of a Job's name.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
 // ValidName reports a Job name Kubernetes would refuse (a DNS label,
 // short enough for the pod names the controller derives from it).
 func ValidName(name string) error {
-	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return fmt.Errorf("%q: %s", name, errs[0])
+	if !dnsLabel.MatchString(name) {
+		return fmt.Errorf("%q: lower case letters, digits and '-', starting and ending with a letter or digit (e.g. bench-a)", name)
 	}
 	if len(name) > 48 {
 		return fmt.Errorf("%q: at most 48 characters, so that pod names derived from it stay valid", name)
+	}
+	return nil
+}
+
+// dnsSubdomain is an RFC 1123 subdomain, the form of a Secret's name.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// ValidSecretName reports a Secret name Kubernetes would refuse.
+func ValidSecretName(name string) error {
+	if !dnsSubdomain.MatchString(name) || len(name) > 253 {
+		return fmt.Errorf("%q: lower case letters, digits, '-' and '.', starting and ending with a letter or digit (e.g. llm-key)", name)
 	}
 	return nil
 }
@@ -71,10 +93,10 @@ func OutDir(name string, i int) string {
 	return ResultsDir + "/" + name + "/worker-" + idx
 }
 
-// Job is the Indexed Job running o.Workers workers of one sharded run.
-func Job(o Options) *batchv1.Job {
+// NewJob is the Indexed Job running o.Workers workers of one sharded run.
+func NewJob(o Options) *Job {
 	n := int32(o.Workers)
-	indexed := batchv1.IndexedCompletion
+	indexed := "Indexed"
 	// No retries, and no worker's failure stops the others: an index
 	// fails at its pod's first failure (a worker restarted after the mark
 	// would measure another load than the others), while the other
@@ -83,22 +105,21 @@ func Job(o Options) *batchv1.Job {
 	// failure and stop every other worker mid-run.
 	retries := int32(0)
 	noToken := false
-	labels := map[string]string{"app.kubernetes.io/name": "servebench", "app.kubernetes.io/instance": o.Name}
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
+	return &Job{
+		TypeMeta:   TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels(o)},
+		Spec: JobSpec{
 			CompletionMode:       &indexed,
 			Completions:          &n,
 			Parallelism:          &n,
 			BackoffLimitPerIndex: &retries,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{worker(o)},
-					Volumes:       []corev1.Volume{results(o)},
-					Affinity:      spread(labels),
+			Template: PodTemplateSpec{
+				ObjectMeta: ObjectMeta{Labels: labels(o)},
+				Spec: PodSpec{
+					RestartPolicy: "Never",
+					Containers:    []Container{worker(o)},
+					Volumes:       []Volume{results(o)},
+					Affinity:      spread(labels(o)),
 					// The workers never call the API server: no token.
 					AutomountServiceAccountToken: &noToken,
 					SecurityContext:              security(o),
@@ -108,51 +129,74 @@ func Job(o Options) *batchv1.Job {
 	}
 }
 
+// labels mark the Job, its pods and its Secret as this run's.
+func labels(o Options) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "servebench", "app.kubernetes.io/instance": o.Name}
+}
+
+// NewSecret is the Secret CredentialsSecret holding o.Credentials.
+func NewSecret(o Options) *Secret {
+	data := map[string]string{}
+	for _, c := range o.Credentials {
+		data[c.Key] = c.Value
+	}
+	return &Secret{
+		TypeMeta:   TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: ObjectMeta{Name: o.CredentialsSecret, Namespace: o.Namespace, Labels: labels(o)},
+		Type:       "Opaque",
+		StringData: data,
+	}
+}
+
 // worker is the container: servebench run with the user's flags, its
 // shard, one start mark and its own run directory.
-func worker(o Options) corev1.Container {
+func worker(o Options) Container {
 	args := append([]string{"run"}, o.RunArgs...)
 	args = append(args,
 		"--shard="+"$("+IndexEnv+")/"+strconv.Itoa(o.Workers),
 		"--start-at="+o.StartAt.UTC().Format(time.RFC3339),
 		"--out="+OutDir(o.Name, -1))
-	env := []corev1.EnvVar{{Name: IndexEnv, ValueFrom: &corev1.EnvVarSource{
-		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + indexAnnotation + "']"}}}}
+	env := []EnvVar{{Name: IndexEnv, ValueFrom: &EnvVarSource{
+		FieldRef: &ObjectFieldSelector{FieldPath: "metadata.annotations['" + indexAnnotation + "']"}}}}
 	if o.APIKeySecret != "" {
-		env = append(env, corev1.EnvVar{Name: o.APIKeyEnv, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: o.APIKeySecret}, Key: apiKeySecretKey}}})
+		env = append(env, EnvVar{Name: o.APIKeyEnv, ValueFrom: &EnvVarSource{
+			SecretKeyRef: &SecretKeySelector{Name: o.APIKeySecret, Key: apiKeySecretKey}}})
+	}
+	for _, c := range o.Credentials {
+		env = append(env, EnvVar{Name: c.Env, ValueFrom: &EnvVarSource{
+			SecretKeyRef: &SecretKeySelector{Name: o.CredentialsSecret, Key: c.Key}}})
 	}
 	escalate := false
-	return corev1.Container{
+	return Container{
 		Name: container, Image: o.Image, Command: []string{Binary}, Args: args, Env: env,
-		VolumeMounts: []corev1.VolumeMount{{Name: volume, MountPath: ResultsDir}},
+		VolumeMounts: []VolumeMount{{Name: volume, MountPath: ResultsDir}},
 		// servebench needs no privilege (the Pod Security Standards'
 		// restricted profile, with the pod's non-root user and seccomp).
-		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &escalate,
-			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+		SecurityContext: &SecurityContext{AllowPrivilegeEscalation: &escalate,
+			Capabilities: &Capabilities{Drop: []string{"ALL"}}},
 	}
 }
 
 // results is the volume the workers' run directories go to.
-func results(o Options) corev1.Volume {
-	v := corev1.Volume{Name: volume}
+func results(o Options) Volume {
+	v := Volume{Name: volume}
 	if o.Claim != "" {
-		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.Claim}
+		v.PersistentVolumeClaim = &PersistentVolumeClaimVolumeSource{ClaimName: o.Claim}
 		return v
 	}
-	dir := corev1.HostPathDirectoryOrCreate
-	v.HostPath = &corev1.HostPathVolumeSource{Path: o.HostPath, Type: &dir}
+	dir := "DirectoryOrCreate"
+	v.HostPath = &HostPathVolumeSource{Path: o.HostPath, Type: &dir}
 	return v
 }
 
 // spread prefers one worker per node: workers sharing a node share its
 // CPUs and network, the limit sharding is there to lift.
-func spread(labels map[string]string) *corev1.Affinity {
-	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+func spread(labels map[string]string) *Affinity {
+	return &Affinity{PodAntiAffinity: &PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []WeightedPodAffinityTerm{{
 			Weight: 100,
-			PodAffinityTerm: corev1.PodAffinityTerm{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+			PodAffinityTerm: PodAffinityTerm{
+				LabelSelector: &LabelSelector{MatchLabels: labels},
 				TopologyKey:   "kubernetes.io/hostname",
 			},
 		}},
@@ -168,12 +212,12 @@ const imageUser = 65532
 // the workers. A node directory, created by the kubelet as root, can only
 // be written as root (and a hostPath volume is outside the restricted and
 // baseline profiles anyway).
-func security(o Options) *corev1.PodSecurityContext {
-	seccomp := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+func security(o Options) *PodSecurityContext {
+	seccomp := &SeccompProfile{Type: "RuntimeDefault"}
 	if o.HostPath != "" {
 		root := int64(0)
-		return &corev1.PodSecurityContext{RunAsUser: &root, SeccompProfile: seccomp}
+		return &PodSecurityContext{RunAsUser: &root, SeccompProfile: seccomp}
 	}
 	group, nonRoot := int64(imageUser), true
-	return &corev1.PodSecurityContext{FSGroup: &group, RunAsNonRoot: &nonRoot, SeccompProfile: seccomp}
+	return &PodSecurityContext{FSGroup: &group, RunAsNonRoot: &nonRoot, SeccompProfile: seccomp}
 }

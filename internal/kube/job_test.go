@@ -10,7 +10,7 @@ import (
 )
 
 func TestJobHostPath(t *testing.T) {
-	job := Job(Options{Workers: 2, Image: "i", Name: "n", HostPath: "/var/tmp/sb", RunArgs: []string{"--url", "http://x:1"},
+	job := NewJob(Options{Workers: 2, Image: "i", Name: "n", HostPath: "/var/tmp/sb", RunArgs: []string{"--url", "http://x:1"},
 		StartAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)})
 	pod := job.Spec.Template.Spec
 	v := pod.Volumes[0]
@@ -28,7 +28,7 @@ func TestJobHostPath(t *testing.T) {
 }
 
 func TestJobAPIKeySecret(t *testing.T) {
-	c := Job(Options{Workers: 1, Image: "i", Name: "n", Claim: "c", APIKeySecret: "llm-key", APIKeyEnv: "MY_KEY"}).Spec.Template.Spec.Containers[0]
+	c := NewJob(Options{Workers: 1, Image: "i", Name: "n", Claim: "c", APIKeySecret: "llm-key", APIKeyEnv: "MY_KEY"}).Spec.Template.Spec.Containers[0]
 	if len(c.Env) != 2 || c.Env[1].Name != "MY_KEY" || c.Env[1].ValueFrom.SecretKeyRef.Name != "llm-key" || c.Env[1].ValueFrom.SecretKeyRef.Key != "api-key" {
 		t.Errorf("env %+v, want MY_KEY from secret llm-key's api-key", c.Env)
 	}

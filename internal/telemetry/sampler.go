@@ -34,7 +34,8 @@ type SamplerOptions struct {
 	// Out receives telemetry.jsonl, a sample a line as it comes; nil keeps
 	// samples in memory only.
 	Out io.Writer
-	// Redact removes credentials from error text before it is recorded.
+	// Redact removes credentials from error text and from raw series'
+	// labels before they are recorded.
 	Redact func(string) string
 }
 
@@ -215,6 +216,7 @@ func (s *Sampler) event(at int64, kind, source, detail string) {
 // put keeps a sample and writes its line; under mu. A write error is kept
 // for Stop and the sample still counts.
 func (s *Sampler) put(smp Sample) {
+	smp.Raw = redactKeys(smp.Raw, s.o.Redact)
 	s.samples = append(s.samples, smp)
 	if s.enc == nil || s.werr != nil {
 		return
@@ -222,6 +224,21 @@ func (s *Sampler) put(smp Sample) {
 	if err := s.enc.Encode(smp); err != nil {
 		s.werr = err
 	}
+}
+
+// redactKeys removes credentials from raw series' labels: an engine may
+// label a series with the API key a request came with. Two series whose
+// labels differ only in a credential are summed (their counts add, and
+// which is which must not be told).
+func redactKeys(raw map[string]float64, redact func(string) string) map[string]float64 {
+	if raw == nil {
+		return nil
+	}
+	out := make(map[string]float64, len(raw))
+	for k, v := range raw {
+		out[redact(k)] += v
+	}
+	return out
 }
 
 // flush pushes the buffered lines to Out; under mu.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,5 +219,24 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("condition not met within 10 s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestSamplerRedactsRawLabels: an engine servebench does not map may label
+// its series with the API key a request carried; telemetry.jsonl keeps
+// the series, not the key.
+func TestSamplerRedactsRawLabels(t *testing.T) {
+	var out strings.Builder
+	s := newSampler(SamplerOptions{Epoch: time.Now(), Out: &out,
+		Redact: func(s string) string { return strings.ReplaceAll(s, "sk-secret", "[redacted]") }})
+	s.put(Sample{Source: KindServer, Server: &Server{Engine: "unknown"}, Raw: map[string]float64{
+		`requests_total{key="sk-secret"}`: 3, `requests_total{key="other"}`: 1, `up`: 1}})
+	s.flush()
+	if strings.Contains(out.String(), "sk-secret") {
+		t.Errorf("telemetry.jsonl keeps the key: %s", out.String())
+	}
+	want := map[string]float64{`requests_total{key="[redacted]"}`: 3, `requests_total{key="other"}`: 1, `up`: 1}
+	if got := s.samples[0].Raw; !maps.Equal(got, want) {
+		t.Errorf("raw = %v, want %v", got, want)
 	}
 }
