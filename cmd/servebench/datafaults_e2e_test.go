@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -61,5 +64,57 @@ func TestFaultInterruptBuiltinSimulator(t *testing.T) {
 				t.Errorf("output does not count the %d records on disk:\n%s", sum(classes), &out)
 			}
 		})
+	}
+}
+
+// A stalled closed loop: the server accepts every request and never
+// answers. With the default 10-minute timeout, --duration 3s --grace 2s
+// still ends at about duration plus grace, as an open loop does, with each
+// request recorded as a timeout and the files written.
+func TestFaultStalledClosedLoopEnds(t *testing.T) {
+	var got atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		got.Add(1)
+		<-r.Context().Done()
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "r")
+	cmd := exec.Command(binary, loadArgs(t, "http://"+l.Addr().String(), dir, "--concurrency", "2", "--duration", "3s", "--grace", "2s", "--json")...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	ended := make(chan int, 1)
+	go func() { ended <- cliExitCode(t, cmd) }()
+	var code int
+	select {
+	case code = <-ended:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a stalled closed loop with --duration 3s --grace 2s still runs after 60s")
+	}
+	// At least the duration and the grace; the upper bound is loose, for
+	// a loaded machine: the fault was a wait of the 10-minute timeout.
+	if el := time.Since(start); el < 5*time.Second || el > 30*time.Second {
+		t.Errorf("ran %v, want about 5 s (duration + grace)", el)
+	}
+	classes := loadRecords(t, dir)
+	sent, _ := loadSent(t, dir)
+	if classes["timeout_first"] != 2 || sum(classes) != 2 || sent != 2 || got.Load() != 2 {
+		t.Errorf("records by class %v, sent %d, server saw %d: want 2 first-token timeouts, one per request sent", classes, sent, got.Load())
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "every request failed") || !strings.Contains(stdout.String(), `"schema": "servebench.summary/v1"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q: want the summary printed, then exit 1 as every request failed", code, &stdout, &stderr)
 	}
 }
