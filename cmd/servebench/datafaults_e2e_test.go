@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -116,5 +119,106 @@ func TestFaultStalledClosedLoopEnds(t *testing.T) {
 	}
 	if code != 1 || !strings.Contains(stderr.String(), "every request failed") || !strings.Contains(stdout.String(), `"schema": "servebench.summary/v1"`) {
 		t.Errorf("exit %d, stdout %q, stderr %q: want the summary printed, then exit 1 as every request failed", code, &stdout, &stderr)
+	}
+}
+
+// faultSmallDisk mounts a tmpfs of size bytes for one test and unmounts it
+// when the test ends; it skips where that cannot be done (not Linux, not
+// root, no mount).
+func faultSmallDisk(t *testing.T, size int) string {
+	t.Helper()
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a full disk is made with a small tmpfs: needs Linux and root (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs to fill: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// faultStored reads what the history stored of run id: the requests of its
+// points (completed, failed) and whether it was interrupted.
+func faultStored(t *testing.T, stdout string) (requests int) {
+	t.Helper()
+	_, after, ok := strings.Cut(stdout, "stored in history as run ")
+	id, _, _ := strings.Cut(after, "\n")
+	if !ok {
+		t.Fatalf("the run was not stored in history:\n%s", stdout)
+	}
+	code, out, stderr := run(t, "history", "show", id, "--json")
+	if code != 0 {
+		t.Fatalf("history show %s: exit %d: %s", id, code, stderr)
+	}
+	var e struct {
+		Points []struct{ Completed, Failed int }
+	}
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatalf("history show --json: %v\n%s", err, out)
+	}
+	for _, p := range e.Points {
+		requests += p.Completed + p.Failed
+	}
+	return requests
+}
+
+// A disk that fills during a run: the first record that cannot be written
+// stops the load at once; the error names records.jsonl and the cause; the
+// count printed and stored is the count on disk, with no torn line; and
+// report later says why the run ended. A disk full from the start leaves
+// nothing that blocks a rerun.
+func TestFaultDiskFull(t *testing.T) {
+	mnt := faultSmallDisk(t, 320<<10)
+	dir := filepath.Join(mnt, "r")
+	code, stdout, stderr := run(t, "run", "--concurrency", "4", "--requests", "1500", "--warmup", "0", "--out", dir)
+	out := stdout + stderr
+	if code != 1 || !strings.Contains(stderr, "records.jsonl") || !strings.Contains(stderr, "no space left on device") {
+		t.Errorf("exit %d; want 1 and an error naming records.jsonl and the cause:\n%s", code, out)
+	}
+	classes := loadRecords(t, dir) // fails on a torn line
+	onDisk := sum(classes)
+	if onDisk == 0 || onDisk >= 1500 {
+		t.Fatalf("%d records on disk: want the disk to fill mid-run", onDisk)
+	}
+	if !strings.Contains(out, fmt.Sprintf("%d records written to %s", onDisk, dir)) {
+		t.Errorf("output does not say the %d records on disk were written:\n%s", onDisk, out)
+	}
+	// At once: no more sent than were on disk and in flight (4 users),
+	// and those the users had under way when the write failed.
+	if sent, _ := loadSent(t, dir); sent > onDisk+2*4 {
+		t.Errorf("run.json says %d sent for %d records on disk: the load went on after the disk filled", sent, onDisk)
+	}
+	if stored := faultStored(t, out); stored != onDisk {
+		t.Errorf("history stored %d requests for %d records on disk", stored, onDisk)
+	}
+	code, _, rstderr := run(t, "report", "--json", dir)
+	rout := rstderr
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, rstderr)
+	}
+	_, rjson, _ := run(t, "report", "--json", dir)
+	rout += rjson
+	if !strings.Contains(rout, "no space left on device") || strings.Contains(rout, "was interrupted") {
+		t.Errorf("report does not say the disk filled, or blames an interrupt:\n%s", rout)
+	}
+
+	// Full from the start: the error says so, and nothing is left that
+	// blocks the same command once there is room.
+	filler := filepath.Join(mnt, "filler")
+	exec.Command("dd", "if=/dev/zero", "of="+filler, "bs=4096").Run()
+	again := filepath.Join(mnt, "again")
+	code, _, stderr = run(t, "run", "--concurrency", "2", "--requests", "4", "--output-tokens", "4", "--out", again)
+	if code != 1 || !strings.Contains(stderr, "no space left on device") {
+		t.Errorf("a full disk at the start: exit %d, stderr %q; want 1 and the cause", code, stderr)
+	}
+	entries, _ := os.ReadDir(again)
+	for _, e := range entries {
+		t.Errorf("a run that could not start left %s behind", e.Name())
+	}
+	os.Remove(filler)
+	os.RemoveAll(dir)
+	if code, _, stderr := run(t, "run", "--concurrency", "2", "--requests", "4", "--output-tokens", "4", "--out", again); code != 0 {
+		t.Errorf("the rerun with room: exit %d: %s", code, stderr)
 	}
 }

@@ -288,7 +288,8 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		return nil, &Error{Err: fmt.Errorf("%s holds no records", name), Hint: "servebench run --out DIR writes DIR/records.jsonl", Code: ExitFailure}
 	}
 	unfinished := dir != "" && !exists(filepath.Join(dir, bench.SummaryFile))
-	if unfinished && run != nil {
+	stopped := run != nil && run.Stopped != "" // it says why it ended
+	if unfinished && run != nil && !stopped {
 		run.Interrupted = true
 	}
 	s := metrics.Summarize(run, &agg)
@@ -301,7 +302,7 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 			return nil, err
 		}
 	}
-	if unfinished {
+	if unfinished && !stopped {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no %s: the run was interrupted before it finished (killed, or a second Ctrl-C); this report is rebuilt from the %d records it wrote", dir, bench.SummaryFile, n))
 	}
 	return s, nil

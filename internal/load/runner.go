@@ -66,6 +66,10 @@ type Runner struct {
 	Send  Sender
 	Emit  func(*record.Record)
 	Grace time.Duration
+	// Halt, when it closes, stops the run at once: nothing more is sent
+	// and the requests in flight are cancelled without a grace (the
+	// records file failed: their records would be lost).
+	Halt <-chan struct{}
 
 	nextID atomic.Int64
 	// lagMax is the largest open-loop dispatch lag (ns, plus one so that
@@ -99,10 +103,13 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if err := p.Validate(); err != nil {
 		return Client{}, err
 	}
-	reqCtx, cancel := withGrace(ctx, r.grace())
+	interrupt := ctx
+	ctx, halted := r.halting(ctx)
+	defer halted()
+	reqCtx, cancel := withGrace(ctx, r.grace(), r.Halt)
 	defer cancel()
-	// stop ends sending (an interrupt, or the breaker tripping); requests
-	// in flight still run under reqCtx.
+	// stop ends sending (an interrupt, a halt, or the breaker tripping);
+	// requests in flight still run under reqCtx.
 	stop, stopSending := context.WithCancel(ctx)
 	defer stopSending()
 	brk := &breaker{trip: stopSending}
@@ -121,8 +128,25 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if wall := time.Since(wall0).Seconds(); wall > 0 {
 		c.CPUPercent = 100 * c.CPUSeconds / wall
 	}
-	c.Interrupted = ctx.Err() != nil
+	c.Interrupted = interrupt.Err() != nil
 	return c, err
+}
+
+// halting is ctx, also cancelled when Halt closes.
+func (r *Runner) halting(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if r.Halt == nil {
+		return ctx, cancel
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Halt:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return ctx, func() { close(stop); cancel() }
 }
 
 func (r *Runner) grace() time.Duration {
@@ -144,8 +168,9 @@ func WithAbort(ctx context.Context, abort <-chan struct{}) context.Context {
 }
 
 // withGrace returns a context that is cancelled grace after parent is done,
-// or as soon as the abort channel parent carries is closed after that.
-func withGrace(parent context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+// or as soon as the abort channel parent carries, or halt, is closed after
+// that.
+func withGrace(parent context.Context, grace time.Duration, halt <-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	abort, _ := parent.Value(abortKey{}).(<-chan struct{})
 	stop := context.AfterFunc(parent, func() {
@@ -155,6 +180,8 @@ func withGrace(parent context.Context, grace time.Duration) (context.Context, co
 		case <-t.C:
 			cancel()
 		case <-abort: // nil without WithAbort: never ready
+			cancel()
+		case <-halt: // nil without Runner.Halt
 			cancel()
 		case <-ctx.Done():
 		}

@@ -76,6 +76,9 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	if run.Interrupted {
 		s.Warnings = append(s.Warnings, "the run was interrupted: the last load point is incomplete and later points did not run")
 	}
+	if run.Stopped != "" {
+		s.Warnings = append(s.Warnings, "the run stopped before its load was done: "+run.Stopped)
+	}
 	return s
 }
 

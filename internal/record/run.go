@@ -58,6 +58,10 @@ type Run struct {
 	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
+	// Stopped says why the run stopped before its load was done when no
+	// signal stopped it (its records file could not be written); absent
+	// otherwise.
+	Stopped string `json:"stopped,omitempty"`
 	// Shard is set when the run is one worker of a sharded run (run
 	// --shard): which worker, of how many (docs/DISTRIBUTED.md).
 	Shard *RunShard `json:"shard,omitempty"`
