@@ -222,3 +222,130 @@ func TestFaultDiskFull(t *testing.T) {
 		t.Errorf("the rerun with room: exit %d: %s", code, stderr)
 	}
 }
+
+// faultRun makes a small finished run of the built-in simulator in a new
+// directory.
+func faultRun(t *testing.T, extra ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "r")
+	args := append([]string{"run", "--concurrency", "2", "--requests", "16", "--output-tokens", "16", "--warmup", "0", "--out", dir}, extra...)
+	if code, _, stderr := run(t, args...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	return dir
+}
+
+// faultPoints is report --json's points without their warnings, to
+// compare two reports' figures.
+func faultPoints(t *testing.T, stdout string) string {
+	t.Helper()
+	var s struct {
+		Points []map[string]any `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, stdout)
+	}
+	for _, p := range s.Points {
+		delete(p, "warnings")
+		delete(p, "client") // run.json's, which a rebuilt run lacks
+	}
+	b, _ := json.Marshal(s.Points)
+	return string(b)
+}
+
+// Duplicated records are counted once: a record is unique by its id, and
+// the repeated lines are dropped with a warning naming them.
+func TestFaultDuplicateRecords(t *testing.T) {
+	dir := faultRun(t)
+	_, want, _ := run(t, "report", "--json", dir)
+	path := filepath.Join(dir, "records.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	// lines 17, 18 and 19 repeat lines 2, 5 and 9
+	b = append(b, lines[1]+lines[4]+lines[8]...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := run(t, "report", "--json", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if faultPoints(t, got) != faultPoints(t, want) {
+		t.Errorf("with 3 records repeated the figures changed:\n%s\nwant\n%s", faultPoints(t, got), faultPoints(t, want))
+	}
+	if !strings.Contains(stderr, "dropped 3 duplicated record(s)") || !strings.Contains(stderr, "line 17 (id ") || !strings.Contains(stderr, "line 19 (id ") {
+		t.Errorf("stderr does not name the 3 duplicated lines: %q", stderr)
+	}
+}
+
+// A damaged run.json: report and compare rebuild the run from its records,
+// with a warning naming the file, instead of refusing the directory.
+func TestFaultDamagedRunJSON(t *testing.T) {
+	dir := faultRun(t, "--api", "openai-completions")
+	_, want, _ := run(t, "report", "--json", dir)
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"schema":"servebench.run/v1","tar`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := run(t, "report", "--json", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, filepath.Join(dir, "run.json")+" is damaged") || !strings.Contains(stderr, "taken from summary.json") {
+		t.Errorf("stderr does not say run.json is damaged and taken from summary.json: %q", stderr)
+	}
+	if faultPoints(t, got) != faultPoints(t, want) {
+		t.Errorf("the rebuilt run's figures differ:\n%s\nwant\n%s", faultPoints(t, got), faultPoints(t, want))
+	}
+	// A killed run has no summary.json: the run comes from the records.
+	os.Remove(filepath.Join(dir, "summary.json"))
+	code, got, stderr = run(t, "report", "--json", dir)
+	if code != 0 || !strings.Contains(stderr, "rebuilt from its records") {
+		t.Fatalf("report without summary.json: exit %d, stderr %q; want the run rebuilt from its records", code, stderr)
+	}
+	var r struct {
+		Run    *struct{ Target struct{ API, Model string } }
+		Points []struct{ Requests struct{ Completed int } }
+	}
+	if json.Unmarshal([]byte(got), &r); r.Run == nil || r.Run.Target.API != "openai-completions" || r.Run.Target.Model != "sim-llama-3.1-8b" ||
+		len(r.Points) != 1 || r.Points[0].Requests.Completed != 16 {
+		t.Errorf("rebuilt run %+v, points %+v: want the target's API and model from the records, 16 completed", r.Run, r.Points)
+	}
+	other := faultRun(t, "--api", "openai-completions")
+	if code, _, stderr := run(t, "compare", other, dir); code != 0 || !strings.Contains(stderr, "is damaged") {
+		t.Errorf("compare with a damaged run.json: exit %d, stderr %q; want it compared, with the warning", code, stderr)
+	}
+}
+
+// After SIGKILL, report keeps the telemetry of the point that was killed:
+// run.json has no entry for it, and its window comes from its records.
+func TestFaultKilledPointTelemetry(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	cmd := exec.Command(binary, "run", "--concurrency", "4", "--requests", "100000", "--out", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitRecords(t, filepath.Join(dir, "records.jsonl"), 30)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	code, stdout, stderr := run(t, "report", "--json", dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var s struct {
+		Points []struct {
+			Telemetry *struct {
+				Server map[string]any `json:"server"`
+			} `json:"telemetry"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || len(s.Points) != 1 {
+		t.Fatalf("report --json: %v\n%s", err, stdout)
+	}
+	if s.Points[0].Telemetry == nil || len(s.Points[0].Telemetry.Server) == 0 {
+		t.Errorf("the killed point has no telemetry, though telemetry.jsonl holds its samples:\n%s", stdout)
+	}
+}

@@ -28,14 +28,14 @@ type recordsFile interface {
 // sink receives every record: it writes it to records.jsonl at once and
 // folds it into the aggregator.
 type sink struct {
-	mu     sync.Mutex
-	agg    metrics.Aggregator
-	w      *record.Writer
-	f      recordsFile
-	lines  *wholeLines // f as w writes it
-	dir    string
-	n      int
-	werr   error
+	mu    sync.Mutex
+	agg   metrics.Aggregator
+	w     *record.Writer
+	f     recordsFile
+	lines *wholeLines // f as w writes it
+	dir   string
+	n     int
+	werr  error
 	// failed closes at the first record that cannot be written: the run
 	// stops at once (load.Runner.Halt), for a record not on disk is lost.
 	failed chan struct{}

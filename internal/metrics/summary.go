@@ -57,7 +57,9 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	for i := range s.Points {
 		p := &s.Points[i]
 		for _, pc := range run.Points {
-			if pc.Index == p.Index {
+			// a point rebuilt from its records (record.Reader.Complete)
+			// has no client figures
+			if pc.Index == p.Index && pc.Client != (record.ClientStats{}) {
 				c := pc.Client
 				p.Client = &c
 				p.Warnings = append(p.Warnings, clientWarnings(c, run.ClientCPUs)...)
