@@ -349,3 +349,46 @@ func TestFaultKilledPointTelemetry(t *testing.T) {
 		t.Errorf("the killed point has no telemetry, though telemetry.jsonl holds its samples:\n%s", stdout)
 	}
 }
+
+// A read-only history can be listed and shown: reading needs no write
+// access (here a read-only mount, as root ignores file permissions). And
+// history import into a damaged database blames the database, not the run
+// directory.
+func TestFaultHistoryReadOnlyAndDamaged(t *testing.T) {
+	mnt := faultSmallDisk(t, 4<<20)
+	db := filepath.Join(mnt, "history.db")
+	dir := faultRun(t)
+	if code, _, stderr := run(t, "history", "import", "--db", db, dir); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount the tmpfs read-only: %v: %s", err, out)
+	}
+	code, stdout, stderr := run(t, "history", "--db", db)
+	if code != 0 || !strings.Contains(stdout, dir) {
+		t.Errorf("history of a read-only database: exit %d, stdout %q, stderr %q; want the run listed", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "history", "show", "1", "--db", db); code != 0 || !strings.Contains(stdout, "run 1") {
+		t.Errorf("history show of a read-only database: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+
+	// Damaged past its first pages: it opens, and storing a run fails.
+	damaged := filepath.Join(t.TempDir(), "history.db")
+	if code, _, stderr := run(t, "history", "import", "--db", damaged, dir); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(damaged)
+	if err != nil || len(b) <= 8192 {
+		t.Fatalf("history database of %d bytes: %v", len(b), err)
+	}
+	for i := 8192; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	os.WriteFile(damaged, b, 0o644)
+	other := faultRun(t)
+	code, _, stderr = run(t, "history", "import", "--db", damaged, other)
+	if code != 1 || !strings.Contains(stderr, "Error: history database "+damaged) || strings.Contains(stderr, other+":") ||
+		strings.Contains(stderr, "a run directory holds") {
+		t.Errorf("import into a damaged database: exit %d, stderr %q; want 1 and the database blamed, not the run directory", code, stderr)
+	}
+}
