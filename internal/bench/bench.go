@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -145,13 +147,14 @@ func Open(cfg Config) (*Session, error) {
 	run.ClientCPUs = runtime.GOMAXPROCS(0)
 	run.Started = epoch.UTC().Format(time.RFC3339Nano)
 	if err := sink.writeRun(&run); err != nil {
-		sink.close()
+		sink.remove()
 		return nil, err
 	}
-	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}
+	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit, Halt: sink.failed}
 	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
 	if err != nil {
-		sink.close()
+		sink.remove()
+		os.Remove(filepath.Join(cfg.OutDir, RunFile))
 		return nil, err
 	}
 	return &Session{cfg: cfg, sink: sink, run: run, tel: tel, runner: runner}, nil
@@ -172,7 +175,10 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)
 	pc.Span = s.sink.span(p.Index)
 	s.run.Points = append(s.run.Points, pc)
-	if werr := s.sink.writeRun(&s.run); err == nil {
+	if werr := s.sink.writeErr(); werr != nil {
+		// the records file failed: that is why the point stopped
+		err = werr
+	} else if werr := s.sink.writeRun(&s.run); err == nil {
 		err = werr
 	}
 	s.sink.mu.Lock()
@@ -201,12 +207,16 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 		return nil, errors.New("bench: session already closed")
 	}
 	s.closed = true
-	err := s.tel.stop()
-	if werr := s.sink.writeErr(); err == nil {
-		err = werr
+	err := s.sink.writeErr() // first: the records are the product
+	if terr := s.tel.stop(); err == nil {
+		err = terr
 	}
 	if cerr := s.sink.close(); err == nil {
 		err = cerr
+	}
+	if re, ok := errors.AsType[*RecordsError](err); ok {
+		s.run.Stopped = fmt.Sprintf("%s could not be written (%v): the load stopped at the first record lost; the %d records before it are in the file",
+			RecordsFile, re.Err, re.Written)
 	}
 	s.run.Interrupted = ctx.Err() != nil
 	s.run.Ended = time.Now().UTC().Format(time.RFC3339Nano)

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"os"
-
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -36,8 +34,4 @@ func (d *RunDir) Finish(run *record.Run, sum any) error {
 // Abandon closes and removes the records file of a directory that will
 // not be finished (the merge failed), so that nothing there passes for a
 // run and the directory can be used again.
-func (d *RunDir) Abandon() {
-	name := d.s.f.Name()
-	d.s.close()
-	os.Remove(name)
-}
+func (d *RunDir) Abandon() { d.s.remove() }

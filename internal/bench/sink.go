@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -27,14 +28,21 @@ type recordsFile interface {
 // sink receives every record: it writes it to records.jsonl at once and
 // folds it into the aggregator.
 type sink struct {
-	mu     sync.Mutex
-	agg    metrics.Aggregator
-	w      *record.Writer
-	f      recordsFile
-	dir    string
-	n      int
-	werr   error
-	notify func(*record.Record)
+	mu    sync.Mutex
+	agg   metrics.Aggregator
+	w     *record.Writer
+	f     recordsFile
+	lines *wholeLines // f as w writes it
+	dir   string
+	n     int
+	werr  error
+	// failed closes at the first record that cannot be written: the run
+	// stops at once (load.Runner.Halt), for a record not on disk is lost.
+	failed chan struct{}
+	// reserve is the room the run keeps on its disk (reserveFile) until
+	// it ends; "" when none is held.
+	reserve string
+	notify  func(*record.Record)
 	// scale converts records to model time before they are aggregated,
 	// observed or shown; the file keeps the measured times.
 	scale float64
@@ -50,6 +58,14 @@ type sink struct {
 	spans  map[int]*record.Span
 	events []telemetry.Sample
 }
+
+// reserveFile holds reserveSize bytes of the run's disk while it runs,
+// given back when it ends (sink.close): a disk that fills during the run
+// still takes the run.json and summary.json that say why it stopped.
+const (
+	reserveFile = ".reserve"
+	reserveSize = 64 << 10
+)
 
 func newSink(dir string) (*sink, error) {
 	s := &sink{dir: dir}
@@ -67,8 +83,57 @@ func newSink(dir string) (*sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
-	s.f, s.w = f, record.NewWriter(f)
+	s.reserve = filepath.Join(dir, reserveFile)
+	if err := os.WriteFile(s.reserve, make([]byte, reserveSize), 0o644); err != nil {
+		// a disk full from the start: nothing is left that blocks a rerun
+		f.Close()
+		os.Remove(path)
+		os.Remove(s.reserve)
+		return nil, fmt.Errorf("%w %s: no room to start a run: %w", ErrRunDir, dir, cause(err))
+	}
+	s.f, s.lines, s.failed = f, &wholeLines{f: f}, make(chan struct{})
+	s.w = record.NewWriter(s.lines)
 	return s, nil
+}
+
+// remove takes away what newSink created, for a run that could not start.
+func (s *sink) remove() {
+	if s.f == nil {
+		return
+	}
+	name := s.f.Name()
+	s.close()
+	os.Remove(name)
+}
+
+// cause is the operating system's reason for a failed file operation
+// (no space left on device), without the path a caller names already.
+func cause(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// wholeLines is the records file as the writer sees it: a write that fails
+// part-way is cut back off, so that the file ends at its last whole record.
+type wholeLines struct {
+	f     recordsFile
+	size  int64
+	lines int // whole records written
+}
+
+func (w *wholeLines) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	if err != nil {
+		if t, ok := w.f.(interface{ Truncate(int64) error }); ok && n > 0 {
+			t.Truncate(w.size)
+		}
+		return n, err
+	}
+	w.size += int64(n)
+	w.lines++
+	return n, nil
 }
 
 func (s *sink) onEmit(f func(*record.Record)) {
@@ -93,17 +158,19 @@ func (s *sink) emit(r *record.Record) {
 	if l, ok := s.loads[r.Point]; ok {
 		r.Load = l
 	}
-	s.observeSpan(r)
 	s.mu.Unlock()
 	if s.w != nil {
-		// The writer has its own lock; a failed write is kept and reported
-		// at the end, and the record still counts in the summary.
+		// The writer has its own lock. A record that is not on disk is not
+		// counted either: what is printed and stored is what the file
+		// holds. The first failure stops the run (failed).
 		if err := s.w.Write(r); err != nil {
-			s.mu.Lock()
-			s.werr = err
-			s.mu.Unlock()
+			s.fail(err)
+			return
 		}
 	}
+	s.mu.Lock()
+	s.observeSpan(r)
+	s.mu.Unlock()
 	r = r.ModelTime(s.scale)
 	s.mu.Lock()
 	s.agg.Add(r)
@@ -133,6 +200,34 @@ func (s *sink) writeErr() error {
 	return s.werr
 }
 
+// fail keeps the first failure to write a record, and stops the run.
+func (s *sink) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.werr != nil {
+		return
+	}
+	// After the writer's first failure it writes nothing more: lines is
+	// the count on disk.
+	s.werr = &RecordsError{Path: filepath.Join(s.dir, RecordsFile), Err: cause(err), Written: s.lines.lines}
+	close(s.failed)
+}
+
+// RecordsError is a records file that could not be written: the run
+// stopped at its first lost record, and Written records are in the file.
+type RecordsError struct {
+	Path    string
+	Err     error
+	Written int
+}
+
+func (e *RecordsError) Error() string {
+	return fmt.Sprintf("%s could not be written: %v; the run stopped at the first record that could not be written, and the %d before it are in the file",
+		e.Path, e.Err, e.Written)
+}
+
+func (e *RecordsError) Unwrap() error { return e.Err }
+
 // writeRun writes run.json next to the records.
 func (s *sink) writeRun(run *record.Run) error {
 	if s.dir == "" {
@@ -155,6 +250,10 @@ func (s *sink) finish(run *record.Run, sum any) error {
 // close flushes the records file to disk and closes it; a failure of
 // either means records may be lost, which the user must hear of.
 func (s *sink) close() error {
+	if s.reserve != "" {
+		os.Remove(s.reserve)
+		s.reserve = ""
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -177,9 +276,21 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return WriteFile(path, append(b, '\n'))
+}
+
+// WriteFile writes b to path through a temporary file and a rename: a
+// reader never sees half a file, and a write that fails (a full disk)
+// leaves neither a torn file nor the temporary one.
+func WriteFile(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, cause(err))
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }

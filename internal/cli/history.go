@@ -131,7 +131,7 @@ func openHistory(ctx context.Context, env *Env, db string) (*store.DB, error) {
 	if err != nil {
 		return nil, usagef("servebench history --db runs/history.db", "%v", err)
 	}
-	h, err := store.Open(ctx, path, store.Options{MustExist: true})
+	h, err := store.Open(ctx, path, store.Options{MustExist: true, ReadOnly: true})
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(env.Stderr, "no run stored yet: %s does not exist (servebench run stores each run; history import DIR… adds run directories)\n", path)
 		return nil, nil
@@ -199,7 +199,7 @@ func RunDir(ctx context.Context, env *Env, db, arg string) (string, error) {
 	if err != nil {
 		return "", &Error{Err: err, Code: ExitFailure}
 	}
-	h, err := store.Open(ctx, path, store.Options{MustExist: true})
+	h, err := store.Open(ctx, path, store.Options{MustExist: true, ReadOnly: true})
 	if err != nil {
 		return "", &Error{Err: err, Hint: "servebench history lists the stored runs and their ids", Code: ExitFailure}
 	}

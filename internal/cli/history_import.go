@@ -34,15 +34,20 @@ func historyImport(ctx context.Context, env *Env, args []string) error {
 	for _, arg := range fs.Args() {
 		dirs = append(dirs, runDirs(arg)...)
 	}
-	failed := 0
+	failed, done := 0, 0
 	for _, dir := range dirs {
-		if err := importDir(ctx, env, h, dir); err != nil {
+		err := importDir(ctx, env, h, dir)
+		if _, ok := errors.AsType[*storeError](err); ok {
+			// the database, not the directory: the next would fail alike
+			return &Error{Err: fmt.Errorf("%w; %d of %d run directories were imported before it failed", err, done, len(dirs)),
+				Hint: "the run directories are not at fault: repair or move the database aside, then import them again", Code: ExitFailure}
+		}
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "Error: %s: %s\n", dir, env.redact(err.Error()))
 			failed++
-			if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrCorrupt) {
-				break // the database, not the directory: the next would fail alike
-			}
+			continue
 		}
+		done++
 	}
 	if failed > 0 {
 		return &Error{Err: fmt.Errorf("%d of %d run directories were not imported (the others were)", failed, len(dirs)),
@@ -81,6 +86,9 @@ func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
 		return err
 	}
 	id, replaced, err := h.Put(ctx, e)
+	if err != nil && e.Validate() == nil {
+		return &storeError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -128,3 +136,10 @@ func loadEntry(env *Env, dir string) (*store.Entry, error) {
 	e.Run, e.Points = s.Run, s.Points
 	return e, nil
 }
+
+// storeError is a failure of the history database itself while storing a
+// run that was read whole: no fault of the run directory.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -246,11 +247,18 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		}
 		defer f.Close()
 		r, name = f, path
-		if run, err = readRun(filepath.Join(filepath.Dir(path), bench.RunFile)); err != nil {
-			return nil, err
-		}
-		if run != nil {
+		runPath := filepath.Join(filepath.Dir(path), bench.RunFile)
+		run, err = record.ReadRun(runPath)
+		switch {
+		case err == nil:
 			dir = filepath.Dir(path) // a records file inside a run directory
+		case errors.Is(err, os.ErrNotExist):
+			run = nil // records suffice
+		case errors.Is(err, record.ErrRunDamaged):
+			dir = filepath.Dir(path)
+			run = recoverRun(env, dir, err)
+		default:
+			return nil, err
 		}
 	}
 	// The run's own slices unless --slice asks for others.
@@ -284,11 +292,17 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		return nil, &Error{Err: fmt.Errorf("%s: %w", name, err), Hint: hint, Code: ExitFailure}
 	}
 	warnDamaged(env, name, rd.Damaged())
+	warnDuplicates(env, name, rd.Duplicates())
+	if dir != "" {
+		// a damaged run.json rebuilt, a killed run's last point added
+		run = rd.Complete(run)
+	}
 	if n == 0 {
 		return nil, &Error{Err: fmt.Errorf("%s holds no records", name), Hint: "servebench run --out DIR writes DIR/records.jsonl", Code: ExitFailure}
 	}
 	unfinished := dir != "" && !exists(filepath.Join(dir, bench.SummaryFile))
-	if unfinished && run != nil {
+	stopped := run != nil && run.Stopped != "" // it says why it ended
+	if unfinished && run != nil && !stopped {
 		run.Interrupted = true
 	}
 	s := metrics.Summarize(run, &agg)
@@ -301,7 +315,7 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 			return nil, err
 		}
 	}
-	if unfinished {
+	if unfinished && !stopped {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no %s: the run was interrupted before it finished (killed, or a second Ctrl-C); this report is rebuilt from the %d records it wrote", dir, bench.SummaryFile, n))
 	}
 	return s, nil
@@ -326,6 +340,40 @@ func warnDamaged(env *Env, name string, damaged []*record.LineError) {
 	}
 	fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted: line %s%s (first: %v); --strict refuses the file\n",
 		name, len(damaged), strings.Join(lines, ", "), more, damaged[0].Err)
+}
+
+// recoverRun is the run of a directory whose run.json is damaged: the
+// copy summary.json holds when the run finished, else nil, for the records
+// to rebuild (record.Reader.Complete).
+func recoverRun(env *Env, dir string, damaged error) *record.Run {
+	var sum struct {
+		Run *record.Run `json:"run"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, bench.SummaryFile)); err == nil && json.Unmarshal(b, &sum) == nil && sum.Run != nil {
+		fmt.Fprintf(env.Stderr, "warning: %v: the run is taken from %s instead\n", damaged, bench.SummaryFile)
+		return sum.Run
+	}
+	fmt.Fprintf(env.Stderr, "warning: %v: the run is rebuilt from its records (target, load points); what only run.json held is missing "+
+		"(client figures, seed, workload, and the time scale of a sped-up simulator, whose figures are then in its wall time)\n", damaged)
+	return nil
+}
+
+// warnDuplicates names the records a read dropped because an earlier line
+// holds their id.
+func warnDuplicates(env *Env, name string, dups []record.Duplicate) {
+	if len(dups) == 0 {
+		return
+	}
+	lines := make([]string, 0, maxDamagedLines)
+	for _, d := range dups[:min(len(dups), maxDamagedLines)] {
+		lines = append(lines, d.String())
+	}
+	more := ""
+	if len(dups) > maxDamagedLines {
+		more = fmt.Sprintf(" and %d more", len(dups)-maxDamagedLines)
+	}
+	fmt.Fprintf(env.Stderr, "warning: %s: dropped %d duplicated record(s), counted once: %s%s repeat an id an earlier line holds\n",
+		name, len(dups), strings.Join(lines, ", "), more)
 }
 
 // addTelemetry summarises the run directory's telemetry.jsonl, with the

@@ -210,5 +210,5 @@ func writePage(dir string, res *bench.Result) error {
 	if err := report.WriteHTML(&b, htmlPage([]report.HTMLRun{r})); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes(), 0o644)
+	return bench.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes())
 }

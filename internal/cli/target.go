@@ -71,7 +71,10 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the simulated server: %w", err)
 	}
-	url, err := srv.Start(ctx, "127.0.0.1:0")
+	// The simulator outlives a Ctrl-C: the requests in flight finish
+	// within --grace, or are cancelled by the client at a second one; it
+	// stops with the target (close), never with the run's context.
+	url, err := srv.Start(context.WithoutCancel(ctx), "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the simulated server: %w", err)
 	}

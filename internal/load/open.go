@@ -13,10 +13,11 @@ import (
 	"github.com/servebench/servebench/internal/stats"
 )
 
-// drainFactor: after an open-loop point's last arrival, requests still in
-// flight get the longer of Grace and drainFactor × the longest request
-// that completed in the point. A server that keeps answering drains in
-// full; one that stopped answering ends the point in bounded time.
+// drainFactor: after an open-loop point's last arrival, or the end of a
+// closed loop's --duration, requests still in flight get the longer of
+// Grace and drainFactor × the longest request that completed in the point.
+// A server that keeps answering drains in full; one that stopped answering
+// ends the point in bounded time.
 const drainFactor = 2
 
 // errDrained is the cause given to requests cut when the drain ends.
@@ -64,7 +65,6 @@ func arrivals(p Point, sched []time.Duration) []arrival {
 // its scheduled time, within the concurrency cap, and tracks what is in
 // flight.
 type dispatcher struct {
-	r     *Runner
 	p     Point
 	brk   *breaker
 	sem   chan struct{} // nil: no cap
@@ -74,11 +74,19 @@ type dispatcher struct {
 
 	wg             sync.WaitGroup
 	inflight, peak atomic.Int64
-	longest        atomic.Int64 // ns, the longest request that completed
 	lag            stats.Sample
 	sent, dropped  int
-	reqCtx         context.Context
-	cut            context.CancelCauseFunc
+	drainer
+}
+
+// drainer ends a point's requests in flight once the point is over: it
+// gives them the drain (drainFactor), then cuts them, and records each cut
+// request as the timeout it is for the user.
+type drainer struct {
+	r       *Runner
+	longest atomic.Int64 // ns, the longest request that completed
+	reqCtx  context.Context
+	cut     context.CancelCauseFunc
 }
 
 // open sends requests at precomputed arrival times. An arrival that finds
@@ -93,7 +101,8 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	}
 	// Walked before the start, so that the walk delays no arrival.
 	arr := arrivals(p, sched)
-	d := &dispatcher{r: r, p: p, brk: brk, start: time.Now()}
+	d := &dispatcher{p: p, brk: brk, start: time.Now()}
+	d.r = r
 	d.end = d.start.Add(sched[len(sched)-1])
 	if p.Duration > 0 {
 		d.end = d.start.Add(max(sched[len(sched)-1], p.WarmupDuration+p.Duration))
@@ -104,7 +113,7 @@ func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) 
 	d.reqCtx, d.cut = context.WithCancelCause(reqCtx)
 	defer d.cut(nil)
 	d.dispatch(stop, arr)
-	d.drain(ctx)
+	d.drain(ctx, &d.wg)
 	return d.client(), nil
 }
 
@@ -209,7 +218,7 @@ func (d *dispatcher) send(rec *record.Record) {
 
 // settle notes a completed request's length, and turns the cancellation of
 // a request cut by the drain into the timeout it is for the user.
-func (d *dispatcher) settle(rec *record.Record) {
+func (d *drainer) settle(rec *record.Record) {
 	if rec.Error == nil {
 		for e, old := rec.EndNS-rec.SentNS, d.longest.Load(); e > old && !d.longest.CompareAndSwap(old, e); old = d.longest.Load() {
 		}
@@ -224,16 +233,16 @@ func (d *dispatcher) settle(rec *record.Record) {
 	}
 	waited := time.Duration(rec.EndNS - rec.ScheduledNS).Round(time.Millisecond)
 	rec.Error = &record.Error{Class: class, Message: fmt.Sprintf(
-		"unfinished %v after it was scheduled, when the load point ended (the drain after the last arrival allows the longer of --grace and %d× the longest completed request)",
+		"unfinished %v after it was scheduled, when the load point ended (the drain after its last send allows the longer of --grace and %d× the longest completed request)",
 		waited, drainFactor)}
 }
 
-// drain waits for the requests in flight after the last arrival, and cuts
-// them once the drain limit passes. An interrupt leaves them to the grace
-// period instead.
-func (d *dispatcher) drain(ctx context.Context) {
+// drain waits for the requests in flight (wg) after the point's last send,
+// and cuts them once the drain limit passes. An interrupt leaves them to
+// the grace period instead.
+func (d *drainer) drain(ctx context.Context, wg *sync.WaitGroup) {
 	done := make(chan struct{})
-	go func() { d.wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 	last := time.Now()
 	limit := func() time.Duration { return max(d.r.grace(), drainFactor*time.Duration(d.longest.Load())) }
 	for {

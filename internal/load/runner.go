@@ -66,6 +66,10 @@ type Runner struct {
 	Send  Sender
 	Emit  func(*record.Record)
 	Grace time.Duration
+	// Halt, when it closes, stops the run at once: nothing more is sent
+	// and the requests in flight are cancelled without a grace (the
+	// records file failed: their records would be lost).
+	Halt <-chan struct{}
 
 	nextID atomic.Int64
 	// lagMax is the largest open-loop dispatch lag (ns, plus one so that
@@ -99,10 +103,13 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if err := p.Validate(); err != nil {
 		return Client{}, err
 	}
-	reqCtx, cancel := withGrace(ctx, r.grace())
+	interrupt := ctx
+	ctx, halted := r.halting(ctx)
+	defer halted()
+	reqCtx, cancel := withGrace(ctx, r.grace(), r.Halt)
 	defer cancel()
-	// stop ends sending (an interrupt, or the breaker tripping); requests
-	// in flight still run under reqCtx.
+	// stop ends sending (an interrupt, a halt, or the breaker tripping);
+	// requests in flight still run under reqCtx.
 	stop, stopSending := context.WithCancel(ctx)
 	defer stopSending()
 	brk := &breaker{trip: stopSending}
@@ -121,8 +128,25 @@ func (r *Runner) Run(ctx context.Context, p Point) (Client, error) {
 	if wall := time.Since(wall0).Seconds(); wall > 0 {
 		c.CPUPercent = 100 * c.CPUSeconds / wall
 	}
-	c.Interrupted = ctx.Err() != nil
+	c.Interrupted = interrupt.Err() != nil
 	return c, err
+}
+
+// halting is ctx, also cancelled when Halt closes.
+func (r *Runner) halting(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if r.Halt == nil {
+		return ctx, cancel
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Halt:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return ctx, func() { close(stop); cancel() }
 }
 
 func (r *Runner) grace() time.Duration {
@@ -144,8 +168,9 @@ func WithAbort(ctx context.Context, abort <-chan struct{}) context.Context {
 }
 
 // withGrace returns a context that is cancelled grace after parent is done,
-// or as soon as the abort channel parent carries is closed after that.
-func withGrace(parent context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+// or as soon as the abort channel parent carries, or halt, is closed after
+// that.
+func withGrace(parent context.Context, grace time.Duration, halt <-chan struct{}) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	abort, _ := parent.Value(abortKey{}).(<-chan struct{})
 	stop := context.AfterFunc(parent, func() {
@@ -155,6 +180,8 @@ func withGrace(parent context.Context, grace time.Duration) (context.Context, co
 		case <-t.C:
 			cancel()
 		case <-abort: // nil without WithAbort: never ready
+			cancel()
+		case <-halt: // nil without Runner.Halt
 			cancel()
 		case <-ctx.Done():
 		}
@@ -198,6 +225,19 @@ func (g *gate) next(at time.Duration) (phase string, ok bool) {
 	return phase, true
 }
 
+// end is the offset at which a duration-bound point stops sending: its
+// Duration after the first measured request, or after the warm-up
+// duration while no measured request was sent (a warm-up that never
+// returns still ends).
+func (g *gate) end() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.measureStart >= 0 {
+		return g.measureStart + g.p.Duration
+	}
+	return g.p.WarmupDuration + g.p.Duration
+}
+
 func (r *Runner) newRecord(p Point, phase string, scheduled time.Time) *record.Record {
 	return &record.Record{
 		Schema: record.Schema, Point: p.Index, Load: p.Load, ID: r.nextID.Add(1) - 1,
@@ -206,15 +246,23 @@ func (r *Runner) newRecord(p Point, phase string, scheduled time.Time) *record.R
 }
 
 // closed runs Concurrency virtual users; each schedules its next request
-// the moment its previous one ends.
+// the moment its previous one ends. A point bounded by a duration stops
+// sending when it passes; the requests still in flight then drain as an
+// open loop's do (drainFactor), so that a server that stopped answering
+// cannot hold the point until the request timeout.
 func (r *Runner) closed(ctx, reqCtx context.Context, p Point, brk *breaker) Client {
 	g := newGate(p)
 	start := time.Now()
+	d := &drainer{r: r}
+	d.reqCtx, d.cut = context.WithCancelCause(reqCtx)
+	defer d.cut(nil)
+	sending, over := context.WithCancel(ctx)
+	defer over()
 	var wg sync.WaitGroup
 	var sent atomic.Int64
 	for range p.Load.Concurrency {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for sending.Err() == nil {
 				now := time.Now()
 				phase, ok := g.next(now.Sub(start))
 				if !ok {
@@ -222,12 +270,42 @@ func (r *Runner) closed(ctx, reqCtx context.Context, p Point, brk *breaker) Clie
 				}
 				rec := r.newRecord(p, phase, now)
 				sent.Add(1)
-				r.Send(reqCtx, rec)
+				r.Send(d.reqCtx, rec)
+				d.settle(rec)
 				brk.observe(rec)
 				r.Emit(rec)
 			}
 		})
 	}
+	if p.Duration > 0 && g.waitEnd(sending, start, &wg) {
+		over()
+		d.drain(ctx, &wg)
+	}
 	wg.Wait()
 	return Client{Sent: int(sent.Load()), InFlightPeak: p.Load.Concurrency}
+}
+
+// waitEnd waits until a duration-bound point is over: true when its
+// duration passed with users still busy, false when they all returned
+// first or ctx ended.
+func (g *gate) waitEnd(ctx context.Context, start time.Time, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(time.Until(start.Add(g.end())))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		// the first measured request may have moved the end
+		if left := time.Until(start.Add(g.end())); left > 0 {
+			t.Reset(left)
+			continue
+		}
+		return true
+	}
 }

@@ -204,6 +204,37 @@ func TestOpenLoopStalledServerDrains(t *testing.T) {
 	}
 }
 
+// A stalled server holds a closed loop bounded by a duration no longer
+// than its duration plus the drain: the requests in flight are cut and
+// recorded as timeouts. The durations are ten times apart, so that a
+// loaded machine cannot blur them.
+func TestClosedLoopStalledServerDrains(t *testing.T) {
+	epoch := time.Now()
+	f := &fakeServer{epoch: epoch, latency: time.Hour}
+	var s sink
+	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: 100 * time.Millisecond}
+	p := Point{Load: record.Load{Concurrency: 3}, Duration: 100 * time.Millisecond}
+	done := make(chan Client)
+	go func() {
+		c, _ := r.Run(context.Background(), p)
+		done <- c
+	}()
+	var c Client
+	select {
+	case c = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stalled closed loop of 100 ms and a 100 ms drain still runs after 10 s")
+	}
+	if len(s.recs) != 3 || c.Sent != 3 {
+		t.Fatalf("%d records, %d sent: want 3", len(s.recs), c.Sent)
+	}
+	for _, rec := range s.recs {
+		if rec.Error == nil || rec.Error.Class != record.ClassTimeoutFirst || !strings.Contains(rec.Error.Message, "when the load point ended") {
+			t.Errorf("cut request recorded as %+v, want a first-token timeout", rec.Error)
+		}
+	}
+}
+
 // The drain is long enough for a server that still answers: twice the
 // longest completed request when that exceeds the grace.
 func TestOpenLoopDrainWaitsForAnsweringServer(t *testing.T) {

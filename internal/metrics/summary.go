@@ -57,7 +57,9 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	for i := range s.Points {
 		p := &s.Points[i]
 		for _, pc := range run.Points {
-			if pc.Index == p.Index {
+			// a point rebuilt from its records (record.Reader.Complete)
+			// has no client figures
+			if pc.Index == p.Index && pc.Client != (record.ClientStats{}) {
 				c := pc.Client
 				p.Client = &c
 				p.Warnings = append(p.Warnings, clientWarnings(c, run.ClientCPUs)...)
@@ -75,6 +77,9 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	}
 	if run.Interrupted {
 		s.Warnings = append(s.Warnings, "the run was interrupted: the last load point is incomplete and later points did not run")
+	}
+	if run.Stopped != "" {
+		s.Warnings = append(s.Warnings, "the run stopped before its load was done: "+run.Stopped)
 	}
 	return s
 }

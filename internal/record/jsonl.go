@@ -155,7 +155,8 @@ const MaxLine = 64 << 20
 
 // Reader reads records from JSON lines, skipping blank lines. By default
 // it stops at the first line that is not a valid record; after SkipDamaged
-// it passes over such lines and lists them in Damaged.
+// it passes over such lines and lists them in Damaged. A record whose id an
+// earlier line holds is dropped and listed in Duplicates.
 type Reader struct {
 	s       *bufio.Scanner
 	line    int
@@ -163,6 +164,11 @@ type Reader struct {
 	err     error
 	skip    bool
 	damaged []*LineError
+	// seen, dups, points and first: recover.go
+	seen   ids
+	dups   []Duplicate
+	points map[int]*PointClient
+	first  *Target
 }
 
 // LineError is a line that holds no valid record.
@@ -204,6 +210,9 @@ func (r *Reader) Next() bool {
 			err = r.rec.validate()
 		}
 		if err == nil {
+			if !r.keep(&r.rec) {
+				continue // a duplicate, dropped
+			}
 			return true
 		}
 		le := &LineError{Line: r.line, Err: err}

@@ -153,16 +153,18 @@ func TestLoadLabel(t *testing.T) {
 // and each bad one is listed with its line number, a truncated last line
 // (what a killed run leaves) included.
 func TestReaderSkipsDamagedLines(t *testing.T) {
-	good := `{"schema":"servebench.record/v1","phase":"measured","sent_ns":1,"end_ns":2}`
+	good := func(id int) string {
+		return fmt.Sprintf(`{"schema":"servebench.record/v1","id":%d,"phase":"measured","sent_ns":1,"end_ns":2}`, id)
+	}
 	tests := []struct {
 		name    string
 		in      string
 		good    int
 		damaged []int
 	}{
-		{"truncated last line", good + "\n" + good + "\n" + good[:30], 2, []int{3}},
-		{"bad lines between good", good + "\n{oops\n" + good + "\n\n" + `{"phase":"x"}` + "\n" + good + "\n", 3, []int{2, 5}},
-		{"all good", good + "\n" + good + "\n", 2, nil},
+		{"truncated last line", good(0) + "\n" + good(1) + "\n" + good(2)[:30], 2, []int{3}},
+		{"bad lines between good", good(0) + "\n{oops\n" + good(1) + "\n\n" + `{"phase":"x"}` + "\n" + good(2) + "\n", 3, []int{2, 5}},
+		{"all good", good(0) + "\n" + good(1) + "\n", 2, nil},
 		{"nothing good", "{\n}\n", 0, []int{1, 2}},
 	}
 	for _, tt := range tests {

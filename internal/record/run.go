@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -58,6 +59,10 @@ type Run struct {
 	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Interrupted is true when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted"`
+	// Stopped says why the run stopped before its load was done when no
+	// signal stopped it (its records file could not be written); absent
+	// otherwise.
+	Stopped string `json:"stopped,omitempty"`
 	// Shard is set when the run is one worker of a sharded run (run
 	// --shard): which worker, of how many (docs/DISTRIBUTED.md).
 	Shard *RunShard `json:"shard,omitempty"`
@@ -259,9 +264,13 @@ func ParseWorkloadLabel(label string) (prompt, output string, ok bool) {
 	return prompt, out, true
 }
 
+// ErrRunDamaged: a run.json that does not decode. Readers of a run
+// directory rebuild the run from its records (Reader.Complete).
+var ErrRunDamaged = errors.New("damaged")
+
 // ReadRun reads a run.json file. A file that cannot be read returns the
 // os error as it is (errors.Is(err, fs.ErrNotExist) tells a missing one);
-// one that does not decode is named in the error.
+// one that does not decode is named in the error, which is ErrRunDamaged.
 func ReadRun(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -269,7 +278,7 @@ func ReadRun(path string) (*Run, error) {
 	}
 	var run Run
 	if err := json.Unmarshal(b, &run); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s is %w: %w", path, ErrRunDamaged, err)
 	}
 	return &run, nil
 }

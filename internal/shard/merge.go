@@ -79,7 +79,7 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 	var werr error
 	for i, w := range workers {
 		shift := int64(w.epoch.Sub(zero))
-		n, damaged, err := w.records(opt.Strict, func(r *record.Record) {
+		n, damaged, dups, err := w.records(opt.Strict, func(r *record.Record) {
 			shiftRecord(r, shift)
 			r.ID, id = id, id+1
 			if opt.Records != nil && werr == nil {
@@ -100,6 +100,9 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 		run.Workers[i].Records = n
 		if damaged > 0 {
 			warn = append(warn, fmt.Sprintf("%s: %d damaged line(s) of records.jsonl skipped, not counted", w.Name(), damaged))
+		}
+		if len(dups) > 0 {
+			warn = append(warn, fmt.Sprintf("%s: %d duplicated record(s) of records.jsonl dropped, counted once (first: %s)", w.Name(), len(dups), dups[0]))
 		}
 	}
 	sum := metrics.Summarize(run, &agg)

@@ -58,12 +58,12 @@ func (w *Worker) Name() string {
 }
 
 // records streams the worker's records to add; damaged lines are skipped
-// and counted unless strict.
-func (w *Worker) records(strict bool, add func(*record.Record)) (n, damaged int, err error) {
+// and counted unless strict, and duplicated records dropped and listed.
+func (w *Worker) records(strict bool, add func(*record.Record)) (n, damaged int, dups []record.Duplicate, err error) {
 	path := filepath.Join(w.Dir, bench.RecordsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", w.Dir, err)
+		return 0, 0, nil, fmt.Errorf("%s: %w", w.Dir, err)
 	}
 	defer f.Close()
 	rd := record.NewReader(f)
@@ -75,9 +75,9 @@ func (w *Worker) records(strict bool, add func(*record.Record)) (n, damaged int,
 		n++
 	}
 	if err := rd.Err(); err != nil {
-		return n, 0, fmt.Errorf("%s: %w", path, err)
+		return n, 0, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return n, len(rd.Damaged()), nil
+	return n, len(rd.Damaged()), rd.Duplicates(), nil
 }
 
 // sameRun returns "" when w is a worker of the same run as ref, else what

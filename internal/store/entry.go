@@ -44,6 +44,10 @@ func NewEntry(s *metrics.Summary, o *slo.Objective, v *slo.Verdict, dir string) 
 	return e, e.check()
 }
 
+// Validate says whether e can be stored: an error is the entry's fault,
+// and any other error of Put the database's.
+func (e *Entry) Validate() error { return e.check() }
+
 func (e *Entry) check() error {
 	if e.Run == nil {
 		return fmt.Errorf("no run.json: only runs with their context can be stored")

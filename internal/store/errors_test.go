@@ -130,3 +130,30 @@ func TestMustExist(t *testing.T) {
 		t.Error("a read created the directory")
 	}
 }
+
+// A read-only open lists what is stored and changes nothing: Put fails,
+// and the stored runs are still there, alone.
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Put(ctx, testEntry("2026-12-01T07:00:00Z", "builtin:sim", "m")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := Open(ctx, path, Options{MustExist: true, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open: %v", err)
+	}
+	defer ro.Close()
+	if _, _, err := ro.Put(ctx, testEntry("2026-12-02T07:00:00Z", "builtin:sim", "m")); err == nil {
+		t.Error("a read-only database stored a run")
+	}
+	runs, err := ro.List(ctx, Filter{})
+	if err != nil || len(runs) != 1 {
+		t.Errorf("read-only list: %d runs, %v; want the 1 stored", len(runs), err)
+	}
+}

@@ -40,6 +40,10 @@ type Options struct {
 	// MustExist refuses a missing file instead of creating one (for
 	// commands that only read).
 	MustExist bool
+	// ReadOnly opens for reading only: no write access is needed to the
+	// file or its directory (a read-only mount, another user's history),
+	// and nothing is changed. Put fails on such a database.
+	ReadOnly bool
 }
 
 // DefaultPath is where the history lives when no --db is given:
@@ -96,6 +100,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	// Immediate transactions take the write lock first, so two writers
 	// queue on busy_timeout instead of failing on a lock upgrade. (WAL is
 	// set by migrate, once the file is known to be ours.)
+	if o.ReadOnly {
+		return openReadOnly(ctx, path, busy)
+	}
 	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_txlock=immediate&_foreign_keys=1", path, busy.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -107,6 +114,34 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openReadOnly opens the history at path for reading. SQLite's read-only
+// mode still writes the WAL's index beside the file; where the directory
+// cannot be written either (a read-only mount), the file is opened as
+// immutable, which reads it as it stands.
+func openReadOnly(ctx context.Context, path string, busy time.Duration) (*DB, error) {
+	uri := "file:" + strings.ReplaceAll(path, "%", "%25") + fmt.Sprintf("?_busy_timeout=%d&_foreign_keys=1", busy.Milliseconds())
+	var err error
+	for _, mode := range []string{"&mode=ro", "&mode=ro&immutable=1"} {
+		var db *sql.DB
+		if db, err = sql.Open("sqlite", uri+mode); err != nil {
+			return nil, fmt.Errorf("history database %s: %w", path, err)
+		}
+		s := &DB{db: db, path: path}
+		var v int
+		if v, err = s.check(ctx, db); err == nil && v != SchemaVersion && v != 0 {
+			err = fmt.Errorf("history database %s has schema %d, which this servebench (schema %d) upgrades only when it can write the file: store one run in it where it is writable", path, v, SchemaVersion)
+		}
+		if err == nil {
+			return s, nil
+		}
+		db.Close()
+		if !errors.Is(err, errCannotOpen) {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 // retryLocked runs f again while it finds the database locked, up to
@@ -141,6 +176,9 @@ var (
 	ErrLocked   = errors.New("locked by another process")
 	ErrCorrupt  = errors.New("not a servebench history database, or damaged")
 	ErrNotFound = errors.New("no such run")
+	// errCannotOpen: the file or what SQLite keeps beside it cannot be
+	// opened or written (permissions, a read-only mount).
+	errCannotOpen = errors.New("cannot be opened or written")
 )
 
 // wrap turns a driver error into one that names the database and says
@@ -157,6 +195,8 @@ func (s *DB) wrap(err error) error {
 			return fmt.Errorf("history database %s is %w (%v); wait for it to finish, or use --db for another file", s.path, ErrLocked, err)
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("history database %s is %w (%v); move it aside and rebuild it with servebench history import DIR…", s.path, ErrCorrupt, err)
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("history database %s: %w (%v)", s.path, errCannotOpen, err)
 		}
 	}
 	return fmt.Errorf("history database %s: %w", s.path, err)

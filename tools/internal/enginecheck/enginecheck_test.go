@@ -53,8 +53,11 @@ func writeRun(t *testing.T, recs ...[]record.Record) string {
 		t.Fatal(err)
 	}
 	w := record.NewWriter(f)
-	for _, rs := range recs {
+	for g, rs := range recs {
 		for i := range rs {
+			// ids are unique in a run (a repeated one is dropped on
+			// reading): each later group's are 1000 further on
+			rs[i].ID += int64(1000 * g)
 			if err := w.Write(&rs[i]); err != nil {
 				t.Fatal(err)
 			}
