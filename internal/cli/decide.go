@@ -64,6 +64,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	f.hist.args = append([]string{"decide"}, args...)
+	f.apiGiven = flagSet(fs, "api")
 	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
 		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
 	}
@@ -158,6 +159,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		}
 		cf := *f
 		cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
+		cf.apiGiven = f.apiGiven || c.API != ""
 		t, err := startTarget(ctx, env, &cf)
 		var e *Error
 		switch {
@@ -176,6 +178,7 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 	x := slo.Outcome{Candidate: c}
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
+	cf.apiGiven = f.apiGiven || c.API != ""
 	if f.out != "" {
 		cf.out = filepath.Join(f.out, c.Name)
 	}

@@ -55,6 +55,7 @@ const (
 // runFlags are run's options as parsed from the command line.
 type runFlags struct {
 	url, model, api, apiKeyEnv, caCert string
+	apiGiven                           bool // --api was given: a --url endpoint path does not choose it
 	insecure, noPreflight              bool
 	headers                            headerFlag
 	timeout, firstTokenTimeout, dur    time.Duration
@@ -138,6 +139,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench run -h", "unexpected argument %q", fs.Arg(0))
 	}
+	f.apiGiven = flagSet(fs, "api")
 	if err := f.shard.check(&f); err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.endpointAPI(env, server)
 		return &target{server: server, model: f.model, close: server.CloseIdleConnections}, nil
 	}
 	cfg := sim.DefaultConfig()
@@ -94,6 +95,19 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
 }
 
+// endpointAPI takes the API from a --url that names its endpoint, unless
+// --api was given, and says what is measured.
+func (f *runFlags) endpointAPI(env *Env, server *backend.Target) {
+	a := server.PathAPI()
+	if a == "" {
+		return
+	}
+	if !f.apiGiven {
+		f.api = a
+	}
+	fmt.Fprintf(env.Stderr, "note: --url ends in the %s endpoint: measuring the server at %s with --api %s\n", a, server.Base(), f.api)
+}
+
 // preflight checks that the server answers at the URL with the right
 // scheme, accepts the credentials and serves the model, before any load:
 // a misconfiguration is an error, not a benchmark of failures.
@@ -131,6 +145,7 @@ var preflightHints = map[string]string{
 	backend.PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
 	backend.PreflightNoAnswer: "check --url; --no-preflight skips this check",
 	backend.PreflightNetwork:  "check --url; --no-preflight skips this check",
+	backend.PreflightNotFound: "give --url the server's root, e.g. http://127.0.0.1:8000, to which each --api adds its own path",
 	backend.PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
 }
 
