@@ -118,7 +118,22 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{"both loops", []string{"--concurrency", "1", "--rate", "2"}, "exclusive"},
 		{"bad concurrency", []string{"--concurrency", "0"}, "not a positive whole number"},
-		{"bad rate", []string{"--rate", "x"}, "not a positive number"},
+		{"bad rate", []string{"--rate", "x"}, `--rate "x": "x" is not a number of requests per second`},
+		// Each bad amount is named with the value given, before any load.
+		{"NaN rate", []string{"--rate", "NaN"}, `--rate "NaN": "NaN" is not a number of requests per second`},
+		{"infinite rate", []string{"--rate", "1,Inf"}, `--rate "1,Inf": an infinite rate sends every request at once`},
+		{"negative rate", []string{"--rate", "-2"}, `--rate "-2": "-2" is not a positive number`},
+		{"huge rate", []string{"--rate", "1e12"}, `--rate "1e12": "1e12" requests per second is more than the 1000000 a run can send`},
+		{"empty rate item", []string{"--rate", "1,"}, `--rate "1,": item 2 is empty`},
+		{"empty concurrency item", []string{"--concurrency", "2,,4"}, `--concurrency "2,,4": item 2 is empty`},
+		{"negative requests", []string{"--requests", "-1"}, "--requests -1: must not be negative"},
+		{"negative duration", []string{"--duration", "-1s"}, "--duration -1s: must not be negative"},
+		{"negative timeout", []string{"--timeout", "-1s"}, "Error: --timeout -1s: must not be negative\nTry: servebench run --timeout 10m"},
+		{"negative first-token timeout", []string{"--first-token-timeout", "-5s"}, "--first-token-timeout -5s: must not be negative"},
+		{"negative grace", []string{"--grace", "-1s"}, "--grace -1s: must not be negative"},
+		{"negative cap", []string{"--rate", "1", "--max-concurrency", "-1"}, "--max-concurrency -1: must not be negative"},
+		// Checked whether or not telemetry is sampled.
+		{"negative sample interval", []string{"--no-telemetry", "--sample-interval", "-1s"}, "--sample-interval -1s: want a duration from 10ms to 1h"},
 		{"bad dist", []string{"--prompt-tokens", "zipf:1"}, "--prompt-tokens"},
 		{"cap without rate", []string{"--max-concurrency", "4"}, "use it with --rate"},
 		{"unknown flag", []string{"--nope"}, "unknown flag --nope"},
