@@ -345,7 +345,8 @@ func TestCLIBadFlagValueIsOneLine(t *testing.T) {
 	}{
 		{[]string{"run", "--duration", "60"}, "Error: --duration wants a duration such as 60s, got \"60\"\n"},
 		{[]string{"report", "runs/a", "--strict=perhaps"}, "Error: --strict wants true or false (or no value), got \"perhaps\"\n"},
-		{[]string{"run", "--nope"}, "Error: unknown flag --nope (servebench run -h lists its flags)\n"},
+		{[]string{"run", "--nope"}, "Error: unknown flag --nope\nTry: servebench run -h lists its flags\n"},
+		{[]string{"run", "--concurency", "2"}, "Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)
