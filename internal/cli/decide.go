@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
@@ -86,6 +87,11 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range cands {
+		if err := benchError(bench.CheckRunDir(candidateDir(f.out, c))); err != nil {
+			return err
+		}
+	}
 	if err := f.preflightCandidates(ctx, env, cands); err != nil {
 		return err
 	}
@@ -150,6 +156,15 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// candidateDir is where a candidate's run is written under --out ("" for
+// none).
+func candidateDir(out string, c slo.Candidate) string {
+	if out == "" {
+		return ""
+	}
+	return filepath.Join(out, c.Name)
+}
+
 // preflightCandidates checks every server candidate before any is
 // measured: a misconfigured one stops the decision before any load.
 func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []slo.Candidate) error {
@@ -179,9 +194,7 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	cf.apiGiven = f.apiGiven || c.API != ""
-	if f.out != "" {
-		cf.out = filepath.Join(f.out, c.Name)
-	}
+	cf.out = candidateDir(f.out, c)
 	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
 	if cf.hist.labels == nil {
 		cf.hist.labels = labelFlag{}

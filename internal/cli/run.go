@@ -163,6 +163,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
+		return err
+	}
 	if f.jsonOut {
 		render = report.JSON
 	}

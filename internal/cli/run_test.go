@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,7 +94,7 @@ func TestRunAgainstScriptedServer(t *testing.T) {
 	code, _, stderr = runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m", "--requests", "1",
 		"--concurrency", "1", "--tokenizer", "cl100k_base", "--out", dir)
 	after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
-	if code != ExitFailure || !strings.Contains(stderr, "already holds a run") || string(before) != string(after) {
+	if code != ExitUsage || !strings.Contains(stderr, "already holds a run") || string(before) != string(after) {
 		t.Errorf("reusing --out: exit %d, stderr %q, records changed %v", code, stderr, string(before) != string(after))
 	}
 }
@@ -308,10 +309,17 @@ func TestRunRefusesAnExistingRun(t *testing.T) {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
-	code, _, stderr := runMain(t, args...)
 	want := "Error: --out " + dir + " already holds a run (records.jsonl)\nTry: choose another directory"
-	if code != ExitFailure || !strings.HasPrefix(stderr, want) {
-		t.Errorf("second run: exit %d, stderr %q; want 1, %q", code, stderr, want)
+	// A usage error, said before any server is started or asked: the
+	// second and third runs name a port where nothing listens.
+	for _, again := range [][]string{args,
+		append(slices.Clone(args), "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "cl100k_base"),
+		append(slices.Clone(args), "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "cl100k_base", "--slo", "ttft p95 <= 1s"),
+	} {
+		code, _, stderr := runMain(t, again...)
+		if code != ExitUsage || !strings.HasPrefix(stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2, %q", again, code, stderr, want)
+		}
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl")); string(after) != string(before) {
 		t.Error("the second run changed the first run's records")

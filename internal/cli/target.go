@@ -235,7 +235,7 @@ func benchError(err error) error {
 	case errors.Is(err, bench.ErrNoServerTokenizer):
 		return &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
 	case errors.Is(err, bench.ErrRunExists):
-		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitFailure}
+		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitUsage}
 	case errors.Is(err, bench.ErrRunDir):
 		return &Error{Err: fmt.Errorf("--out %w", err), Code: ExitFailure}
 	}
