@@ -183,6 +183,9 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"--strict", bad}, ExitFailure, "line 2"},
 		{[]string{empty}, ExitFailure, "holds no records"},
 		{[]string{filepath.Join(dir, "missing")}, ExitFailure, "no such file"},
+		// A format given as an argument: the flag was meant.
+		{[]string{bad, "json"}, ExitUsage, "Error: \"json\" is not a run directory or records file: for json output, give --json\nTry: servebench report --json " + bad + "\n"},
+		{[]string{"csv", bad}, ExitUsage, "Try: servebench report --format csv " + bad + "\n"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"report"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
