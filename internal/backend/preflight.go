@@ -66,8 +66,8 @@ type Preflight struct {
 // model: it asks for the model list of api (OpenAI /v1/models, Ollama
 // /api/tags). A server without a model list (404, 405, or an answer that
 // is not one) is not an error: the model is then not checked, and Note
-// says so; but when the API's endpoint answers 404 too, nothing is served
-// at the URL and every request would fail.
+// says so; but when the URL has a path and the API's endpoint under it
+// answers 404 too, nothing is served there and every request would fail.
 func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, error) {
 	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
@@ -90,7 +90,7 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 		return nil, err
 	}
 	p := &Preflight{Model: model}
-	if resp.StatusCode == http.StatusNotFound {
+	if resp.StatusCode == http.StatusNotFound && t.prefixed {
 		if err := t.probeEndpoint(ctx, a, path); err != nil {
 			return nil, err
 		}
@@ -108,8 +108,9 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 
 // probeEndpoint asks a's endpoint, after the model list at models answered
 // 404, whether it is served: a 404 there too means every request would
-// fail, and the URL is the likely fault. The probe's body, {}, names no
-// model and no prompt, so no server generates anything for it.
+// fail, and the URL's path is the likely fault. The probe's body, {},
+// names no model and no prompt, so no server generates anything for it;
+// only the status is read.
 func (t *Target) probeEndpoint(ctx context.Context, a *api, models string) error {
 	req, err := t.NewRequest(ctx, http.MethodPost, a.path, strings.NewReader("{}"))
 	if err != nil {
@@ -120,7 +121,6 @@ func (t *Target) probeEndpoint(ctx context.Context, a *api, models string) error
 	if err != nil {
 		return t.unreachable(ctx, err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		return nil

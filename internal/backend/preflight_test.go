@@ -112,19 +112,24 @@ func TestPreflightUnreachable(t *testing.T) {
 	}
 }
 
-// TestPreflightNothingServed: a URL where the model list and the API's
-// endpoint both answer 404 stops the run, naming what was tried; a server
-// that only lacks a model list is measured.
+// TestPreflightNothingServed: a URL with a path under which the model
+// list and the API's endpoint both answer 404 stops the run, naming what
+// was tried; a server that only lacks a model list is measured, and a
+// server root is not probed.
 func TestPreflightNothingServed(t *testing.T) {
+	const probed = "/prefix/v1/chat/completions {}"
 	tests := []struct {
 		name     string
+		prefix   string
 		endpoint int // status of POST to the API's endpoint
 		wantErr  string
+		probe    string // what the server saw POSTed
 	}{
-		{"wrong path", http.StatusNotFound, "GET %[1]s/v1/models and POST %[1]s/v1/chat/completions answered HTTP 404"},
+		{"wrong path", "/prefix", http.StatusNotFound, "GET %[1]s/v1/models and POST %[1]s/v1/chat/completions answered HTTP 404", probed},
 		// {} is no request an endpoint accepts: answered 400, it exists.
-		{"no model list", http.StatusBadRequest, ""},
-		{"no model list, credentials refused", http.StatusUnauthorized, ""},
+		{"no model list", "/prefix", http.StatusBadRequest, "", probed},
+		{"no model list, credentials refused", "/prefix", http.StatusUnauthorized, "", probed},
+		{"root", "", http.StatusNotFound, "", ""},
 	}
 	for _, tt := range tests {
 		var probe string
@@ -137,11 +142,11 @@ func TestPreflightNothingServed(t *testing.T) {
 			}
 			http.NotFound(w, r)
 		}))
-		base := srv.URL + "/prefix"
+		base := srv.URL + tt.prefix
 		p, err := mustTarget(t, TargetOptions{URL: base}).Preflight(context.Background(), OpenAIChat, "m")
 		srv.Close()
-		if probe != "/prefix/v1/chat/completions {}" {
-			t.Errorf("%s: probe %q, want the endpoint with an empty object", tt.name, probe)
+		if probe != tt.probe {
+			t.Errorf("%s: probe %q, want %q", tt.name, probe, tt.probe)
 		}
 		var pe *PreflightError
 		switch {

@@ -51,6 +51,8 @@ type Target struct {
 	name string
 	// pathAPI is the API whose endpoint path the URL ended in ("": none).
 	pathAPI string
+	// prefixed: the root has a path (a proxy's prefix, or a mistake).
+	prefixed bool
 }
 
 // NewTarget checks o and returns its Target.
@@ -93,7 +95,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 	}
 	secrets = append(secrets, headerSecrets(h.Get("Authorization"))...)
 	u.Path, t.pathAPI = rootPath(u.Path)
-	u.RawPath = ""
+	u.RawPath, t.prefixed = "", u.Path != ""
 	t.base, t.header, t.red, t.name = u.String(), h, NewRedactor(secrets...), o.Name
 	t.hc = &http.Client{
 		Transport: &http.Transport{TLSClientConfig: o.TLS, Proxy: http.ProxyFromEnvironment},
