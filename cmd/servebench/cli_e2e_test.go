@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -345,12 +346,75 @@ func TestCLIBadFlagValueIsOneLine(t *testing.T) {
 	}{
 		{[]string{"run", "--duration", "60"}, "Error: --duration wants a duration such as 60s, got \"60\"\n"},
 		{[]string{"report", "runs/a", "--strict=perhaps"}, "Error: --strict wants true or false (or no value), got \"perhaps\"\n"},
-		{[]string{"run", "--nope"}, "Error: unknown flag --nope (servebench run -h lists its flags)\n"},
+		{[]string{"run", "--nope"}, "Error: unknown flag --nope\nTry: servebench run -h lists its flags\n"},
+		{[]string{"run", "--concurency", "2"}, "Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)
 		if code != 2 || stdout != "" || stderr != tt.want {
 			t.Errorf("%q: exit %d, stderr %q; want 2, %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestCLIBadInputNamesTheValue: each bad flag value, dataset field or
+// objective value is a usage error (exit 2), before any load, naming the
+// flag or field and the value given.
+func TestCLIBadInputNamesTheValue(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	huge := write("huge.jsonl", `{"prompt": "hi", "output_tokens": 1e11}`+"\n")
+	number := write("number.jsonl", `{"prompt": 42}`+"\n")
+	objective := write("o.yaml", "name: x\nslos:\n  - ttft p95 <= banana\n")
+	used := filepath.Join(dir, "used")
+	os.Mkdir(used, 0o755)
+	write("used/records.jsonl", "")
+	// Nothing listens at the URL: an error about it would mean the input
+	// was taken and the server asked. A dataset is read once the server
+	// is known (its tokenizer sizes the prompts): the simulator's.
+	run1 := []string{"run", "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "cl100k_base", "--requests", "1"}
+	sim1 := []string{"run", "--requests", "1", "--concurrency", "1"}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--rate", "NaN"}, []string{`Error: --rate "NaN": "NaN" is not a number of requests per second`}},
+		{[]string{"--rate", "Inf"}, []string{`Error: --rate "Inf": an infinite rate`}},
+		{[]string{"--rate", "1e12"}, []string{`Error: --rate "1e12": "1e12" requests per second is more than the 1000000 a run can send`}},
+		{[]string{"--concurrency", "2,,4"}, []string{`Error: --concurrency "2,,4": item 2 is empty`}},
+		{[]string{"--grace", "-1s"}, []string{"Error: --grace -1s: must not be negative", "Try: servebench run --grace 10s"}},
+		{[]string{"--timeout", "-1s"}, []string{"Error: --timeout -1s: must not be negative", "Try: servebench run --timeout 10m"}},
+		{[]string{"--sample-interval", "-1s"}, []string{"Error: --sample-interval -1s: want a duration from 10ms to 1h"}},
+		{[]string{"--dataset", huge}, []string{`huge.jsonl:1: "output_tokens" 1e11: more than 1073741824`}},
+		{[]string{"--dataset", number}, []string{`number.jsonl:1: "prompt" 42: want a string`}},
+		{[]string{"--slo", "ttft p95 <= banana"}, []string{`Error: --slo: SLO "ttft p95 <= banana": value "banana" is not a number, e.g. 'ttft p95 <= 1.5s'`}},
+		{[]string{"--objective", objective}, []string{`slos[0]: SLO "ttft p95 <= banana": value "banana" is not a number`, "Try: "}},
+		{[]string{"--out", used}, []string{"Error: --out " + used + " already holds a run (records.jsonl)", "Try: choose another directory"}},
+		{[]string{"--concurency", "2"}, []string{"Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"}},
+		{[]string{"report", used, "json"}, []string{`Error: "json" is not a run directory or records file: for json output, give --json`, "Try: servebench report --json " + used + "\n"}},
+	}
+	for _, tt := range tests {
+		args := append(slices.Clone(run1), tt.args...)
+		switch tt.args[0] {
+		case "report":
+			args = tt.args
+		case "--dataset":
+			args = append(slices.Clone(sim1), tt.args...)
+		}
+		code, stdout, stderr := run(t, args...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q; want 2 and nothing", tt.args, code, stdout)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%q: stderr %q lacks %q", tt.args, stderr, w)
+			}
 		}
 	}
 }

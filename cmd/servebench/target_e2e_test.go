@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,6 +179,7 @@ func TestTargetPreflightFaults(t *testing.T) {
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the plain-HTTP request it refuses
 	tlsSrv.StartTLS()
 	t.Cleanup(tlsSrv.Close)
+	openSSL := targetTLSPort(t, tlsSrv.TLS)
 	tests := []struct {
 		name   string
 		url    string
@@ -193,6 +195,10 @@ func TestTargetPreflightFaults(t *testing.T) {
 		{"404 model", targetStart(t, wrongModel), "llama-c", wrongModel, []string{`does not serve model "llama-c"`, "it serves: llama-a, llama-b", "--no-preflight"}},
 		{"https to an http port", "https://" + strings.TrimPrefix(plainURL, "http://"), "m", plain, []string{"speaks plain HTTP, not https: use http://"}},
 		{"http to an https port", "http://" + strings.TrimPrefix(tlsSrv.URL, "https://"), "m", tlsOnly, []string{"speaks https, not plain HTTP: use https://"}},
+		// Python's and uvicorn's TLS (OpenSSL) reset plain HTTP instead.
+		{"http to an OpenSSL https port", "http://" + openSSL, "m", nil, []string{"the server at http://" + openSSL + " answered plain HTTP with a", "its port speaks TLS: use https://", "Try: change the scheme"}},
+		// A path under which nothing is served: every request would 404.
+		{"path that serves nothing", plainURL + "/serving", "m", nil, []string{"nothing is served at " + plainURL + "/serving: GET " + plainURL + "/serving/v1/models and POST " + plainURL + "/serving/v1/completions answered HTTP 404", "Try: give --url the server's root"}},
 	}
 	for _, tt := range tests {
 		dir := filepath.Join(t.TempDir(), "run")
@@ -215,6 +221,67 @@ func TestTargetPreflightFaults(t *testing.T) {
 		if tt.server != nil && tt.server.completions.Load() != 0 {
 			t.Errorf("%s: the server was sent %d completion requests, want none", tt.name, tt.server.completions.Load())
 		}
+	}
+}
+
+// targetTLSPort listens on loopback with TLS as OpenSSL servers do: a
+// client that is not one is dropped, with no HTTP answer.
+func targetTLSPort(t *testing.T, conf *tls.Config) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.(*tls.Conn).Handshake()
+				c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestTargetEndpointURL: a --url that names an API's endpoint, as client
+// settings do, measures the server at its root with that API (unless
+// --api says otherwise), and says so in one line.
+func TestTargetEndpointURL(t *testing.T) {
+	srv := &targetServer{models: []string{"m"}}
+	url := targetStart(t, srv)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, "run", "--url", url+"/v1/completions", "--concurrency", "1", "--requests", "3",
+		"--prompt-tokens", "8", "--output-tokens", "3", "--tokenizer", "cl100k_base", "--out", dir)
+	note := "note: --url ends in the openai-completions endpoint: measuring the server at " + url + " with --api openai-completions\n"
+	if code != 0 || !strings.Contains(stderr, note) || srv.completions.Load() != 3 {
+		t.Fatalf("exit %d, %d completions, stderr:\n%s\nwant 0, 3 and %q", code, srv.completions.Load(), stderr, note)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runInfo struct {
+		Target struct {
+			URL string `json:"url"`
+			API string `json:"api"`
+		} `json:"target"`
+	}
+	if err := json.Unmarshal(b, &runInfo); err != nil {
+		t.Fatal(err)
+	}
+	if runInfo.Target.URL != url || runInfo.Target.API != "openai-completions" {
+		t.Errorf("run.json target %+v, want %s and openai-completions", runInfo.Target, url)
+	}
+	// --api given wins over the path, and the note says which is used.
+	code, _, stderr = run(t, "run", "--url", url+"/v1/completions", "--api", "openai-chat", "--concurrency", "1", "--requests", "1",
+		"--prompt-tokens", "8", "--output-tokens", "3", "--tokenizer", "cl100k_base", "--no-preflight")
+	if code != 1 || !strings.Contains(stderr, "measuring the server at "+url+" with --api openai-chat\n") {
+		t.Errorf("--api openai-chat: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

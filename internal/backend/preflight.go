@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ const (
 	PreflightNetwork  = "network" // any other failure to reach the server
 	PreflightAuth     = "auth"    // 401 or 403
 	PreflightModel    = "model"   // the model is not among those served
+	PreflightNotFound = "path"    // the model list and the API's endpoint answer 404
 )
 
 // PreflightError is a reason not to measure a server at all.
@@ -64,14 +66,16 @@ type Preflight struct {
 // model: it asks for the model list of api (OpenAI /v1/models, Ollama
 // /api/tags). A server without a model list (404, 405, or an answer that
 // is not one) is not an error: the model is then not checked, and Note
-// says so.
+// says so; but when the URL has a path and the API's endpoint under it
+// answers 404 too, nothing is served there and every request would fail.
 func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, error) {
 	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
-	path := sseWire.models
-	if a := apis[api]; a != nil {
-		path = a.wire.models
+	a := apis[api]
+	if a == nil {
+		a = &openAIChat
 	}
+	path := a.wire.models
 	req, err := t.NewRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
@@ -86,6 +90,11 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 		return nil, err
 	}
 	p := &Preflight{Model: model}
+	if resp.StatusCode == http.StatusNotFound && t.prefixed {
+		if err := t.probeEndpoint(ctx, a, path); err != nil {
+			return nil, err
+		}
+	}
 	if resp.StatusCode != http.StatusOK {
 		p.Note = fmt.Sprintf("model not checked: GET %s answered HTTP %d", path, resp.StatusCode)
 		return p, nil
@@ -95,6 +104,29 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 		return p, nil
 	}
 	return p, p.check(t, apis[api])
+}
+
+// probeEndpoint asks a's endpoint, after the model list at models answered
+// 404, whether it is served: a 404 there too means every request would
+// fail, and the URL's path is the likely fault. The probe's body, {},
+// names no model and no prompt, so no server generates anything for it;
+// only the status is read.
+func (t *Target) probeEndpoint(ctx context.Context, a *api, models string) error {
+	req, err := t.NewRequest(ctx, http.MethodPost, a.path, strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return t.unreachable(ctx, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		return nil
+	}
+	return &PreflightError{Kind: PreflightNotFound,
+		Msg: fmt.Sprintf("nothing is served at %s: GET %s and POST %s answered HTTP 404", t.where(), t.URL(models), t.URL(a.path))}
 }
 
 // check finds the model among those served, or picks the only one.
@@ -165,6 +197,53 @@ func (t *Target) refused(resp *http.Response, body []byte) error {
 	return nil
 }
 
+// tlsAlert starts a TLS alert record, which an http.Client reads as a
+// malformed answer.
+const tlsAlert = `malformed HTTP response "\x15\x03`
+
+// tlsProbeTimeout bounds the TLS handshake plainToTLS tries.
+const tlsProbeTimeout = 3 * time.Second
+
+// plainToTLS reports whether err is how a TLS port refuses plain HTTP:
+// servers on OpenSSL (Python's, uvicorn) reset the connection, close it or
+// send a TLS alert, where Go's answer with an HTTP 400 (see refused). A
+// reset or close has other causes, so the port must also complete a TLS
+// handshake.
+func (t *Target) plainToTLS(ctx context.Context, err error) bool {
+	u, perr := url.Parse(t.base)
+	if perr != nil || u.Scheme != "http" {
+		return false
+	}
+	if strings.Contains(err.Error(), tlsAlert) {
+		return true
+	}
+	if !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, tlsProbeTimeout)
+	defer cancel()
+	// Whether it speaks TLS, not whether it is trusted: the certificate
+	// is checked when the URL says https.
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, ServerName: u.Hostname()}} //nolint:gosec // no request is sent
+	c, derr := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "80")))
+	if derr != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// tlsRefusal names how a TLS port refused plain HTTP.
+func tlsRefusal(err error) string {
+	switch {
+	case strings.Contains(err.Error(), tlsAlert):
+		return "a TLS alert"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "a reset connection"
+	}
+	return "a closed connection"
+}
+
 // unreachable says why a request got no answer, in the user's terms.
 func (t *Target) unreachable(ctx context.Context, err error) error {
 	var dns *net.DNSError
@@ -182,6 +261,9 @@ func (t *Target) unreachable(ctx context.Context, err error) error {
 	case errors.As(err, &rh), strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return &PreflightError{Kind: PreflightScheme,
 			Msg: fmt.Sprintf("%s speaks plain HTTP, not https: use http:// in the URL", t.theServer())}
+	case t.plainToTLS(ctx, err):
+		return &PreflightError{Kind: PreflightScheme,
+			Msg: fmt.Sprintf("%s answered plain HTTP with %s, and its port speaks TLS: use https:// in the URL", t.theServer(), tlsRefusal(err))}
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verify):
 		return &PreflightError{Kind: PreflightTLS, Msg: fmt.Sprintf("the TLS certificate of %s is not trusted: %s", t.where(), msg)}
 	case errors.Is(ctx.Err(), context.Canceled):

@@ -3,11 +3,13 @@ package backend
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -108,6 +110,114 @@ func TestPreflightUnreachable(t *testing.T) {
 			t.Errorf("%s: %v; want a %s error with %q", tt.url, err, tt.kind, tt.msg)
 		}
 	}
+}
+
+// TestPreflightNothingServed: a URL with a path under which the model
+// list and the API's endpoint both answer 404 stops the run, naming what
+// was tried; a server that only lacks a model list is measured, and a
+// server root is not probed.
+func TestPreflightNothingServed(t *testing.T) {
+	const probed = "/prefix/v1/chat/completions {}"
+	tests := []struct {
+		name     string
+		prefix   string
+		endpoint int // status of POST to the API's endpoint
+		wantErr  string
+		probe    string // what the server saw POSTed
+	}{
+		{"wrong path", "/prefix", http.StatusNotFound, "GET %[1]s/v1/models and POST %[1]s/v1/chat/completions answered HTTP 404", probed},
+		// {} is no request an endpoint accepts: answered 400, it exists.
+		{"no model list", "/prefix", http.StatusBadRequest, "", probed},
+		{"no model list, credentials refused", "/prefix", http.StatusUnauthorized, "", probed},
+		{"root", "", http.StatusNotFound, "", ""},
+	}
+	for _, tt := range tests {
+		var probe string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				b, _ := io.ReadAll(r.Body)
+				probe = r.URL.Path + " " + string(b)
+				w.WriteHeader(tt.endpoint)
+				return
+			}
+			http.NotFound(w, r)
+		}))
+		base := srv.URL + tt.prefix
+		p, err := mustTarget(t, TargetOptions{URL: base}).Preflight(context.Background(), OpenAIChat, "m")
+		srv.Close()
+		if probe != tt.probe {
+			t.Errorf("%s: probe %q, want %q", tt.name, probe, tt.probe)
+		}
+		var pe *PreflightError
+		switch {
+		case tt.wantErr != "":
+			want := fmt.Sprintf(tt.wantErr, base)
+			if !errors.As(err, &pe) || pe.Kind != PreflightNotFound || !strings.Contains(pe.Msg, want) {
+				t.Errorf("%s: %v; want a %s error with %q", tt.name, err, PreflightNotFound, want)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case !strings.Contains(p.Note, "answered HTTP 404"):
+			t.Errorf("%s: note %q", tt.name, p.Note)
+		}
+	}
+}
+
+// TestPreflightPlainToTLS: plain HTTP sent to a TLS port that answers as
+// OpenSSL servers do (a reset or closed connection, or a TLS alert) is
+// named a scheme error; a port that closes the connection and speaks no
+// TLS is not.
+func TestPreflightPlainToTLS(t *testing.T) {
+	cert := httptest.NewUnstartedServer(http.NotFoundHandler())
+	cert.StartTLS() // for its certificate
+	cert.Close()
+	tlsPort := listen(t, func(c net.Conn) {
+		// crypto/tls, like OpenSSL, drops a client that is not one.
+		tc := tls.Server(c, cert.TLS)
+		tc.Handshake()
+		tc.Close()
+	})
+	alert := listen(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		c.Write([]byte("\x15\x03\x01\x00\x02\x02\x46"))
+		c.Close()
+	})
+	closes := listen(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		c.Close()
+	})
+	tests := []struct{ addr, kind, msg string }{
+		{tlsPort, PreflightScheme, "and its port speaks TLS: use https:// in the URL"},
+		{alert, PreflightScheme, "answered plain HTTP with a TLS alert, and its port speaks TLS"},
+		{closes, PreflightNetwork, "cannot reach"},
+	}
+	for _, tt := range tests {
+		_, err := mustTarget(t, TargetOptions{URL: "http://" + tt.addr}).Preflight(context.Background(), OpenAIChat, "m")
+		var pe *PreflightError
+		if !errors.As(err, &pe) || pe.Kind != tt.kind || !strings.Contains(pe.Msg, tt.msg) {
+			t.Errorf("%s: %v; want a %s error with %q", tt.addr, err, tt.kind, tt.msg)
+		}
+	}
+}
+
+// listen serves each loopback connection with serve until the test ends,
+// and returns the address.
+func listen(t *testing.T, serve func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return ln.Addr().String()
 }
 
 func FuzzModelList(f *testing.F) {

@@ -17,8 +17,10 @@ import (
 // TargetOptions names a server the way a user gives it.
 type TargetOptions struct {
 	// URL is the server root, e.g. http://127.0.0.1:8000. A trailing /v1
-	// is tolerated; user:password in it becomes a Basic Authorization
-	// header and is never part of a URL servebench prints.
+	// is tolerated, and so is an API's endpoint path (/v1/chat/completions,
+	// /api/generate, ...): the root is what precedes it, and PathAPI names
+	// the API. user:password in it becomes a Basic Authorization header
+	// and is never part of a URL servebench prints.
 	URL string
 	// APIKey is sent as a Bearer token (it wins over an Authorization
 	// header and URL credentials).
@@ -47,6 +49,10 @@ type Target struct {
 	hc     *http.Client
 	// name is TargetOptions.Name.
 	name string
+	// pathAPI is the API whose endpoint path the URL ended in ("": none).
+	pathAPI string
+	// prefixed: the root has a path (a proxy's prefix, or a mistake).
+	prefixed bool
 }
 
 // NewTarget checks o and returns its Target.
@@ -88,8 +94,8 @@ func NewTarget(o TargetOptions) (*Target, error) {
 		secrets = append(secrets, o.APIKey)
 	}
 	secrets = append(secrets, headerSecrets(h.Get("Authorization"))...)
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1"), "/")
-	u.RawPath = ""
+	u.Path, t.pathAPI = rootPath(u.Path)
+	u.RawPath, t.prefixed = "", u.Path != ""
 	t.base, t.header, t.red, t.name = u.String(), h, NewRedactor(secrets...), o.Name
 	t.hc = &http.Client{
 		Transport: &http.Transport{TLSClientConfig: o.TLS, Proxy: http.ProxyFromEnvironment},
@@ -97,6 +103,21 @@ func NewTarget(o TargetOptions) (*Target, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return t, nil
+}
+
+// rootPath is the server root's path in a URL's path, without a trailing
+// "/", "/v1" or API endpoint path (a URL copied from a client's settings
+// often names the endpoint itself); api names the API whose endpoint it
+// ended in, "" when none.
+func rootPath(p string) (root, api string) {
+	p = strings.TrimSuffix(p, "/")
+	for _, name := range APIs() {
+		if rest, ok := strings.CutSuffix(p, apis[name].path); ok {
+			p, api = rest, name
+			break
+		}
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(p, "/v1"), "/"), api
 }
 
 // LoadTLS builds a TLS configuration trusting the PEM certificates in
@@ -130,6 +151,10 @@ func (t *Target) theServer() string { return cmp.Or(t.name, "the server at "+t.b
 // Base is the server root without a trailing "/" or "/v1" and without
 // credentials: each API appends its own path, and it is safe to print.
 func (t *Target) Base() string { return t.base }
+
+// PathAPI is the API whose endpoint path the URL given ended in (it is
+// not part of Base), or "" when it named none.
+func (t *Target) PathAPI() string { return t.pathAPI }
 
 // URL is the address of path (which starts with "/") on the server.
 func (t *Target) URL(path string) string { return t.base + path }

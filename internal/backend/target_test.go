@@ -58,6 +58,30 @@ func TestNewTarget(t *testing.T) {
 	}
 }
 
+// TestTargetEndpointPath: a URL that names an API's endpoint, as client
+// settings often do, is the server root before it, and says which API.
+func TestTargetEndpointPath(t *testing.T) {
+	tests := []struct{ url, base, api string }{
+		{"http://h:8000/v1/chat/completions", "http://h:8000", OpenAIChat},
+		{"http://h:8000/v1/chat/completions/", "http://h:8000", OpenAIChat},
+		{"http://h:8000/v1/completions", "http://h:8000", OpenAICompletions},
+		{"http://h:11434/api/chat", "http://h:11434", OllamaChat},
+		{"http://h:11434/api/generate", "http://h:11434", OllamaGenerate},
+		// A prefix before the endpoint is the root's.
+		{"https://u:pw@gw/team/v1/chat/completions", "https://gw/team", OpenAIChat},
+		// Not an endpoint: only /v1 and slashes go.
+		{"http://h:8000/v1/models", "http://h:8000/v1/models", ""},
+		{"http://h:8000/chat/completions", "http://h:8000/chat/completions", ""},
+		{"http://h:8000/v1", "http://h:8000", ""},
+	}
+	for _, tt := range tests {
+		tg := mustTarget(t, TargetOptions{URL: tt.url})
+		if tg.Base() != tt.base || tg.PathAPI() != tt.api {
+			t.Errorf("%s: base %q API %q, want %q %q", tt.url, tg.Base(), tg.PathAPI(), tt.base, tt.api)
+		}
+	}
+}
+
 // TestTargetRedacts: every credential a target carries, however given, and
 // the forms a server may echo it in, leave any text.
 func TestTargetRedacts(t *testing.T) {

@@ -1,8 +1,28 @@
 package bench
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/telemetry"
 )
+
+// CheckRunDir is ErrRunExists when dir holds a run already, so that a run
+// can say so before it starts a server or asks one anything. Writing
+// checks again: two runs started at once cannot share a directory.
+func CheckRunDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	for _, name := range []string{RecordsFile, telemetry.File} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
+		}
+	}
+	return nil
+}
 
 // RunDir writes a run directory from records made elsewhere: a sharded
 // run's workers merged into one run (report DIR0 DIR1 ... --out DIR). It

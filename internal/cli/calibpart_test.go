@@ -144,7 +144,7 @@ func TestCalibrateFitConcurrencyErrors(t *testing.T) {
 		{"not run", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,5"}, 2, "--fit-concurrency 1,5: " + dir + " has no closed-loop point at concurrency 5 (its points: 1,3)"},
 		{"not run's hint", []string{"plan", "--calibrate", dir, "--fit-concurrency", "5"}, 2, "Try: list concurrencies the run measured, e.g. --fit-concurrency 1,3"},
 		{"not a number", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,x"}, 2, "--fit-concurrency \"1,x\""},
-		{"only commas", []string{"plan", "--calibrate", dir, "--fit-concurrency", ","}, 2, "lists no concurrency"},
+		{"only commas", []string{"plan", "--calibrate", dir, "--fit-concurrency", ","}, 2, `--fit-concurrency ",": item 1 is empty`},
 		{"nothing held out", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,3", "--against", dir}, 2, "--fit-concurrency 1,3 takes every closed-loop point of " + dir + ": none is left to hold out"},
 		{"sim, not run", []string{"sim", "--calibrate", dir, "--fit-concurrency", "4"}, 2, "has no closed-loop point at concurrency 4"},
 		{"sim without a run", []string{"sim", "--fit-concurrency", "1"}, 2, "--fit-concurrency picks the points of the --calibrate run"},

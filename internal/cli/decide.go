@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
@@ -64,6 +65,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	f.hist.args = append([]string{"decide"}, args...)
+	f.apiGiven = flagSet(fs, "api")
 	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
 		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
 	}
@@ -84,6 +86,11 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	plan, err := f.plan()
 	if err != nil {
 		return err
+	}
+	for _, c := range cands {
+		if err := benchError(bench.CheckRunDir(candidateDir(f.out, c))); err != nil {
+			return err
+		}
 	}
 	if err := f.preflightCandidates(ctx, env, cands); err != nil {
 		return err
@@ -149,6 +156,15 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// candidateDir is where a candidate's run is written under --out ("" for
+// none).
+func candidateDir(out string, c slo.Candidate) string {
+	if out == "" {
+		return ""
+	}
+	return filepath.Join(out, c.Name)
+}
+
 // preflightCandidates checks every server candidate before any is
 // measured: a misconfigured one stops the decision before any load.
 func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []slo.Candidate) error {
@@ -158,6 +174,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		}
 		cf := *f
 		cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
+		cf.apiGiven = f.apiGiven || c.API != ""
 		t, err := startTarget(ctx, env, &cf)
 		var e *Error
 		switch {
@@ -176,9 +193,8 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 	x := slo.Outcome{Candidate: c}
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
-	if f.out != "" {
-		cf.out = filepath.Join(f.out, c.Name)
-	}
+	cf.apiGiven = f.apiGiven || c.API != ""
+	cf.out = candidateDir(f.out, c)
 	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
 	if cf.hist.labels == nil {
 		cf.hist.labels = labelFlag{}

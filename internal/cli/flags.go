@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,32 +13,44 @@ import (
 
 // intList parses "1,2,4,8" (the --concurrency flag).
 func intList(flagName, s string) ([]int, error) {
+	hint := "servebench run --" + flagName + " 1,2,4,8"
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, usagef(hint, "--%s %q: item %d is empty", flagName, s, i+1)
 		}
 		v, err := strconv.Atoi(f)
 		if err != nil || v < 1 {
-			return nil, usagef("servebench run --"+flagName+" 1,2,4,8", "--%s %q: %q is not a positive whole number", flagName, s, f)
+			return nil, usagef(hint, "--%s %q: %q is not a positive whole number", flagName, s, f)
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
+// maxRate bounds a request rate: beyond it a rate is a typo, not a load
+// one client could pace.
+const maxRate = 1e6
+
 // floatList parses "0.5,1,2" (the --rate flag).
 func floatList(flagName, s string) ([]float64, error) {
+	hint := "servebench run --" + flagName + " 0.5,1,2"
 	var out []float64
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || v <= 0 || v > 1e6 {
-			return nil, usagef("servebench run --"+flagName+" 0.5,1,2", "--%s %q: %q is not a positive number of requests per second", flagName, s, f)
+		switch {
+		case f == "":
+			return nil, usagef(hint, "--%s %q: item %d is empty", flagName, s, i+1)
+		case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(v):
+			return nil, usagef(hint, "--%s %q: %q is not a number of requests per second", flagName, s, f)
+		case math.IsInf(v, 1) && err == nil:
+			return nil, usagef("servebench run --concurrency 100 (every request in flight at once)", "--%s %q: an infinite rate sends every request at once, which is a closed loop", flagName, s)
+		case v <= 0:
+			return nil, usagef(hint, "--%s %q: %q is not a positive number of requests per second", flagName, s, f)
+		case v > maxRate:
+			return nil, usagef(hint, "--%s %q: %q requests per second is more than the %.0f a run can send", flagName, s, f, float64(maxRate))
 		}
 		out = append(out, v)
 	}

@@ -225,7 +225,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if err != nil {
-		return &Error{Err: flagError(fs, err), Code: ExitUsage}
+		return flagError(fs, err)
 	}
 	// Parsing "--" alone sets the positional arguments and no flag.
 	return fs.Parse(append([]string{"--"}, pos...))
@@ -238,13 +238,26 @@ var (
 	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
 
-// flagError rewrites a flag package error as one line naming the flag,
-// the value given and the form it wants.
+// flagError rewrites a flag package error as a usage error: one line
+// naming the flag, the value given and the form it wants; an unknown flag
+// also gets a Try line with the flag it most likely meant.
 func flagError(fs *flag.FlagSet, err error) error {
+	e := &Error{Err: flagMessage(fs, err), Code: ExitUsage}
+	if m := flagUndefined.FindStringSubmatch(err.Error()); m != nil {
+		e.Hint = fmt.Sprintf("servebench %s -h lists its flags", fs.Name())
+		if near := nearestFlag(fs, m[1]); near != "" {
+			e.Hint = fmt.Sprintf("--%s (%s)", near, e.Hint)
+		}
+	}
+	return e
+}
+
+// flagMessage is flagError's message.
+func flagMessage(fs *flag.FlagSet, err error) error {
 	help := fmt.Sprintf("servebench %s -h lists its flags", fs.Name())
 	msg := err.Error()
 	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("unknown flag --%s (%s)", m[1], help)
+		return fmt.Errorf("unknown flag --%s", m[1])
 	}
 	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("--%s wants %s", m[1], flagForm(fs.Lookup(m[1]), ""))
@@ -254,6 +267,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 			m[1] = r.redact(m[1]) // a credential
 		}
 		form := flagForm(fs.Lookup(m[2]), m[3])
+		if form == "" && strings.Contains(m[3], `"`+m[1]+`"`) { // a reason that quotes the value itself
+			return fmt.Errorf("--%s: %s", m[2], m[3])
+		}
 		if form == "" { // a flag of its own type: its reason says it all
 			return fmt.Errorf("--%s %q: %s", m[2], m[1], m[3])
 		}
@@ -268,6 +284,39 @@ func flagValue(fs *flag.FlagSet, name string) flag.Value {
 		return f.Value
 	}
 	return nil
+}
+
+// nearestFlag is the flag of fs whose name is nearest to name, a typo of
+// it (at most a third of its letters wrong, and no more than 3), or "".
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestDist := "", min(3, len(name)/3)+1
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // flagForm says what kind of value a flag takes. For flags of their own

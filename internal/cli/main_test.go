@@ -53,8 +53,9 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 		{[]string{"run", "--json=maybe"}, `Error: --json wants true or false (or no value), got "maybe"`},
 		{[]string{"run", "--warmup", "soon"}, `Error: --warmup wants a request count (5) or a duration (10s), got "soon"`},
 		{[]string{"run", "--header", "x"}, `Error: --header wants "Name: value", got "x"`},
-		{[]string{"report", "--slo", "fast"}, `Error: --slo "fast": SLO "fast": no comparison`},
-		{[]string{"run", "--bogus"}, `Error: unknown flag --bogus (servebench run -h lists its flags)`},
+		// A reason that quotes the value is not preceded by it again.
+		{[]string{"report", "--slo", "fast"}, `Error: --slo: SLO "fast": no comparison`},
+		{[]string{"run", "--slo", "ttft p95 <= banana"}, `Error: --slo: SLO "ttft p95 <= banana": value "banana" is not a number, e.g. 'ttft p95 <= 1.5s'`},
 		{[]string{"plan", "--ttft", "soon"}, `Error: --ttft wants a duration such as 60s, got "soon"`},
 		{[]string{"report", "runs/a", "--format"}, `Error: --format wants a value: output format: text, markdown, csv, json`},
 		{[]string{"decide", "--target", "foo"}, `Error: --target wants key=value pairs, e.g. name=a,url=http://127.0.0.1:8000,gpus=1, got "foo"`},
@@ -69,6 +70,28 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 	code, _, stderr := runMain(t, "run", "-h")
 	if code != ExitOK || !strings.Contains(stderr, "Examples:") || !strings.Contains(stderr, "-duration") {
 		t.Errorf("run -h: exit %d, %d bytes of usage", code, len(stderr))
+	}
+}
+
+// TestUnknownFlagTry: an unknown flag is a usage error with a Try line,
+// which names the flag meant when the name is a typo of one.
+func TestUnknownFlagTry(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--concurency", "2"}, "Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"},
+		{[]string{"report", "runs/a", "-jsn"}, "Error: unknown flag --jsn\nTry: --json (servebench report -h lists its flags)\n"},
+		{[]string{"run", "--prompt-token", "8"}, "Error: unknown flag --prompt-token\nTry: --prompt-tokens (servebench run -h lists its flags)\n"},
+		// Nothing near: the flags' list.
+		{[]string{"run", "--bogus"}, "Error: unknown flag --bogus\nTry: servebench run -h lists its flags\n"},
+		{[]string{"compare", "--x"}, "Error: unknown flag --x\nTry: servebench compare -h lists its flags\n"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runMain(t, tt.args...)
+		if code != ExitUsage || stdout != "" || stderr != tt.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr, tt.want)
+		}
 	}
 }
 

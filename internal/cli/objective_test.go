@@ -69,7 +69,7 @@ func TestRunObjectiveErrors(t *testing.T) {
 		{[]string{"--objective", "no-such-preset"}, "no such file or preset"},
 		{[]string{"--objective", filepath.Join(dir, "missing.yaml")}, "no such file"},
 		{[]string{"--find-capacity"}, "give --objective or --slo"},
-		{[]string{"--slo", "ttft p95 => 1s"}, `--slo "ttft p95 => 1s": SLO`},
+		{[]string{"--slo", "ttft p95 => 1s"}, `--slo: SLO "ttft p95 => 1s": comparison`},
 		{[]string{"--objective", "chat", "--repeat", "0"}, "--repeat 0"},
 		{[]string{"--objective", "chat", "--concurrency", "2", "--target-load", "2.5"}, "load.target"},
 		{[]string{"--objective", "chat", "--prompt-tokens", "zipf:1"}, "prompt_tokens"},

@@ -17,6 +17,7 @@ import (
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/telemetry"
@@ -91,6 +92,9 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() == 0 && env.StdinIsTerminal {
 		return usagef("servebench report runs/a  or  servebench report - < records.jsonl", "report needs a run directory or records file (or records piped in)")
 	}
+	if err := formatArgument(fs.Args()); err != nil {
+		return err
+	}
 	if *jsonOut {
 		*format = "json"
 	}
@@ -144,6 +148,26 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return judgeRecorded(env, o, ev, s, *format)
+}
+
+// formatArgument is a usage error for an argument that names an output
+// format and no file ("report runs/a json"): the flag was meant.
+func formatArgument(args []string) error {
+	for i, a := range args {
+		if _, format := report.Formats[a]; !format && a != "html" {
+			continue
+		}
+		if _, err := os.Stat(a); err == nil {
+			continue
+		}
+		flag := "--format " + a
+		if a == "json" {
+			flag = "--json"
+		}
+		rest := strings.Join(slices.Delete(slices.Clone(args), i, i+1), " ")
+		return usagef("servebench report "+flag+" "+rest, "%q is not a run directory or records file: for %s output, give %s", a, a, flag)
+	}
+	return nil
 }
 
 // reportObjective builds the objective report judges by.

@@ -55,6 +55,7 @@ const (
 // runFlags are run's options as parsed from the command line.
 type runFlags struct {
 	url, model, api, apiKeyEnv, caCert string
+	apiGiven                           bool // --api was given: a --url endpoint path does not choose it
 	insecure, noPreflight              bool
 	headers                            headerFlag
 	timeout, firstTokenTimeout, dur    time.Duration
@@ -138,6 +139,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench run -h", "unexpected argument %q", fs.Arg(0))
 	}
+	f.apiGiven = flagSet(fs, "api")
 	if err := f.shard.check(&f); err != nil {
 		return err
 	}
@@ -159,6 +161,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	render, err := formatRenderer("run", f.format)
 	if err != nil {
+		return err
+	}
+	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
 		return err
 	}
 	if f.jsonOut {
@@ -266,8 +271,8 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	if f.concurrency != "" && f.rate != "" {
 		return nil, usagef("servebench run --concurrency 1,4  or  --rate 1,2", "--concurrency and --rate are exclusive: one run is closed-loop or open-loop")
 	}
-	if f.requests < 0 || f.dur < 0 || f.maxConcurrency < 0 {
-		return nil, usagef("servebench run -h", "--requests, --duration and --max-concurrency must not be negative")
+	if err := f.checkAmounts(); err != nil {
+		return nil, err
 	}
 	p := &loadPlan{}
 	var err error
@@ -293,6 +298,35 @@ func (f *runFlags) plan() (*loadPlan, error) {
 	}
 	p.points = bench.MatrixPoints(base, p.cells, loads, f.seed)
 	return p, nil
+}
+
+// checkAmounts refuses negative counts and durations (the flag package
+// takes them), naming the flag and the value, before any server is asked.
+func (f *runFlags) checkAmounts() error {
+	for _, n := range []struct {
+		name    string
+		v       int
+		example string
+	}{{"requests", f.requests, "100"}, {"max-concurrency", f.maxConcurrency, "8 (0: no cap)"}} {
+		if n.v < 0 {
+			return usagef("servebench run --"+n.name+" "+n.example, "--%s %d: must not be negative", n.name, n.v)
+		}
+	}
+	for _, d := range []struct {
+		name    string
+		v       time.Duration
+		example string
+	}{
+		{"duration", f.dur, "60s"},
+		{"timeout", f.timeout, "10m (0: the default, " + backend.DefaultTimeout.String() + ")"},
+		{"first-token-timeout", f.firstTokenTimeout, "30s (0: none)"},
+		{"grace", f.grace, "10s (0: the default, " + load.DefaultGrace.String() + ")"},
+	} {
+		if d.v < 0 {
+			return usagef("servebench run --"+d.name+" "+d.example, "--%s %v: must not be negative", d.name, d.v)
+		}
+	}
+	return f.tel.checkInterval()
 }
 
 // loads are the load levels of --concurrency or --rate.

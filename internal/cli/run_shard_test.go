@@ -148,7 +148,7 @@ func TestReportMergesShardsInEveryFormat(t *testing.T) {
 		want string
 	}{
 		{append([]string{"report", "--out", out}, dirs...), 0, ""},
-		{append([]string{"report", "--out", out}, dirs...), ExitFailure, "already holds a run"},
+		{append([]string{"report", "--out", out}, dirs...), ExitUsage, "already holds a run"},
 		{[]string{"report", "--out", out, dirs[0]}, ExitUsage, "--out writes the merged run"},
 	} {
 		code, _, stderr := runMain(t, tt.args...)

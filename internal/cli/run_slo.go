@@ -58,6 +58,9 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if _, err := formatRenderer("run", f.format); err != nil {
 		return err
 	}
+	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
+		return err
+	}
 	t, err := startTarget(ctx, env, f)
 	if err != nil {
 		return err

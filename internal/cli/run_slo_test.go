@@ -304,3 +304,21 @@ func TestDecideCPUs(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 about --cpus", code, stderr)
 	}
 }
+
+// TestDecideRefusesAnExistingRun: a candidate whose directory under --out
+// holds a run is a usage error before any candidate is measured.
+func TestDecideRefusesAnExistingRun(t *testing.T) {
+	dir := t.TempDir()
+	cands := filepath.Join(dir, "candidates.yaml")
+	os.WriteFile(cands, []byte("candidates:\n  - name: a\n    sim: {}\n  - name: b\n    sim: {}\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "out", "b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "out", "b", "records.jsonl"), nil, 0o644)
+	code, _, stderr := runMain(t, "decide", "--candidates", cands, "--objective", "chat", "--out", filepath.Join(dir, "out"))
+	want := "Error: --out " + filepath.Join(dir, "out", "b") + " already holds a run (records.jsonl)\n"
+	if code != ExitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "a")); err == nil {
+		t.Error("candidate a was measured")
+	}
+}

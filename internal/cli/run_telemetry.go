@@ -37,8 +37,8 @@ func (t *telemetryFlags) options() (*telemetry.Options, error) {
 	if t.off {
 		return nil, nil
 	}
-	if t.interval != 0 && (t.interval < 10*time.Millisecond || t.interval > time.Hour) {
-		return nil, usagef("servebench run --sample-interval 1s", "--sample-interval %v: want a duration from 10ms to 1h", t.interval)
+	if err := t.checkInterval(); err != nil {
+		return nil, err
 	}
 	if t.serverPID < 0 {
 		return nil, usagef("servebench run --server-pid 1234", "--server-pid %d: want a process id", t.serverPID)
@@ -52,6 +52,14 @@ func (t *telemetryFlags) options() (*telemetry.Options, error) {
 	}
 	return &telemetry.Options{Interval: t.interval, MetricsURLs: t.metricsURLs, GPUMetricsURL: t.gpuURL,
 		HostMetricsURL: t.hostURL, ServerPID: t.serverPID}, nil
+}
+
+// checkInterval checks --sample-interval, given with --no-telemetry too.
+func (t *telemetryFlags) checkInterval() error {
+	if t.interval != 0 && (t.interval < 10*time.Millisecond || t.interval > time.Hour) {
+		return usagef("servebench run --sample-interval 1s", "--sample-interval %v: want a duration from 10ms to 1h", t.interval)
+	}
+	return nil
 }
 
 // urlList collects a repeatable URL flag, each checked as it comes.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,7 +94,7 @@ func TestRunAgainstScriptedServer(t *testing.T) {
 	code, _, stderr = runMain(t, "run", "--url", url, "--api", "openai-completions", "--model", "m", "--requests", "1",
 		"--concurrency", "1", "--tokenizer", "cl100k_base", "--out", dir)
 	after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
-	if code != ExitFailure || !strings.Contains(stderr, "already holds a run") || string(before) != string(after) {
+	if code != ExitUsage || !strings.Contains(stderr, "already holds a run") || string(before) != string(after) {
 		t.Errorf("reusing --out: exit %d, stderr %q, records changed %v", code, stderr, string(before) != string(after))
 	}
 }
@@ -118,7 +119,22 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{"both loops", []string{"--concurrency", "1", "--rate", "2"}, "exclusive"},
 		{"bad concurrency", []string{"--concurrency", "0"}, "not a positive whole number"},
-		{"bad rate", []string{"--rate", "x"}, "not a positive number"},
+		{"bad rate", []string{"--rate", "x"}, `--rate "x": "x" is not a number of requests per second`},
+		// Each bad amount is named with the value given, before any load.
+		{"NaN rate", []string{"--rate", "NaN"}, `--rate "NaN": "NaN" is not a number of requests per second`},
+		{"infinite rate", []string{"--rate", "1,Inf"}, `--rate "1,Inf": an infinite rate sends every request at once`},
+		{"negative rate", []string{"--rate", "-2"}, `--rate "-2": "-2" is not a positive number`},
+		{"huge rate", []string{"--rate", "1e12"}, `--rate "1e12": "1e12" requests per second is more than the 1000000 a run can send`},
+		{"empty rate item", []string{"--rate", "1,"}, `--rate "1,": item 2 is empty`},
+		{"empty concurrency item", []string{"--concurrency", "2,,4"}, `--concurrency "2,,4": item 2 is empty`},
+		{"negative requests", []string{"--requests", "-1"}, "--requests -1: must not be negative"},
+		{"negative duration", []string{"--duration", "-1s"}, "--duration -1s: must not be negative"},
+		{"negative timeout", []string{"--timeout", "-1s"}, "Error: --timeout -1s: must not be negative\nTry: servebench run --timeout 10m"},
+		{"negative first-token timeout", []string{"--first-token-timeout", "-5s"}, "--first-token-timeout -5s: must not be negative"},
+		{"negative grace", []string{"--grace", "-1s"}, "--grace -1s: must not be negative"},
+		{"negative cap", []string{"--rate", "1", "--max-concurrency", "-1"}, "--max-concurrency -1: must not be negative"},
+		// Checked whether or not telemetry is sampled.
+		{"negative sample interval", []string{"--no-telemetry", "--sample-interval", "-1s"}, "--sample-interval -1s: want a duration from 10ms to 1h"},
 		{"bad dist", []string{"--prompt-tokens", "zipf:1"}, "--prompt-tokens"},
 		{"cap without rate", []string{"--max-concurrency", "4"}, "use it with --rate"},
 		{"unknown flag", []string{"--nope"}, "unknown flag --nope"},
@@ -167,6 +183,9 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"--strict", bad}, ExitFailure, "line 2"},
 		{[]string{empty}, ExitFailure, "holds no records"},
 		{[]string{filepath.Join(dir, "missing")}, ExitFailure, "no such file"},
+		// A format given as an argument: the flag was meant.
+		{[]string{bad, "json"}, ExitUsage, "Error: \"json\" is not a run directory or records file: for json output, give --json\nTry: servebench report --json " + bad + "\n"},
+		{[]string{"csv", bad}, ExitUsage, "Try: servebench report --format csv " + bad + "\n"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"report"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
@@ -293,10 +312,17 @@ func TestRunRefusesAnExistingRun(t *testing.T) {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "records.jsonl"))
-	code, _, stderr := runMain(t, args...)
 	want := "Error: --out " + dir + " already holds a run (records.jsonl)\nTry: choose another directory"
-	if code != ExitFailure || !strings.HasPrefix(stderr, want) {
-		t.Errorf("second run: exit %d, stderr %q; want 1, %q", code, stderr, want)
+	// A usage error, said before any server is started or asked: the
+	// second and third runs name a port where nothing listens.
+	for _, again := range [][]string{args,
+		append(slices.Clone(args), "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "cl100k_base"),
+		append(slices.Clone(args), "--url", "http://127.0.0.1:1", "--model", "m", "--tokenizer", "cl100k_base", "--slo", "ttft p95 <= 1s"),
+	} {
+		code, _, stderr := runMain(t, again...)
+		if code != ExitUsage || !strings.HasPrefix(stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2, %q", again, code, stderr, want)
+		}
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "records.jsonl")); string(after) != string(before) {
 		t.Error("the second run changed the first run's records")

@@ -53,6 +53,7 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.endpointAPI(env, server)
 		return &target{server: server, model: f.model, close: server.CloseIdleConnections}, nil
 	}
 	cfg := sim.DefaultConfig()
@@ -97,6 +98,19 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
 }
 
+// endpointAPI takes the API from a --url that names its endpoint, unless
+// --api was given, and says what is measured.
+func (f *runFlags) endpointAPI(env *Env, server *backend.Target) {
+	a := server.PathAPI()
+	if a == "" {
+		return
+	}
+	if !f.apiGiven {
+		f.api = a
+	}
+	fmt.Fprintf(env.Stderr, "note: --url ends in the %s endpoint: measuring the server at %s with --api %s\n", a, server.Base(), f.api)
+}
+
 // preflight checks that the server answers at the URL with the right
 // scheme, accepts the credentials and serves the model, before any load:
 // a misconfiguration is an error, not a benchmark of failures.
@@ -134,6 +148,7 @@ var preflightHints = map[string]string{
 	backend.PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
 	backend.PreflightNoAnswer: "check --url; --no-preflight skips this check",
 	backend.PreflightNetwork:  "check --url; --no-preflight skips this check",
+	backend.PreflightNotFound: "give --url the server's root, e.g. http://127.0.0.1:8000, to which each --api adds its own path",
 	backend.PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
 }
 
@@ -224,7 +239,7 @@ func benchError(err error) error {
 	case errors.Is(err, bench.ErrNoServerTokenizer):
 		return &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
 	case errors.Is(err, bench.ErrRunExists):
-		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitFailure}
+		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitUsage}
 	case errors.Is(err, bench.ErrRunDir):
 		return &Error{Err: fmt.Errorf("--out %w", err), Code: ExitFailure}
 	}

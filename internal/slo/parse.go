@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -139,6 +140,18 @@ func (s *SLO) checkDirection(expr string) error {
 
 var example = map[kind]string{latency: "1.5s", fraction: "0.5%", count: "0"}
 
+// valueExample is a value of kind k as an SLO writes it.
+func valueExample(k kind) string {
+	if k == speed || k == throughput {
+		return "20 tok/s"
+	}
+	return example[k]
+}
+
+// name is the SLO's metric with its percentile, as written before the
+// comparison.
+func (s *SLO) name() string { return strings.TrimSpace(s.Metric + " " + s.Percentile) }
+
 // latencyUnits converts to milliseconds and names the display unit.
 var latencyUnits = map[string]struct {
 	ms      float64
@@ -152,8 +165,15 @@ func (s *SLO) setValue(expr, text string) error {
 	text = strings.ReplaceAll(strings.TrimSpace(text), " ", "")
 	num, unit := splitNumber(text)
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e12 {
-		return errorf(expr, "%q is not a non-negative number", num)
+	switch {
+	case text == "":
+		return errorf(expr, "no value after %s, e.g. '%s %s %s'", s.Op, s.name(), s.Op, valueExample(s.def.kind))
+	case num == "":
+		return errorf(expr, "value %q is not a number, e.g. '%s %s %s'", text, s.name(), s.Op, valueExample(s.def.kind))
+	case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(v), math.IsInf(v, 0) && err == nil, v < 0:
+		return errorf(expr, "value %q is not a non-negative number", text)
+	case v > 1e12:
+		return errorf(expr, "value %q is more than 1e12", text)
 	}
 	num = strconv.FormatFloat(v, 'g', -1, 64)
 	switch s.def.kind {

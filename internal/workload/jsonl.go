@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/servebench/servebench/internal/tokenize"
 )
@@ -16,13 +19,19 @@ const maxLineBytes = 64 << 20
 // jsonlLine is one line of a JSONL prompt file. A line with
 // "conversations" is a ShareGPT entry, so a ShareGPT dump written one
 // conversation per line reads too.
+// Fields are read raw, so that one of the wrong type is named with the
+// value the file gives.
 type jsonlLine struct {
-	Prompt        *string           `json:"prompt"`
-	Messages      []json.RawMessage `json:"messages"`
-	OutputTokens  *float64          `json:"output_tokens"`
-	Conversations json.RawMessage   `json:"conversations"`
-	ID            json.RawMessage   `json:"id"`
+	Prompt        json.RawMessage `json:"prompt"`
+	Messages      json.RawMessage `json:"messages"`
+	OutputTokens  json.RawMessage `json:"output_tokens"`
+	Conversations json.RawMessage `json:"conversations"`
+	ID            json.RawMessage `json:"id"`
 }
+
+// maxOutputTokens bounds a line's output_tokens: beyond it the number is
+// a mistake, not a length any server generates.
+const maxOutputTokens = 1 << 30
 
 // ParseJSONL parses a JSON Lines prompt file, one request per line:
 //
@@ -67,31 +76,69 @@ func parseJSONLine(name string, line int, b []byte) (Conversation, error) {
 	}
 	c := Conversation{Line: line, ID: idString(l.ID)}
 	var t Turn
-	switch {
-	case l.Prompt != nil && l.Messages != nil:
+	var err error
+	switch prompt, msgs := given(l.Prompt), given(l.Messages); {
+	case prompt && msgs:
 		return c, lineError(name, line, `has both "prompt" and "messages"; give one`)
-	case l.Prompt != nil:
-		if *l.Prompt == "" {
+	case prompt:
+		if json.Unmarshal(l.Prompt, &t.Prompt) != nil {
+			return c, lineError(name, line, `"prompt" %s: want a string`, clipJSON(l.Prompt))
+		}
+		if t.Prompt == "" {
 			return c, lineError(name, line, `"prompt" is empty`)
 		}
-		t.Prompt = *l.Prompt
-	case l.Messages != nil:
-		msgs, err := chatMessages(l.Messages)
-		if err != nil {
+	case msgs:
+		var raw []json.RawMessage
+		if json.Unmarshal(l.Messages, &raw) != nil {
+			return c, lineError(name, line, `"messages" %s: want a list of {"role", "content"} objects`, clipJSON(l.Messages))
+		}
+		if t.Messages, err = chatMessages(raw); err != nil {
 			return c, lineError(name, line, "%v", err)
 		}
-		t.Messages = msgs
 	default:
 		return c, lineError(name, line, `has neither "prompt" nor "messages"`)
 	}
-	if o := l.OutputTokens; o != nil {
-		if *o < 1 || *o != float64(int(*o)) || *o > 1<<30 {
-			return c, lineError(name, line, `"output_tokens" %v: want a whole number of at least 1`, *o)
+	if given(l.OutputTokens) {
+		if t.Output, err = outputTokens(l.OutputTokens); err != nil {
+			return c, lineError(name, line, `"output_tokens" %s: %v`, clipJSON(l.OutputTokens), err)
 		}
-		t.Output = int(*o)
 	}
 	c.Turns = []Turn{t}
 	return c, nil
+}
+
+// given reports whether a field is present and not null.
+func given(raw json.RawMessage) bool { return raw != nil && string(raw) != "null" }
+
+// outputTokens reads an output length: a whole number from 1 to
+// maxOutputTokens.
+func outputTokens(raw json.RawMessage) (int, error) {
+	var v float64
+	if json.Unmarshal(raw, &v) != nil {
+		// a number past float64's range is still a number, and too big
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if !errors.Is(err, strconv.ErrRange) {
+			return 0, errors.New("want a number")
+		}
+		v = f
+	}
+	switch {
+	case v < 1 || v != math.Trunc(v):
+		return 0, errors.New("want a whole number of at least 1")
+	case v > maxOutputTokens:
+		return 0, fmt.Errorf("more than %d, the most a request may ask for", maxOutputTokens)
+	}
+	return int(v), nil
+}
+
+// clipJSON is a field's value as the file writes it, cut short for a
+// message.
+func clipJSON(raw json.RawMessage) string {
+	const most = 40
+	if r := []rune(string(raw)); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return string(raw)
 }
 
 // chatMessages checks a JSONL line's messages: roles system, user or

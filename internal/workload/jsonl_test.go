@@ -16,6 +16,8 @@ func TestParseJSONL(t *testing.T) {
 	}{
 		{"prompt with length", `{"prompt": "hi there", "output_tokens": 20}`, []Turn{{Prompt: "hi there", Output: 20}}},
 		{"prompt alone", `{"prompt": "hi"}`, []Turn{{Prompt: "hi"}}},
+		// null is no value: the other field, or the default length.
+		{"nulls", `{"prompt": "hi", "messages": null, "output_tokens": null}`, []Turn{{Prompt: "hi"}}},
 		// Other fields (ids, categories) are the file's business.
 		{"extra fields", `{"id": 3, "category": "qa", "prompt": "q"}`, []Turn{{Prompt: "q"}}},
 		{"blank lines and CRLF", "\n{\"prompt\": \"a\"}\r\n\r\n{\"prompt\": \"b\"}\r\n", []Turn{{Prompt: "a"}, {Prompt: "b"}}},
@@ -52,10 +54,15 @@ func TestParseJSONLErrors(t *testing.T) {
 		{"neither", `{"text": "a"}`, `p.jsonl:1: has neither "prompt" nor "messages"`},
 		{"both", `{"prompt": "a", "messages": [{"role": "user", "content": "b"}]}`, "p.jsonl:1: has both"},
 		{"empty prompt", "\n\n{\"prompt\": \"\"}", `p.jsonl:3: "prompt" is empty`},
-		{"prompt not string", `{"prompt": 5}`, "p.jsonl:1: not a JSON object"},
-		{"zero output", `{"prompt": "a", "output_tokens": 0}`, `p.jsonl:1: "output_tokens" 0`},
-		{"fractional output", `{"prompt": "a", "output_tokens": 2.5}`, `"output_tokens" 2.5`},
-		{"output as string", `{"prompt": "a", "output_tokens": "20"}`, "p.jsonl:1: not a JSON object"},
+		// A field of the wrong type is named with the value the file gives.
+		{"prompt not string", `{"prompt": 42}`, `p.jsonl:1: "prompt" 42: want a string`},
+		{"prompt an object", `{"prompt": {"text": "a very long prompt that is cut short in the message"}}`, `p.jsonl:1: "prompt" {"text": "a very long prompt that is cut…: want a string`},
+		{"messages not a list", `{"messages": "hi"}`, `p.jsonl:1: "messages" "hi": want a list of {"role", "content"} objects`},
+		{"zero output", `{"prompt": "a", "output_tokens": 0}`, `p.jsonl:1: "output_tokens" 0: want a whole number of at least 1`},
+		{"fractional output", `{"prompt": "a", "output_tokens": 2.5}`, `"output_tokens" 2.5: want a whole number`},
+		{"huge output", `{"prompt": "a", "output_tokens": 1e11}`, `p.jsonl:1: "output_tokens" 1e11: more than 1073741824, the most a request may ask for`},
+		{"output past float64", `{"prompt": "a", "output_tokens": 1e400}`, `"output_tokens" 1e400: more than 1073741824`},
+		{"output as string", `{"prompt": "a", "output_tokens": "20"}`, `p.jsonl:1: "output_tokens" "20": want a number`},
 		{"no messages", `{"messages": []}`, `"messages" is empty`},
 		{"bad role", `{"messages": [{"role": "tool", "content": "x"}]}`, `message 1: role "tool"`},
 		{"content parts", `{"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}`, "content must be a string"},
@@ -74,6 +81,7 @@ func FuzzParseJSONL(f *testing.F) {
 	f.Add([]byte(`{"prompt": "hi", "output_tokens": 3}` + "\n" + `{"messages": [{"role": "user", "content": "x"}]}`))
 	f.Add([]byte(`{"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}`))
 	f.Add([]byte("{\"prompt\": \"\\u00e9\"}\n\n{}"))
+	f.Add([]byte(`{"prompt": 42, "messages": null, "output_tokens": 1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		convs, err := ParseJSONL("f.jsonl", data)
 		if err != nil {
