@@ -85,7 +85,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
 	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench plan --calibrate) instead of the roofline")
 	var fitConc string
-	defineFitConcurrency(fs, &fitConc)
+	defineFitConcurrency(fs, &fitConc, "; with --calibrate")
 	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
