@@ -184,9 +184,8 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Points: plan.points, Slice: plan.slice, OutDir: f.out, Grace: f.grace, Version: version(),
 		Labels: f.hist.labels, Args: f.runArgs(env),
 	}
-	if env.StderrIsTerminal {
-		s.Progress = env.Stderr
-	}
+	// A terminal gets a live line; a log, one line every 10 s.
+	s.Progress, s.ProgressLines = env.Stderr, !env.StderrIsTerminal
 	f.shard.setup(env, &s)
 	var err error
 	if s.Telemetry, err = f.tel.options(); err != nil {
