@@ -37,6 +37,10 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 			if why := stolen(p.Telemetry); why != "" {
 				p.Warnings = append(p.Warnings, why)
 			}
+			if why := preempted(p.Telemetry); why != "" {
+				// first: it explains the point's latencies and speeds
+				p.Warnings = append([]string{why}, p.Warnings...)
+			}
 		}
 	}
 	// slices are in model time; samples on the run clock
@@ -107,6 +111,30 @@ func stolen(t *telemetry.Point) string {
 	return fmt.Sprintf("%s: the hypervisor gave %.0f%% of the host's CPU time to other guests (steal, host telemetry): "+
 		"every process on it, a server's or the client's, had less CPU than the machine has, by an amount other tenants decide; "+
 		"a dedicated or quieter host will measure differently", StealPrefix, *t.Host.StealPercentMean)
+}
+
+// PreemptedPrefix begins the warning that the server preempted sequences.
+const PreemptedPrefix = "the server preempted running requests"
+
+// preempted is a point's warning when the server's preemption counter
+// (vLLM num_preemptions_total, SGLang's retracted requests, the
+// simulator's) rose over the point, with the cause, else "".
+func preempted(t *telemetry.Point) string {
+	if t == nil || t.Server == nil || t.Server.Preemptions == nil || *t.Server.Preemptions <= 0 {
+		return ""
+	}
+	kv := ""
+	if u := t.Server.KVCacheUsage; u != nil {
+		kv = fmt.Sprintf(" (peak %.0f%% full)", 100*u.Max)
+	}
+	times := "times"
+	if *t.Server.Preemptions == 1 {
+		times = "time"
+	}
+	return fmt.Sprintf("%s %.0f %s: its KV cache ran out%s, so it evicted their KV cache and recomputed them later; "+
+		"TTFT, E2E and decode speed here include that recomputation, and the load is past what its KV cache holds "+
+		"(fewer users or shorter contexts, or more KV cache: more GPU memory, an fp8 KV cache, more GPUs)",
+		PreemptedPrefix, *t.Server.Preemptions, times, kv)
 }
 
 // StealPrefix begins the warning that the hypervisor took a share of the
