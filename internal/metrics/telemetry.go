@@ -166,3 +166,31 @@ func simBehind(t *telemetry.Point, windowMS float64) string {
 	return fmt.Sprintf("the simulator skipped %.0f ms of model time (%.1f%% of the point) because its host ran it behind its schedule: latencies here are longer, and throughput lower, than the model's",
 		lost, 100*lost/windowMS)
 }
+
+// Sources of a point's server-measured prefill throughput (ServerPrefillTPS).
+const (
+	// PrefillFromTimings: the p50 of each request's prompt_eval_count over
+	// prompt_eval_duration, from the server's own timings (Ollama's final
+	// chunk, llama.cpp's timings).
+	PrefillFromTimings = "the server's per-request timings (prompt_eval_duration), p50"
+	// PrefillFromHistograms: the prompt tokens of the requests finished in
+	// the point over their prefill time, from the server's metrics
+	// (vllm:request_prompt_tokens and vllm:request_prefill_time_seconds;
+	// the built-in simulator exports both).
+	PrefillFromHistograms = "the server's metrics (vllm:request_prompt_tokens ÷ vllm:request_prefill_time_seconds, requests finished in the point)"
+)
+
+// ServerPrefillTPS is the point's prefill throughput per request as the
+// server measured it, queueing and request overhead excluded, and its
+// source: the per-request timings where the server reported them, else
+// its prefill-time histogram over the point; ok false when it told
+// neither. Prompt tokens ÷ TTFT (PrefillTPS) is the client's view.
+func (p *PointSummary) ServerPrefillTPS() (tps float64, source string, ok bool) {
+	if v, ok := p.ServerPrefill.Get("p50"); ok {
+		return v, PrefillFromTimings, true
+	}
+	if t := p.Telemetry; t != nil && t.Server != nil && t.Server.PrefillTPS != nil {
+		return *t.Server.PrefillTPS, PrefillFromHistograms, true
+	}
+	return 0, "", false
+}

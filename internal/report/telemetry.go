@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -20,10 +21,47 @@ var telemetryColumns = []struct {
 		(*telemetry.Point).PeakVRAMBytes},
 }
 
+// prefillColumn is the server's own prefill throughput per request,
+// shown when some point has it; prefillNote says where it came from.
+var prefillColumn = column{"prefill tok/s", "server", func(p *metrics.PointSummary) string {
+	v, _, ok := p.ServerPrefillTPS()
+	if !ok {
+		return "-"
+	}
+	return num(v, 0)
+}}
+
+// prefillSources are the distinct sources of the points' server prefill
+// figures, in point order; nil when no point has one.
+func prefillSources(s *metrics.Summary) []string {
+	var out []string
+	for i := range s.Points {
+		if _, src, ok := s.Points[i].ServerPrefillTPS(); ok && !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// prefillNote is the line under the table that defines its two prefill
+// columns, or "" when it has only the client's.
+func prefillNote(s *metrics.Summary) string {
+	src := prefillSources(s)
+	if src == nil {
+		return ""
+	}
+	return "prompt/TTFT tok/s: prompt tokens ÷ TTFT, queueing and request overhead included; prefill tok/s server: from " +
+		strings.Join(src, "; ") + "\n"
+}
+
 // tableColumns are the table's columns for s: the fixed ones, then the
 // telemetry ones some point knows.
 func tableColumns(s *metrics.Summary) []column {
 	cols := columns
+	if prefillSources(s) != nil {
+		at := slices.IndexFunc(cols, func(c column) bool { return c.group == "prompt/TTFT tok/s" }) + 1
+		cols = slices.Insert(cols[:len(cols):len(cols)], at, prefillColumn)
+	}
 	for _, tc := range telemetryColumns {
 		for i := range s.Points {
 			if tc.get(s.Points[i].Telemetry) != nil {

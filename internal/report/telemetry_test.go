@@ -6,6 +6,7 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -66,6 +67,48 @@ func TestNoTelemetryNoColumns(t *testing.T) {
 		}
 		if out := b.String(); strings.Contains(out, "KV cache") || strings.Contains(out, "VRAM") || strings.Contains(out, "Telemetry") {
 			t.Errorf("%s shows telemetry without any:\n%s", name, out)
+		}
+	}
+}
+
+// TestPrefillColumns: the client's prompt tokens ÷ TTFT is named for what
+// it is; the server's own prefill throughput is a column of its own only
+// where the server told it, with its source under the table: per-request
+// timings win over the histograms.
+func TestPrefillColumns(t *testing.T) {
+	p50 := func(v float64) stats.Dist { return stats.Dist{P50: &v, Count: 1} }
+	hist := &telemetry.Point{Server: &telemetry.ServerPoint{PrefillTPS: f64(31508)}}
+	for _, tc := range []struct {
+		name   string
+		points []metrics.PointSummary
+		want   []string // in order; "" entries none
+		absent string
+	}{
+		// no server figure: the client's column alone, no note
+		{"none", []metrics.PointSummary{{Load: record.Load{Concurrency: 1}, PrefillTPS: p50(7336)}},
+			[]string{"prompt/TTFT tok/s", "7336"}, "prefill tok/s"},
+		// vLLM-style histograms over the point
+		{"histograms", []metrics.PointSummary{{Load: record.Load{Concurrency: 1}, PrefillTPS: p50(7336), Telemetry: hist}},
+			[]string{"prompt/TTFT tok/s  prefill tok/s", "p50         server", "7336", "31508", "prefill tok/s server: from " + metrics.PrefillFromHistograms}, ""},
+		// Ollama's timings, preferred to the histograms
+		{"timings", []metrics.PointSummary{{Load: record.Load{Concurrency: 1}, PrefillTPS: p50(468), ServerPrefill: p50(2950), Telemetry: hist}},
+			[]string{"468", "2950", "prefill tok/s server: from " + metrics.PrefillFromTimings}, "31508"},
+	} {
+		var b strings.Builder
+		if err := Text(&b, &metrics.Summary{Points: tc.points}); err != nil {
+			t.Fatal(err)
+		}
+		out, at := b.String(), 0
+		for _, w := range tc.want {
+			i := strings.Index(out[at:], w)
+			if i < 0 {
+				t.Errorf("%s: %q missing (after offset %d) in\n%s", tc.name, w, at, out)
+				break
+			}
+			at += i + len(w)
+		}
+		if tc.absent != "" && strings.Contains(out, tc.absent) {
+			t.Errorf("%s: %q shown in\n%s", tc.name, tc.absent, out)
 		}
 	}
 }
