@@ -150,7 +150,7 @@ func versionCmd(_ context.Context, env *Env, args []string) error {
 		return usagef("servebench version", "version takes no argument")
 	}
 	bi, _ := debug.ReadBuildInfo()
-	_, err := fmt.Fprintln(env.Stdout, versionLine(version(), bi))
+	_, err := fmt.Fprintln(env.Stdout, versionLine(moduleVersion(), bi))
 	return err
 }
 
@@ -181,10 +181,10 @@ func versionLine(v string, bi *debug.BuildInfo) string {
 	return strings.Join(parts, " · ")
 }
 
-// version is servebench's version: the -ldflags value, else the module
-// version from the build information ("v1.2.0" from go install …@v1.2.0,
-// a pseudo-version from a VCS checkout), else "(devel)".
-func version() string {
+// moduleVersion is servebench's version: the -ldflags value, else the
+// module version from the build information ("v1.2.0" from go install
+// …@v1.2.0, a pseudo-version from a VCS checkout), else "(devel)".
+func moduleVersion() string {
 	if Version != "" {
 		return Version
 	}
@@ -193,6 +193,22 @@ func version() string {
 		return "(devel)"
 	}
 	return cmp.Or(bi.Main.Version, "(devel)")
+}
+
+// version is the version run.json records: moduleVersion, and for a
+// "(devel)" build the VCS revision where the build recorded one.
+func version() string {
+	v := moduleVersion()
+	bi, ok := debug.ReadBuildInfo()
+	if v != "(devel)" || !ok {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += " revision " + s.Value
+		}
+	}
+	return v
 }
 
 func (env *Env) report(err error) int {

@@ -120,7 +120,7 @@ func TestVersion(t *testing.T) {
 	for _, v := range []string{"v1.2.3", ""} {
 		Version = v
 		code, stdout, _ := runMain(t, "version")
-		want := "servebench " + version()
+		want := "servebench " + moduleVersion()
 		if v != "" {
 			want = "servebench v1.2.3"
 		}
