@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -436,12 +437,26 @@ func TestCLIVersion(t *testing.T) {
 	if code != 0 || want == "" || !strings.HasPrefix(stdout, "servebench "+want) {
 		t.Errorf("version: %d %q, want the build's module version %q", code, stdout, want)
 	}
+	// Built with VCS stamping where the checkout allows it, the line also
+	// names the revision the build info records.
 	bin := filepath.Join(t.TempDir(), "servebench")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X github.com/servebench/servebench/internal/cli.Version=v9.8.7", ".")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, "-ldflags", "-X github.com/servebench/servebench/internal/cli.Version=v9.8.7", ".")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	if b, err := exec.Command(bin, "version").Output(); err != nil || string(b) != "servebench v9.8.7\n" {
+	b, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(b), "servebench v9.8.7 · ") || !strings.Contains(string(b), runtime.Version()) {
 		t.Errorf("-ldflags version: %q, %v", b, err)
+	}
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.Lines(string(info)) {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision=") {
+			if want := "revision " + strings.TrimPrefix(f[1], "vcs.revision="); !strings.Contains(string(b), want) {
+				t.Errorf("version %q lacks %q from the build info", b, want)
+			}
+		}
 	}
 }

@@ -373,3 +373,36 @@ func TestSimBehindWarned(t *testing.T) {
 		t.Errorf("point warnings %q lack the skipped time", p.Warnings)
 	}
 }
+
+// TestClockPrintedSimConfigKeepsRunScale: the what-if workflow with the
+// binary: sim --print-config, then run --sim-config on the file, runs at
+// the default run's time scale (10, not sim's 1) and names no change in
+// its header; an edited field is named there.
+func TestClockPrintedSimConfigKeepsRunScale(t *testing.T) {
+	code, printed, stderr := run(t, "sim", "--print-config")
+	if code != 0 {
+		t.Fatalf("sim --print-config: exit %d: %s", code, stderr)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		// unedited: exactly the default run's header
+		{"unedited", printed, "servebench · simulated server (H100-SXM) · ran 10× faster than it models"},
+		// one field edited: named, with its default
+		{"edited", strings.Replace(printed, "max_num_seqs: 8 ", "max_num_seqs: 4 ", 1),
+			"servebench · simulated server (H100-SXM) · changed: engine.max_num_seqs 4 (default 8) · ran 10× faster than it models"},
+	} {
+		file := filepath.Join(dir, tc.name+".yaml")
+		if err := os.WriteFile(file, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := run(t, "run", "--sim-config", file, "--concurrency", "1", "--requests", "2", "--warmup", "0", "--output-tokens", "4")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		if head, _, _ := strings.Cut(stdout, "\n"); !strings.HasPrefix(head, tc.want) {
+			t.Errorf("%s: header %q, want it to start %q", tc.name, head, tc.want)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func TestClockTableLabels(t *testing.T) {
 		t.Fatalf("no table:\n%s", stdout)
 	}
 	groups, stats := strings.Fields(lines[2]), strings.Fields(lines[3])
-	wantGroups := "load speed tok/s/req output tok/s prefill tok/s/req TTFT ms ITL ms E2E ms req/min ok errors"
+	wantGroups := "load speed tok/s/req output tok/s prompt/TTFT tok/s TTFT ms ITL ms E2E ms req/min ok errors"
 	wantStats := "p50 p95 aggregate p50 p50 p95 p99 p95 p99 p95 p99"
 	if strings.Join(groups, " ") != wantGroups || strings.Join(stats, " ") != wantStats {
 		t.Errorf("table heading:\n%s\n%s\nwant groups %q, stats %q", lines[2], lines[3], wantGroups, wantStats)

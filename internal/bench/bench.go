@@ -54,6 +54,9 @@ type Config struct {
 	Grace  time.Duration
 	// Progress, when set, receives live progress lines (a terminal).
 	Progress io.Writer
+	// ProgressLines: Progress is a log, not a terminal; it gets a line
+	// of its own every 10 s instead of a line redrawn in place.
+	ProgressLines bool
 	// PromptTokensMean sizes how many requests are prepared before a
 	// point starts (aheadFor), so that prompt synthesis does not delay
 	// sends.
@@ -253,7 +256,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	feed.sessions, _ = src.(workload.Sessions)
 	feed.closed = p.Load.Concurrency > 0
 	ready()
-	prog := newProgress(cfg.Progress, p, runner.Epoch)
+	prog := newProgress(cfg.Progress, p, runner.Epoch, cfg.ProgressLines)
 	sink.onEmit(prog.add)
 	defer prog.stop()
 	runner.Send = func(ctx context.Context, rec *record.Record) {

@@ -18,12 +18,19 @@ import (
 // live, rarely enough to cost nothing next to the load.
 const progressEvery = 500 * time.Millisecond
 
+// progressLinesEvery is how often a log (stderr not a terminal) gets a
+// progress line: a long soak shows it is alive without flooding the log.
+const progressLinesEvery = 10 * time.Second
+
 // progress draws one live line per load point on a terminal: done/total,
-// live TTFT p95 and aggregate output tok/s.
+// live TTFT p95 and aggregate output tok/s. In lines mode (a log, not a
+// terminal) it writes the same figures as a line of their own every
+// progressLinesEvery instead, and nothing at the point's end.
 type progress struct {
 	w     io.Writer
 	p     load.Point
 	epoch time.Time
+	lines bool
 	mu    sync.Mutex
 	done  int
 	ttft  []float64
@@ -34,20 +41,30 @@ type progress struct {
 	wg    sync.WaitGroup
 }
 
-func newProgress(w io.Writer, p load.Point, epoch time.Time) *progress {
-	pr := &progress{w: w, p: p, epoch: epoch, quit: make(chan struct{}), first: -1}
+func newProgress(w io.Writer, p load.Point, epoch time.Time, lines bool) *progress {
+	every := progressEvery
+	if lines {
+		every = progressLinesEvery
+	}
+	return startProgress(w, p, epoch, lines, every)
+}
+
+func startProgress(w io.Writer, p load.Point, epoch time.Time, lines bool, every time.Duration) *progress {
+	pr := &progress{w: w, p: p, epoch: epoch, lines: lines, quit: make(chan struct{}), first: -1}
 	if w == nil {
 		return pr
 	}
 	pr.wg.Go(func() {
-		t := time.NewTicker(progressEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
 				pr.draw(false)
 			case <-pr.quit:
-				pr.draw(true)
+				if !pr.lines {
+					pr.draw(true)
+				}
 				return
 			}
 		}
@@ -83,11 +100,16 @@ func (pr *progress) draw(final bool) {
 	if n := pr.p.Requests + pr.p.WarmupRequests; pr.p.Requests > 0 {
 		of = strconv.Itoa(n)
 	}
-	line := fmt.Sprintf("\r\033[K[point %d %s] %d/%s done", pr.p.Index+1, label, done, of)
+	line := fmt.Sprintf("[point %d %s] %d/%s done", pr.p.Index+1, label, done, of)
+	if pr.lines {
+		line = fmt.Sprintf("%s %s", time.Since(pr.epoch).Truncate(time.Second), line)
+	} else {
+		line = "\r\033[K" + line
+	}
 	if len(xs) > 0 && win > 0 {
 		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", stats.Quantile(xs, 0.95), float64(toks)/win)
 	}
-	if final {
+	if final || pr.lines {
 		line += "\n"
 	}
 	fmt.Fprint(pr.w, line)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // (type-7 quantile 95.05), where the median would read 50.
 func TestProgressShowsTTFTP95(t *testing.T) {
 	var out bytes.Buffer
-	pr := newProgress(&out, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, time.Now())
+	pr := newProgress(&out, load.Point{Load: record.Load{Concurrency: 4}, Requests: 100}, time.Now(), false)
 	for i := int64(1); i <= 100; i++ {
 		pr.add(&record.Record{SentNS: i * 1e6, FirstTokenNS: 2 * i * 1e6, EndNS: 3 * i * 1e6, OutputTokens: 10})
 	}
@@ -32,11 +33,52 @@ func TestProgressShowsTTFTP95(t *testing.T) {
 	}
 }
 
+// TestProgressLinesForALog: when stderr is a log, progress is a line of
+// its own per tick (here 20 ms for 10 s), with no terminal codes, and
+// nothing more when the point ends.
+func TestProgressLinesForALog(t *testing.T) {
+	var out syncBuffer
+	pr := startProgress(&out, load.Point{Load: record.Load{Concurrency: 2}, Requests: 10}, time.Now(), true, 20*time.Millisecond)
+	pr.add(&record.Record{SentNS: 1e6, FirstTokenNS: 5e6, EndNS: 9e6, OutputTokens: 4})
+	for !strings.Contains(out.String(), "1/10 done") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pr.stop()
+	got := out.String()
+	if strings.ContainsAny(got, "\r\033") {
+		t.Errorf("lines mode wrote terminal codes: %q", got)
+	}
+	for line := range strings.Lines(got) {
+		if !strings.HasSuffix(line, "\n") || !strings.Contains(line, "[point 1 c=2] 1/10 done · TTFT p95 4 ms") {
+			t.Errorf("progress line %q, want a whole line with the point's figures", line)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine and the
+// test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestProgressNamesTheWorkload: in a workload matrix the live line names
 // the point's cell beside its load.
 func TestProgressNamesTheWorkload(t *testing.T) {
 	var out bytes.Buffer
-	pr := newProgress(&out, load.Point{Index: 3, Load: record.Load{Workload: "in=128 out=512", Concurrency: 1}, Requests: 2}, time.Now())
+	pr := newProgress(&out, load.Point{Index: 3, Load: record.Load{Workload: "in=128 out=512", Concurrency: 1}, Requests: 2}, time.Now(), false)
 	pr.stop()
 	if !strings.Contains(out.String(), "[point 4 in=128 out=512 c=1] 0/2 done") {
 		t.Errorf("progress line %q", out.String())

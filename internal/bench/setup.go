@@ -49,7 +49,9 @@ type Setup struct {
 	OutDir   string
 	Grace    time.Duration
 	Progress io.Writer // live progress (a terminal), or nil
-	Version  string    // the tool's, for run.json
+	// ProgressLines: Progress is a log; it gets a line every 10 s.
+	ProgressLines bool
+	Version       string // the tool's, for run.json
 	// Labels and Args go to run.json as they are (record.Run): the
 	// caller has redacted the credentials from Args.
 	Labels map[string]string
@@ -156,6 +158,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 		OutDir:           s.OutDir,
 		Grace:            s.Grace,
 		Progress:         s.Progress,
+		ProgressLines:    s.ProgressLines,
 		PromptTokensMean: sources.meanPrompt(s.Prompt),
 		SizedByServer:    promptCounter.Source() == record.SourceServer,
 		Shard:            s.Shard,

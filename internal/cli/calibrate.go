@@ -37,7 +37,7 @@ Examples:
   servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
   servebench plan --calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
   servebench plan --calibrate runs/sweep --fit-concurrency 1,4 --against runs/sweep   # its other points held out
-  servebench plan --calibrate runs/c14 --config models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
+  servebench plan --calibrate runs/c14 --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
   servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
 `
 
@@ -55,7 +55,7 @@ type calibrateFlags struct {
 func (f *calibrateFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "calibrate", "", "run `directory` (records.jsonl, run.json) to fit the model to")
 	fs.StringVar(&f.against, "against", "", "held-out run `directory`: predict its closed-loop points and set its measurements beside them")
-	defineFitConcurrency(fs, &f.fitConc)
+	defineFitConcurrency(fs, &f.fitConc, "; --against may then name the same run, whose other points are held out")
 	fs.StringVar(&f.conc, "concurrency", "", "concurrencies to predict, e.g. 2,8,16 (default: the run's)")
 	fs.StringVar(&f.prompt, "prompt-tokens", "", "prompt lengths to predict (default: the run's mean)")
 	fs.StringVar(&f.output, "output-tokens", "", "output lengths to predict (default: the run's mean)")
@@ -143,8 +143,8 @@ type calibration struct {
 
 // defineFitConcurrency defines --fit-concurrency, for plan and sim
 // --calibrate.
-func defineFitConcurrency(fs *flag.FlagSet, p *string) {
-	fs.StringVar(p, "fit-concurrency", "", "fit to the run's closed-loop points at these concurrencies only, e.g. 1,4 (default: every point); --against may then name the same run, whose other points are held out")
+func defineFitConcurrency(fs *flag.FlagSet, p *string, usage string) {
+	fs.StringVar(p, "fit-concurrency", "", "fit to the run's closed-loop points at these concurrencies only, e.g. 1,4 (default: every point)"+usage)
 }
 
 // loadHeldOut reads the held-out run of --against. When it is the run the

@@ -34,12 +34,12 @@ func (s *calibShape) bind(fs *flag.FlagSet) {
 func (s *calibShape) fitShared(fit *calib.Fit, o calib.Options) error {
 	if s.config == "" && s.gguf == "" {
 		if s.gpu != "" {
-			return usagef("servebench plan --calibrate runs/a --config models/Llama-3.1-8B --gpu H100-SXM", "--gpu needs --config or --gguf")
+			return usagef("servebench plan --calibrate runs/a --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM", "--gpu needs --config or --gguf")
 		}
 		return nil
 	}
 	if s.gpu == "" || strings.Contains(s.gpu, ",") {
-		return usagef("servebench plan --calibrate runs/a --config models/Llama-3.1-8B --gpu H100-SXM", "--config with --calibrate needs exactly one --gpu: the device the run measured")
+		return usagef("servebench plan --calibrate runs/a --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM", "--config with --calibrate needs exactly one --gpu: the device the run measured")
 	}
 	pf := planFlags{config: s.config, gguf: s.gguf, devices: s.devices}
 	shape, err := pf.loadModel()

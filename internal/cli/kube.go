@@ -80,6 +80,9 @@ func (k *kubeFlags) define(fs *flag.FlagSet) {
 }
 
 func kubeCmd(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && isHelpArg(args[0]) {
+		args = []string{"job", args[0]} // kube's one subcommand's help is kube's
+	}
 	if len(args) == 0 || args[0] != "job" {
 		return usagef("servebench kube job --url URL --workers 4 --image IMAGE --claim PVC", "kube has one subcommand: job")
 	}

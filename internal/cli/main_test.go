@@ -2,7 +2,11 @@ package cli
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -139,12 +143,69 @@ func TestVersion(t *testing.T) {
 	for _, v := range []string{"v1.2.3", ""} {
 		Version = v
 		code, stdout, _ := runMain(t, "version")
-		want := "servebench " + version() + "\n"
+		want := "servebench " + moduleVersion()
 		if v != "" {
-			want = "servebench v1.2.3\n"
+			want = "servebench v1.2.3"
 		}
-		if code != ExitOK || stdout != want || strings.Contains(stdout, "dev\n") {
-			t.Errorf("Version %q: %d %q, want %q", v, code, stdout, want)
+		if code != ExitOK || !strings.HasPrefix(stdout, want) || strings.Count(stdout, "\n") != 1 {
+			t.Errorf("Version %q: %d %q, want one line starting %q", v, code, stdout, want)
+		}
+	}
+}
+
+// TestVersionLine: the revision, its commit time and the toolchain come
+// from the build info, each only where recorded.
+func TestVersionLine(t *testing.T) {
+	full := &debug.BuildInfo{GoVersion: "go1.26.8", Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "628ad8a"}, {Key: "vcs.time", Value: "2026-12-03T08:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	for _, tc := range []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		// everything a VCS build records
+		{"vcs", full, "servebench v1.0.0 · revision 628ad8a (modified) · committed 2026-12-03T08:00:00Z · go1.26.8"},
+		// built without VCS stamping (-buildvcs=false)
+		{"no vcs", &debug.BuildInfo{GoVersion: "go1.26.8"}, "servebench v1.0.0 · go1.26.8"},
+		// no build info at all
+		{"none", nil, "servebench v1.0.0"},
+	} {
+		if got := versionLine("v1.0.0", tc.bi); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestHelpOfEveryCommand: every command prints its usage for -h (exit
+// 0), with no empty Flags: heading, and sim's names no other command's
+// flag; plan's lists the flags of plan --calibrate.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, c := range commands {
+		code, stdout, stderr := runMain(t, c.name, "-h")
+		help := stdout + stderr
+		if code != ExitOK || !strings.Contains(help, "Usage: servebench "+c.name) {
+			t.Errorf("%s -h: exit %d, %q", c.name, code, lastLines(help, 3))
+		}
+		if strings.HasSuffix(strings.TrimSpace(help), "Flags:") {
+			t.Errorf("%s -h ends with an empty Flags: heading", c.name)
+		}
+	}
+	_, _, simHelp := runMain(t, "sim", "-h")
+	if strings.Contains(simHelp, "--against") {
+		t.Errorf("sim -h names --against, a flag of plan --calibrate")
+	}
+	_, _, planHelp := runMain(t, "plan", "-h")
+	for _, flag := range []string{"-calibrate directory", "-against directory", "-fit-concurrency", "-bootstrap"} {
+		if !strings.Contains(planHelp, flag) {
+			t.Errorf("plan -h does not list %s", flag)
+		}
+	}
+	// plan's examples name models the repository holds (paths from its root)
+	_, examples, _ := strings.Cut(planHelp, "Examples:")
+	examples, _, _ = strings.Cut(examples, "Flags:")
+	for _, m := range regexp.MustCompile(`--config (\S+)`).FindAllStringSubmatch(examples, -1) {
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("plan -h's example names %s, which is not in the repository", m[1])
 		}
 	}
 }

@@ -17,26 +17,33 @@ import (
 
 const planUsage = `
 Usage: servebench plan (--config PATH | --gguf FILE) [flags]
+       servebench plan --calibrate RUN_DIR [flags]
 
 Plans serving a model before a server exists: the memory each device needs
 (weights, KV cache, activations, runtime, headroom), which devices of the
 catalog fit and the longest context x most sequences each holds, and
 roofline estimates of prefill, TTFT, decode speed and E2E, with the limit
 that binds. With --compare RUN_DIR it predicts each load point of a run and
-sets the measurement beside it. docs/PLANNER.md defines every field.
+sets the measurement beside it. With --calibrate RUN_DIR it fits a
+performance model to a measured run instead and predicts loads that were
+not run (its flags are listed last). docs/PLANNER.md defines every field.
 
 The model comes from a Hugging Face config.json (a file or its directory;
 model.safetensors.index.json or safetensors headers beside it give exact
-parameter counts) or from a GGUF file's header.
+parameter counts) or from a GGUF file's header. The repository keeps a few
+configs in internal/plan/testdata/models; go run ./cmd/mkgguf -o model.gguf
+writes a small GGUF file.
 
 Examples:
-  servebench plan --config models/Llama-3.1-8B --prompt-tokens 4000 --output-tokens 300 \
-      --concurrency 4 --ttft 1.5s --min-tps 20
-  servebench plan --config models/Llama-3.1-70B --weights fp8 --tp 2 --gpu H100-SXM,H200
+  servebench plan --config internal/plan/testdata/models/Llama-3.1-8B --prompt-tokens 4000 \
+      --output-tokens 300 --concurrency 4 --ttft 1.5s --min-tps 20
+  servebench plan --config internal/plan/testdata/models/Llama-3.1-70B --weights fp8 --tp 2 --gpu H100-SXM,H200
   servebench plan --gguf model.gguf --engine ollama --parallel 4 --context 4096 --json
-  servebench plan --config models/Llama-3.1-8B --gpu H100-SXM --compare runs/llama8b
+  servebench run --concurrency 1,4 --out runs/sim
+  servebench plan --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM --compare runs/sim
   servebench plan --list-devices
-  servebench plan --devices my-gpus.yaml --config models/Qwen2.5-7B --gpu my-gpu
+  servebench plan --devices docs/devices-ci-host.yaml --gguf model.gguf --engine ollama --gpu ci-host-1t
+  servebench plan --calibrate runs/sim --concurrency 2,8,16
 `
 
 type planFlags struct {
@@ -86,6 +93,14 @@ func planCmd(ctx context.Context, env *Env, args []string) error {
 		return calibrateCmd(ctx, env, args)
 	}
 	fs := newFlagSet(env, "plan", planUsage)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "%s\n", strings.TrimSpace(planUsage))
+		printFlags(env.Stderr, fs, "Flags:")
+		cal := flag.NewFlagSet("plan --calibrate", flag.ContinueOnError)
+		var cf calibrateFlags
+		cf.bind(cal)
+		printFlags(env.Stderr, cal, "Flags with --calibrate RUN_DIR (servebench plan --calibrate RUN_DIR -h for its examples):")
+	}
 	var f planFlags
 	f.bind(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -129,7 +144,7 @@ func planCmd(ctx context.Context, env *Env, args []string) error {
 func (f *planFlags) loadModel() (*plan.Shape, error) {
 	switch {
 	case (f.config == "") == (f.gguf == ""):
-		return nil, usagef("servebench plan --config models/Llama-3.1-8B (or --gguf model.gguf)", "give exactly one of --config and --gguf")
+		return nil, usagef("servebench plan --config internal/plan/testdata/models/Llama-3.1-8B (or --gguf model.gguf)", "give exactly one of --config and --gguf")
 	case f.gguf != "":
 		s, err := plan.LoadGGUF(f.gguf)
 		if err != nil {

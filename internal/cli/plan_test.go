@@ -154,7 +154,17 @@ func TestPlanDocExample(t *testing.T) {
 	}
 	block, _, _ = strings.Cut(block, "```")
 	cmd, want, _ := strings.Cut(block, "\n")
-	args := strings.Fields(strings.ReplaceAll(cmd, "models/", planModels))
+	// The page's paths are the repository's, from its root, as a reader
+	// runs them.
+	args := strings.Fields(cmd)
+	for i, a := range args {
+		if strings.Contains(a, "/") {
+			if _, err := os.Stat(filepath.Join("../..", a)); err != nil {
+				t.Errorf("docs/PLANNER.md's example names %s, which is not in the repository: %v", a, err)
+			}
+			args[i] = filepath.Join("../..", a)
+		}
+	}
 	code, got, stderr := planRun(t, args...)
 	if code != ExitOK || got != want {
 		t.Errorf("exit %d, stderr %s; docs/PLANNER.md shows:\n%s\nthe command prints:\n%s", code, stderr, want, got)

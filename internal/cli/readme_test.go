@@ -100,7 +100,7 @@ func TestREADMEExamples(t *testing.T) {
 			if wd, err := os.Getwd(); err == nil {
 				stdout = strings.ReplaceAll(stdout, wd, ".")
 			}
-			stdout, stderr = readmeShape(stdout), readmeShape(stderr)
+			stdout, stderr = readmeShape(stdout), readmeShape(readmeNoProgress(stderr))
 		}
 		golden.WriteString("$ " + strings.Join(strings.Fields(line), " ") + "\n" + stdout)
 		if stderr != "" {
@@ -113,6 +113,13 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	readmeGolden(t, golden.String())
 }
+
+// progressLine is a progress line of a run whose stderr is a log: how
+// many there are depends on how long its points took.
+var progressLine = regexp.MustCompile(`(?m)^\S+ \[point \d+ [^\]]*\] \d+/\S+ done.*\n`)
+
+// readmeNoProgress is stderr without its progress lines.
+func readmeNoProgress(stderr string) string { return progressLine.ReplaceAllString(stderr, "") }
 
 // simBehind is the warning line of a run whose simulator fell behind its
 // clock, "" when it printed none.

@@ -187,10 +187,27 @@ func readRecorded(dir string) (*recorded, error) {
 // The telemetry samples and a judged run's verdict are read from their
 // files, as report reads them. A page that cannot be written costs the run
 // nothing: its records are already on disk.
-func writeRunHTML(env *Env, dir string, res *bench.Result) {
+func writeRunHTML(env *Env, dir string, res *bench.Result) bool {
 	if err := writePage(dir, res); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: %s not written: %v (servebench report --format html %s writes it later)\n", HTMLFile, err, dir)
+		return false
 	}
+	return true
+}
+
+// writeRunFiles writes a finished run's HTML report into its --out
+// directory, and ends the run's output with the line saying where its
+// files went, or that without --out none were kept.
+func writeRunFiles(env *Env, dir string, res *bench.Result) {
+	if dir == "" {
+		fmt.Fprintf(env.Stderr, "no files kept: --out DIR writes the records, run.json, summary.json and the HTML report DIR/%s\n", HTMLFile)
+		return
+	}
+	html := ""
+	if writeRunHTML(env, dir, res) {
+		html = "; HTML report " + filepath.Join(dir, HTMLFile)
+	}
+	fmt.Fprintf(env.Stderr, "%d records written to %s%s\n", res.Records, dir, html)
 }
 
 func writePage(dir string, res *bench.Result) error {

@@ -184,11 +184,8 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 		if rerr := render(env.Stdout, res.Summary); rerr != nil && err == nil {
 			err = rerr
 		}
-		if f.out != "" {
-			writeRunHTML(env, f.out, res)
-			fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
-		}
 		f.remember(ctx, env, res.Summary, nil, nil)
+		writeRunFiles(env, f.out, res)
 	}
 	if err != nil {
 		return benchError(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -74,10 +73,7 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if rerr := f.renderObjective(env, rep); rerr != nil && err == nil {
 		err = rerr
 	}
-	if f.out != "" {
-		writeRunHTML(env, f.out, res)
-		fmt.Fprintf(env.Stderr, "%d records written to %s\n", res.Records, f.out)
-	}
+	writeRunFiles(env, f.out, res)
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		return err

@@ -328,3 +328,27 @@ func TestRunRefusesAnExistingRun(t *testing.T) {
 		t.Error("the second run changed the first run's records")
 	}
 }
+
+// TestRunEndsSayingWhereItsFilesGo: a run's last line says where its
+// records and HTML report went, or, without --out, that none were kept
+// and how to keep them.
+func TestRunEndsSayingWhereItsFilesGo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// the default run keeps nothing
+		{"no --out", nil, "no files kept: --out DIR writes the records, run.json, summary.json and the HTML report DIR/report.html"},
+		// with --out, the directory and the page in it
+		{"--out", []string{"--out", dir}, "2 records written to " + dir + "; HTML report " + filepath.Join(dir, "report.html")},
+	} {
+		args := append([]string{"run", "--concurrency", "1", "--requests", "2", "--warmup", "0", "--output-tokens", "3"}, tc.args...)
+		code, _, stderr := runMain(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if got := lines[len(lines)-1]; code != ExitOK || got != tc.want {
+			t.Errorf("%s: exit %d, last line %q, want %q", tc.name, code, got, tc.want)
+		}
+	}
+}

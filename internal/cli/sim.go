@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/servebench/servebench/internal/sim"
 )
 
@@ -83,7 +85,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
 	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench plan --calibrate) instead of the roofline")
 	var fitConc string
-	defineFitConcurrency(fs, &fitConc)
+	defineFitConcurrency(fs, &fitConc, "; with --calibrate")
 	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
@@ -107,7 +109,12 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *printCfg {
-		return cfg.WriteYAML(env.Stdout)
+		if scaleChosen(fs, *file) {
+			return cfg.WriteYAML(env.Stdout)
+		}
+		// Unchosen, the scale is the loader's: servebench run --sim-config
+		// on this file then runs exactly as it does without one.
+		return cfg.WriteYAMLScaleUnset(env.Stdout)
 	}
 	return serveSim(ctx, env, cfg, *addr)
 }
@@ -147,6 +154,26 @@ func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
 		return cfg, simConfigError(err, err)
 	}
 	return cfg, nil
+}
+
+// scaleChosen reports whether --time-scale or the --config file set the
+// time scale.
+func scaleChosen(fs *flag.FlagSet, file string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "time-scale" })
+	if set || file == "" {
+		return set
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, set = top["time_scale"]
+	return set
 }
 
 // serveDefaults is the simulator's default configuration in real time:

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -155,5 +156,47 @@ func TestSimServesUntilCancelled(t *testing.T) {
 func TestTimeScaleHeaderAgrees(t *testing.T) {
 	if sim.TimeScaleHeader != backend.TimeScaleHeader {
 		t.Errorf("sim announces %q, the client reads %q", sim.TimeScaleHeader, backend.TimeScaleHeader)
+	}
+}
+
+// TestSimPrintedConfigChangesNothing: the what-if workflow (print the
+// config, edit it, run --sim-config FILE) runs as the default run does
+// when nothing is edited, time scale included, and names in the header
+// what an edit changed.
+func TestSimPrintedConfigChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	code, printed, errOut := runMain(t, "sim", "--print-config")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	plain := filepath.Join(dir, "sim.yaml")
+	edited := filepath.Join(dir, "fast.yaml")
+	if err := os.WriteFile(plain, []byte(printed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fast := strings.Replace(printed, "mem_bandwidth_gbs: 3350", "mem_bandwidth_gbs: 6700", 1)
+	if err := os.WriteFile(edited, []byte(fast), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(extra ...string) string {
+		t.Helper()
+		args := append([]string{"run", "--concurrency", "1", "--requests", "2", "--warmup", "0", "--output-tokens", "3",
+			"--out", filepath.Join(dir, fmt.Sprint("r", len(extra)+strings.Count(strings.Join(extra, ""), "fast")))}, extra...)
+		code, out, errOut := runMain(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
+		}
+		return strings.SplitN(out, "\n", 2)[0]
+	}
+	// got, want: the header line of each run
+	def, same, changed := run(), run("--sim-config", plain), run("--sim-config", edited)
+	if same != def {
+		t.Errorf("the printed default config changed the run:\n got %s\nwant %s", same, def)
+	}
+	if !strings.Contains(def, "ran 10× faster") {
+		t.Errorf("default run header %q does not state the time scale 10", def)
+	}
+	if want := "changed: device.mem_bandwidth_gbs 6700 (default 3350)"; !strings.Contains(changed, want) || !strings.Contains(changed, "ran 10× faster") {
+		t.Errorf("edited config's header %q lacks %q or the default time scale", changed, want)
 	}
 }

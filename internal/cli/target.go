@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -93,6 +95,9 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		"engine": "servebench-sim", "device": cfg.Device.Name,
 		backend.InfoTimeScale: strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
 		"max_num_seqs":        strconv.Itoa(cfg.Engine.MaxNumSeqs),
+	}
+	if ch := cfg.Changes(sim.DefaultConfig()); len(ch) > 0 {
+		info[record.ServerSimChanges] = strings.Join(ch, ", ")
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
@@ -198,9 +203,8 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		Points: plan.points, Slice: plan.slice, OutDir: f.out, Grace: f.grace, Version: version(),
 		Labels: f.hist.labels, Args: f.runArgs(env),
 	}
-	if env.StderrIsTerminal {
-		s.Progress = env.Stderr
-	}
+	// A terminal gets a live line; a log, one line every 10 s.
+	s.Progress, s.ProgressLines = env.Stderr, !env.StderrIsTerminal
 	f.shard.setup(env, &s)
 	var err error
 	if s.Telemetry, err = f.tel.options(); err != nil {

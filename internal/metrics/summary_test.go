@@ -150,6 +150,31 @@ func TestStolen(t *testing.T) {
 	}
 }
 
+// TestAddTelemetryWarnsPreemptionsFirst: preemptions over a point's
+// window are its first warning, with their count and cause; none, no
+// warning.
+func TestAddTelemetryWarnsPreemptionsFirst(t *testing.T) {
+	for _, n := range []float64{0, 158} {
+		run := &record.Run{Points: []record.PointClient{{Index: 0, Span: record.Span{StartNS: 1, EndNS: 2e9}}}}
+		s := &Summary{Run: run, Points: []PointSummary{{Index: 0, Warnings: []string{"an earlier warning"}}}}
+		var samples []telemetry.Sample
+		for i, c := range []float64{10, 10 + n} {
+			kv := 0.99
+			samples = append(samples, telemetry.Sample{TNS: int64(i+1) * 5e8, Source: telemetry.KindServer,
+				Server: &telemetry.Server{Preemptions: &c, KVCacheUsage: &kv}})
+		}
+		s.AddTelemetry(samples)
+		w := s.Points[0].Warnings
+		want := PreemptedPrefix + " 158 times: its KV cache ran out (peak 99% full)"
+		switch {
+		case n == 0 && len(w) != 1:
+			t.Errorf("no preemption: warnings %q", w)
+		case n > 0 && (len(w) != 2 || !strings.HasPrefix(w[0], want)):
+			t.Errorf("158 preemptions: warnings %q, want first %q…", w, want)
+		}
+	}
+}
+
 // TestAddTelemetryWarnsBesideServer: the point's summary, from run.json's
 // client figures and the host samples of its window, gets the warning
 // (and the hypervisor's, for the steal among them); the same run with an

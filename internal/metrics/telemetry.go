@@ -37,6 +37,10 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 			if why := stolen(p.Telemetry); why != "" {
 				p.Warnings = append(p.Warnings, why)
 			}
+			if why := preempted(p.Telemetry); why != "" {
+				// first: it explains the point's latencies and speeds
+				p.Warnings = append([]string{why}, p.Warnings...)
+			}
 		}
 	}
 	// slices are in model time; samples on the run clock
@@ -109,6 +113,30 @@ func stolen(t *telemetry.Point) string {
 		"a dedicated or quieter host will measure differently", StealPrefix, *t.Host.StealPercentMean)
 }
 
+// PreemptedPrefix begins the warning that the server preempted sequences.
+const PreemptedPrefix = "the server preempted running requests"
+
+// preempted is a point's warning when the server's preemption counter
+// (vLLM num_preemptions_total, SGLang's retracted requests, the
+// simulator's) rose over the point, with the cause, else "".
+func preempted(t *telemetry.Point) string {
+	if t == nil || t.Server == nil || t.Server.Preemptions == nil || *t.Server.Preemptions <= 0 {
+		return ""
+	}
+	kv := ""
+	if u := t.Server.KVCacheUsage; u != nil {
+		kv = fmt.Sprintf(" (peak %.0f%% full)", 100*u.Max)
+	}
+	times := "times"
+	if *t.Server.Preemptions == 1 {
+		times = "time"
+	}
+	return fmt.Sprintf("%s %.0f %s: its KV cache ran out%s, so it evicted their KV cache and recomputed them later; "+
+		"TTFT, E2E and decode speed here include that recomputation, and the load is past what its KV cache holds "+
+		"(fewer users or shorter contexts, or more KV cache: more GPU memory, an fp8 KV cache, more GPUs)",
+		PreemptedPrefix, *t.Server.Preemptions, times, kv)
+}
+
 // StealPrefix begins the warning that the hypervisor took a share of the
 // host's CPUs.
 const StealPrefix = "the host's CPUs were shared with other virtual machines"
@@ -137,4 +165,32 @@ func simBehind(t *telemetry.Point, windowMS float64) string {
 	}
 	return fmt.Sprintf("the simulator skipped %.0f ms of model time (%.1f%% of the point) because its host ran it behind its schedule: latencies here are longer, and throughput lower, than the model's",
 		lost, 100*lost/windowMS)
+}
+
+// Sources of a point's server-measured prefill throughput (ServerPrefillTPS).
+const (
+	// PrefillFromTimings: the p50 of each request's prompt_eval_count over
+	// prompt_eval_duration, from the server's own timings (Ollama's final
+	// chunk, llama.cpp's timings).
+	PrefillFromTimings = "the server's per-request timings (prompt_eval_duration), p50"
+	// PrefillFromHistograms: the prompt tokens of the requests finished in
+	// the point over their prefill time, from the server's metrics
+	// (vllm:request_prompt_tokens and vllm:request_prefill_time_seconds;
+	// the built-in simulator exports both).
+	PrefillFromHistograms = "the server's metrics (vllm:request_prompt_tokens ÷ vllm:request_prefill_time_seconds, requests finished in the point)"
+)
+
+// ServerPrefillTPS is the point's prefill throughput per request as the
+// server measured it, queueing and request overhead excluded, and its
+// source: the per-request timings where the server reported them, else
+// its prefill-time histogram over the point; ok false when it told
+// neither. Prompt tokens ÷ TTFT (PrefillTPS) is the client's view.
+func (p *PointSummary) ServerPrefillTPS() (tps float64, source string, ok bool) {
+	if v, ok := p.ServerPrefill.Get("p50"); ok {
+		return v, PrefillFromTimings, true
+	}
+	if t := p.Telemetry; t != nil && t.Server != nil && t.Server.PrefillTPS != nil {
+		return *t.Server.PrefillTPS, PrefillFromHistograms, true
+	}
+	return 0, "", false
 }

@@ -156,6 +156,11 @@ type Target struct {
 	Server map[string]string `json:"server,omitempty"`
 }
 
+// ServerSimChanges is the Target.Server key of the built-in simulator's
+// settings that differ from its defaults ("device.mem_bandwidth_gbs 6700
+// (default 3350), ..."), so that a what-if run says what it changed.
+const ServerSimChanges = "sim_changes"
+
 // PointClient pairs a load point with the load generator's own figures.
 type PointClient struct {
 	Index  int         `json:"index"`

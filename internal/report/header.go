@@ -37,6 +37,9 @@ func targetName(run *record.Run) string {
 		if d := t.Server["device"]; d != "" {
 			name += " (" + d + ")"
 		}
+		if ch := t.Server[record.ServerSimChanges]; ch != "" {
+			name += " · changed: " + ch
+		}
 	}
 	if sc := run.Scale(); sc != 1 {
 		name += fmt.Sprintf(" · ran %s× faster than it models; figures in model time", strconv.FormatFloat(sc, 'g', -1, 64))

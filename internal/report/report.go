@@ -95,7 +95,9 @@ var columns = []column{
 	{"speed tok/s/req", "p50", func(p *metrics.PointSummary) string { return dist(p.DecodeTPSReq, "p50", 1) }},
 	{"", "p95", func(p *metrics.PointSummary) string { return dist(p.DecodeTPSReq, "p5", 1) }},
 	{"output tok/s", "aggregate", func(p *metrics.PointSummary) string { return num(p.OutputTPS, 1) }},
-	{"prefill tok/s/req", "p50", func(p *metrics.PointSummary) string { return dist(p.PrefillTPS, "p50", 0) }},
+	// Prompt tokens over TTFT: queueing and request overhead included, so
+	// not the server's prefill speed (that is prefillColumn's).
+	{"prompt/TTFT tok/s", "p50", func(p *metrics.PointSummary) string { return dist(p.PrefillTPS, "p50", 0) }},
 	{"TTFT ms", "p50", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p50", 0) }},
 	{"", "p95", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p95", 0) }},
 	{"", "p99", func(p *metrics.PointSummary) string { return dist(p.TTFT, "p99", 0) }},
@@ -124,6 +126,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	}
 	rows = append(rows, tableRows(s, cols, "  ")...)
 	writeAligned(&b, rows)
+	b.WriteString(prefillNote(s))
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
 	writeTelemetry(&b, s, false)

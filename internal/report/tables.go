@@ -116,6 +116,9 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 		}
 	}
 	writeMarkdownPoints(&b, s, cols, head)
+	if note := prefillNote(s); note != "" {
+		b.WriteString("\n" + note)
+	}
 	writeErrors(&b, s, "- ")
 	writeWarmup(&b, s, "- ")
 	writeTelemetry(&b, s, true)

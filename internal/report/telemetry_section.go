@@ -13,6 +13,9 @@ import (
 type telCol struct {
 	group, name string
 	cell        func(t *telemetry.Point) string // "" when unknown
+	// point, when set, writes the cell instead, knowing the client's
+	// figures of the same point.
+	point func(p *metrics.PointSummary) string
 }
 
 // telCols are the telemetry table's columns, by source. Server figures
@@ -21,49 +24,53 @@ type telCol struct {
 var telCols = []telCol{
 	{"running", "mean/max", func(t *telemetry.Point) string {
 		return meanMax(t.Server, func(s *telemetry.ServerPoint) *telemetry.MeanMax { return s.Running }, 1, 1)
-	}},
+	}, nil},
 	{"waiting", "mean/max", func(t *telemetry.Point) string {
 		return meanMax(t.Server, func(s *telemetry.ServerPoint) *telemetry.MeanMax { return s.Waiting }, 1, 1)
-	}},
+	}, nil},
 	{"KV cache %", "mean/max", func(t *telemetry.Point) string {
 		return meanMax(t.Server, func(s *telemetry.ServerPoint) *telemetry.MeanMax { return s.KVCacheUsage }, 100, 1)
-	}},
+	}, nil},
 	{"preempt", "", func(t *telemetry.Point) string {
 		return ptrNum(serverF(t, func(s *telemetry.ServerPoint) *float64 { return s.Preemptions }), 1, 0)
-	}},
-	{"server TTFT ms", "p50 (bucket)", func(t *telemetry.Point) string { return quantile(t, true, "p50") }},
-	{"", "p99", func(t *telemetry.Point) string { return quantile(t, true, "p99") }},
-	{"server queue ms", "p50 (bucket)", func(t *telemetry.Point) string { return quantile(t, false, "p50") }},
-	{"", "p99", func(t *telemetry.Point) string { return quantile(t, false, "p99") }},
+	}, nil},
+	{"server TTFT ms", "p50", func(t *telemetry.Point) string { return quantile(t, true, "p50") },
+		func(p *metrics.PointSummary) string { return serverQuantile(p, true, "p50") }},
+	{"", "p99", func(t *telemetry.Point) string { return quantile(t, true, "p99") },
+		func(p *metrics.PointSummary) string { return serverQuantile(p, true, "p99") }},
+	{"server queue ms", "p50", func(t *telemetry.Point) string { return quantile(t, false, "p50") },
+		func(p *metrics.PointSummary) string { return serverQuantile(p, false, "p50") }},
+	{"", "p99", func(t *telemetry.Point) string { return quantile(t, false, "p99") },
+		func(p *metrics.PointSummary) string { return serverQuantile(p, false, "p99") }},
 	{"GPU util %", "mean", func(t *telemetry.Point) string {
 		return gpuMean(t, func(g telemetry.GPUPoint) *float64 { return g.UtilizationMean }, 100)
-	}},
+	}, nil},
 	{"power W", "mean", func(t *telemetry.Point) string {
 		return gpuSum(t, func(g telemetry.GPUPoint) *float64 { return g.PowerWMean })
-	}},
-	{"J/tok", "", func(t *telemetry.Point) string { return ptrNum(t.EnergyJPerOutputToken, 1, 2) }},
+	}, nil},
+	{"J/tok", "", func(t *telemetry.Point) string { return ptrNum(t.EnergyJPerOutputToken, 1, 2) }, nil},
 	{"GPU °C", "max", func(t *telemetry.Point) string {
 		return gpuMax(t, func(g telemetry.GPUPoint) *float64 { return g.TemperatureCMax })
-	}},
+	}, nil},
 	{"throttled s", "", func(t *telemetry.Point) string {
 		return gpuMax(t, func(g telemetry.GPUPoint) *float64 { return g.ThrottleS })
-	}},
+	}, nil},
 	{"server RSS GiB", "peak", func(t *telemetry.Point) string {
 		return hostF(t, func(h *telemetry.HostPoint) *float64 { return h.ServerRSSBytesMax }, 1.0/(1<<30), 2)
-	}},
+	}, nil},
 	{"server CPU %", "mean", func(t *telemetry.Point) string {
 		return hostF(t, func(h *telemetry.HostPoint) *float64 { return h.ServerCPUPercentMean }, 1, 0)
-	}},
+	}, nil},
 	{"RAM free GiB", "min", func(t *telemetry.Point) string {
 		return hostF(t, func(h *telemetry.HostPoint) *float64 { return h.RAMAvailableBytesMin }, 1.0/(1<<30), 1)
-	}},
+	}, nil},
 	{"client CPU %", "mean/max", func(t *telemetry.Point) string {
 		if t.Client == nil {
 			return ""
 		}
 		return fmt.Sprintf("%.0f/%.0f", t.Client.CPUPercentMean, t.Client.CPUPercentMax)
-	}},
-	{"events", "", func(t *telemetry.Point) string { return eventsCell(t.Events) }},
+	}, nil},
+	{"events", "", func(t *telemetry.Point) string { return eventsCell(t.Events) }, nil},
 }
 
 // writeTelemetry writes, when some point has telemetry, one row per point
@@ -93,12 +100,16 @@ func writeTelemetry(b *strings.Builder, s *metrics.Summary, markdown bool) {
 			cell := ""
 			if t := s.Points[i].Telemetry; t != nil {
 				cell = c.cell(t)
+				if c.point != nil {
+					cell = c.point(&s.Points[i])
+				}
 			}
 			row = append(row, orDash(cell))
 		}
 		rows = append(rows, row)
 	}
-	const title = "Telemetry over each point's window (model time; server percentiles from histogram buckets, the bucket in brackets):"
+	const title = "Telemetry over each point's window (model time; a server percentile is read from histogram buckets: " +
+		"[lo–hi] is the bucket holding it where that is too wide to place a value, and ! marks one that the client's TTFT of the same requests rules out):"
 	if markdown {
 		b.WriteString("\n" + title + "\n\n")
 		writeMarkdownRows(b, rows)

@@ -151,3 +151,29 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteYAMLScaleUnsetKeepsLoaderScale: with time_scale unset, the
+// printed file loaded over any base keeps that base's scale and changes
+// no other field.
+func TestWriteYAMLScaleUnsetKeepsLoaderScale(t *testing.T) {
+	c := DefaultConfig()
+	c.TimeScale = ServeTimeScale
+	var buf bytes.Buffer
+	if err := c.WriteYAMLScaleUnset(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseConfig(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig(); got != want {
+		t.Errorf("loaded over the defaults: got %+v, want %+v", got, want)
+	}
+	if ch := got.Changes(DefaultConfig()); len(ch) != 0 {
+		t.Errorf("Changes = %q, want none", ch)
+	}
+	got.Device.MemBandwidthGBs = 6700
+	if ch, want := got.Changes(DefaultConfig()), "device.mem_bandwidth_gbs 6700 (default 3350)"; len(ch) != 1 || ch[0] != want {
+		t.Errorf("Changes = %q, want [%q]", ch, want)
+	}
+}

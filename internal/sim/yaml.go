@@ -110,10 +110,21 @@ func annotate(n *yaml.Node, path string) {
 
 // WriteYAML writes the configuration as YAML that ParseConfig reads back,
 // headed by comments stating the time base and the derived figures.
-func (c Config) WriteYAML(w io.Writer) error {
+func (c Config) WriteYAML(w io.Writer) error { return c.writeYAML(w, true) }
+
+// WriteYAMLScaleUnset writes the configuration as WriteYAML does but with
+// time_scale commented out: the file then keeps the time base of whoever
+// loads it (real time for servebench sim, DefaultTimeScale for servebench
+// run's built-in simulator), so that a printed default changes nothing.
+func (c Config) WriteYAMLScaleUnset(w io.Writer) error { return c.writeYAML(w, false) }
+
+func (c Config) writeYAML(w io.Writer, scaleSet bool) error {
 	body, err := c.YAML()
 	if err != nil {
 		return err
+	}
+	if !scaleSet {
+		body = unsetTimeScale(body)
 	}
 	d := c.Derived()
 	scale := c.TimeScale
@@ -144,4 +155,64 @@ func (c Config) WriteYAML(w io.Writer) error {
 		d.PrefillTPS, c.Engine.MaxNumBatchedTokens, d.PrefillBound, ms(d.TTFT512),
 		scale, d.Batch1DecodeTPS*scale, ms(c.Wall(d.TTFT512)), body)
 	return err
+}
+
+// unsetTimeScale comments out the top-level time_scale line of body.
+func unsetTimeScale(body []byte) []byte {
+	var out bytes.Buffer
+	for line := range bytes.Lines(body) {
+		if bytes.HasPrefix(line, []byte("time_scale:")) {
+			fmt.Fprintf(&out, "# time_scale: unset = the loader's default: %g for servebench sim (real time), %g for servebench run's built-in simulator; set it to fix both\n",
+				float64(ServeTimeScale), float64(DefaultTimeScale))
+			continue
+		}
+		out.Write(line)
+	}
+	return out.Bytes()
+}
+
+// Changes lists the settings of c that differ from base, as "field value
+// (default was)" with YAML field names, in the file's order; time_scale is
+// left out (a run states its time base on its own).
+func (c Config) Changes(base Config) []string {
+	got, want := flatYAML(c), flatYAML(base)
+	var out []string
+	for _, kv := range got {
+		if kv[0] == "time_scale" {
+			continue
+		}
+		was := ""
+		for _, b := range want {
+			if b[0] == kv[0] {
+				was = b[1]
+			}
+		}
+		if kv[1] != was {
+			out = append(out, fmt.Sprintf("%s %s (default %s)", kv[0], kv[1], was))
+		}
+	}
+	return out
+}
+
+// flatYAML is c's fields as (path, value) pairs in YAML order.
+func flatYAML(c Config) [][2]string {
+	var n yaml.Node
+	type plain Config
+	if err := n.Encode(plain(c)); err != nil {
+		return nil
+	}
+	var out [][2]string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, v := join(path, n.Content[i].Value), n.Content[i+1]
+			if v.Kind == yaml.MappingNode {
+				walk(v, key)
+				continue
+			}
+			out = append(out, [2]string{key, v.Value})
+		}
+	}
+	walk(&n, "")
+	return out
 }

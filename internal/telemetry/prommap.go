@@ -35,6 +35,10 @@ type engineMap struct {
 	// skipped because its host ran it late (internal/sim ClockLostMetric);
 	// the simulator serves vLLM's names, so only that table has it.
 	clockLost []ref
+
+	// prefillTime and prefillTokens are histogram sums observed together
+	// at each request's end (Server.PrefillSeconds, PrefillTokens).
+	prefillTime, prefillTokens []ref
 }
 
 // engineMaps are the engines servebench knows, checked against each
@@ -51,12 +55,14 @@ var engineMaps = []engineMap{
 		preemptions:  refs("vllm:num_preemptions_total"),
 		promptTokens: refs("vllm:prompt_tokens_total"), genTokens: refs("vllm:generation_tokens_total"),
 		// prefix_cache_* since vLLM 0.10; gpu_prefix_cache_* in early v1.
-		pcQueries: refs("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
-		pcHits:    refs("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
-		ttft:      []string{"vllm:time_to_first_token_seconds"},
-		queue:     []string{"vllm:request_queue_time_seconds"},
-		e2e:       []string{"vllm:e2e_request_latency_seconds"},
-		clockLost: refs("servebench_sim_clock_lost_seconds_total"),
+		pcQueries:     refs("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
+		pcHits:        refs("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
+		ttft:          []string{"vllm:time_to_first_token_seconds"},
+		queue:         []string{"vllm:request_queue_time_seconds"},
+		e2e:           []string{"vllm:e2e_request_latency_seconds"},
+		clockLost:     refs("servebench_sim_clock_lost_seconds_total"),
+		prefillTime:   []ref{{name: "vllm:request_prefill_time_seconds", histSum: true}},
+		prefillTokens: []ref{{name: "vllm:request_prompt_tokens", histSum: true}},
 	},
 	{
 		engine:  "sglang",
@@ -124,6 +130,8 @@ func mapServer(em *engineMap, fams map[string]*dto.MetricFamily) *Server {
 	s.PrefixCacheHitRate = pick(fams, em.hitRate, true)
 	s.Preemptions = pick(fams, em.preemptions, false)
 	s.SimClockLost = pick(fams, em.clockLost, false)
+	s.PrefillSeconds = pick(fams, em.prefillTime, false)
+	s.PrefillTokens = pick(fams, em.prefillTokens, false)
 	s.PromptTokens = pick(fams, em.promptTokens, false)
 	s.GenerationTokens = pick(fams, em.genTokens, false)
 	s.PrefixCacheQueries = pick(fams, em.pcQueries, false)

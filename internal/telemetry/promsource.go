@@ -97,6 +97,8 @@ var counterFields = []counterField{
 	{"prefix_cache_queries_total", func(s *Server) *float64 { return s.PrefixCacheQueries }},
 	{"prefix_cache_hits_total", func(s *Server) *float64 { return s.PrefixCacheHits }},
 	{"sim_clock_lost_seconds_total", func(s *Server) *float64 { return s.SimClockLost }},
+	{"prefill_seconds_total", func(s *Server) *float64 { return s.PrefillSeconds }},
+	{"prefill_prompt_tokens_total", func(s *Server) *float64 { return s.PrefillTokens }},
 }
 
 var histFields = []histField{

@@ -33,6 +33,7 @@ func summarizeServer(w Window) *ServerPoint {
 		ms := *lost * 1e3 * w.Scale
 		sp.SimClockLostMS = &ms
 	}
+	sp.PrefillTPS = prefillTPS(w, byInst)
 	if *sp == (ServerPoint{}) {
 		return nil
 	}
@@ -167,6 +168,18 @@ func histOver(w Window, byInst map[string][]reading, get func(*Server) *Histogra
 		}
 	}
 	return acc
+}
+
+// prefillTPS is the prompt tokens of the requests that finished in the
+// window over their prefill time, in model time; nil without both series
+// or without prefill time.
+func prefillTPS(w Window, byInst map[string][]reading) *float64 {
+	secs := counterOver(w, byInst, func(s *Server) *float64 { return s.PrefillSeconds })
+	toks := counterOver(w, byInst, func(s *Server) *float64 { return s.PrefillTokens })
+	if secs == nil || toks == nil || *secs <= 0 || w.Scale <= 0 {
+		return nil
+	}
+	return num(*toks / (*secs * w.Scale))
 }
 
 // hitRate is the prefix cache's hits over queries in the window, from

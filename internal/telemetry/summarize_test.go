@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,5 +91,26 @@ func TestEventLines(t *testing.T) {
 	}
 	if EventLines([]Sample{{Source: KindServer}}, 1) != nil {
 		t.Error("EventLines without events is not nil")
+	}
+}
+
+// TestSummarizePrefillTPS: the server's prefill throughput over a window
+// is the prompt-token sum's increase over the prefill-time sum's, in
+// model time: 3000 tokens in 0.1 s of wall time at time scale 10 (1 s of
+// model time) is 3000 tok/s; without the time series, none.
+func TestSummarizePrefillTPS(t *testing.T) {
+	srv := func(tns int64, secs, toks float64) Sample {
+		return Sample{TNS: tns, Source: KindServer, Instance: "a", Server: &Server{Engine: "vllm", PrefillSeconds: &secs, PrefillTokens: &toks}}
+	}
+	samples := []Sample{srv(0, 1, 1000), srv(10, 1.05, 2500), srv(20, 1.1, 4000)}
+	p := Summarize(Window{From: 0, To: 20, Scale: 10, Samples: samples}, 0)
+	if p == nil || p.Server == nil || p.Server.PrefillTPS == nil || math.Abs(*p.Server.PrefillTPS-3000) > 1e-6 {
+		t.Errorf("prefill tok/s = %v, want 3000", p.Server)
+	}
+	for i := range samples {
+		samples[i].Server.PrefillSeconds = nil
+	}
+	if p := Summarize(Window{From: 0, To: 20, Scale: 10, Samples: samples}, 0); p != nil && p.Server != nil && p.Server.PrefillTPS != nil {
+		t.Errorf("without prefill time: %v tok/s, want none", *p.Server.PrefillTPS)
 	}
 }

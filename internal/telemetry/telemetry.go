@@ -58,6 +58,12 @@ type Server struct {
 	// SimClockLost is the built-in simulator's: seconds it skipped,
 	// busy, because its host ran it behind its schedule.
 	SimClockLost *float64 `json:"sim_clock_lost_seconds_total,omitempty"`
+	// PrefillSeconds and PrefillTokens are the sums of two histograms
+	// the server observes together as each request finishes (vLLM's
+	// request_prefill_time_seconds and request_prompt_tokens): their
+	// increases over a window give its requests' prefill throughput.
+	PrefillSeconds *float64 `json:"prefill_seconds_total,omitempty"`
+	PrefillTokens  *float64 `json:"prefill_prompt_tokens_total,omitempty"`
 
 	TTFT  *Histogram `json:"ttft_seconds,omitempty"`
 	Queue *Histogram `json:"queue_seconds,omitempty"`
@@ -191,6 +197,11 @@ type ServerPoint struct {
 	// the window because its host could not keep its schedule (absent for
 	// a real engine).
 	SimClockLostMS *float64 `json:"sim_clock_lost_ms,omitempty"`
+	// PrefillTPS is the server's own prefill throughput per request over
+	// the window, in model time: the prompt tokens of the requests that
+	// finished in it over the time they spent in prefill (vLLM's
+	// histograms; absent where the engine has none).
+	PrefillTPS *float64 `json:"prefill_tps,omitempty"`
 }
 
 // Quantiles are percentiles read from a histogram's bucket deltas over a
