@@ -39,13 +39,20 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
 		opts: slo.Options{Intervals: repeat > 1, Seed: cfg.Run.Seed}}
 	rep := &slo.Report{Objective: o}
+	capy := map[string]*slo.Capacity{}
 	cfg.Observe = m.observe
-	cfg.Decorate = func(sum *metrics.Summary) any { rep.Summary = sum; return rep }
+	// Judged on the final summary: its client figures and telemetry say
+	// whether each point's evidence holds (metrics.Validity).
+	cfg.Decorate = func(sum *metrics.Summary) any {
+		rep.Summary = sum
+		m.ev.Qualify(sum.Points)
+		rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
+		return rep
+	}
 	var err error
 	if m.sess, err = Open(cfg); err != nil {
 		return nil, nil, err
 	}
-	capy := map[string]*slo.Capacity{}
 	var runErr error
 	workloads := opt.Workloads
 	if len(workloads) == 0 {
@@ -56,7 +63,6 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 			break
 		}
 	}
-	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
 	res, err := m.sess.Close(ctx)
 	if res != nil {
 		rep.Summary = res.Summary
@@ -123,7 +129,7 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	}
 	if search {
 		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
-		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
+		c, err := slo.Search{Start: start}.Run(ctx, m.probe)
 		capy[workload] = &c
 		if err != nil {
 			return err
@@ -143,8 +149,24 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	return nil
 }
 
+// probe measures a load for the capacity search, and measures it again
+// once when the evidence was invalid for a reason that may pass (the
+// simulator behind its clock, the client saturated, a server event): the
+// first measurement is set aside (run.json points[].superseded). Too few
+// samples or a load not held would be the same again.
+func (m *measurer) probe(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
+	pv, err := m.measure(ctx, l)
+	if err != nil || pv.Failing != "" || pv.Validity.Without(metrics.InvalidFewSamples, metrics.InvalidLoadNotHeld).Valid() {
+		return pv, err
+	}
+	if err := m.sess.Supersede(m.ev.Discard(l)); err != nil {
+		return pv, err
+	}
+	return m.measure(ctx, l)
+}
+
 // measure runs a load (repeat times, unless it is already measured) and
-// returns its verdict.
+// returns its verdict, with the validity of its points.
 func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
 	if pv, ok := m.ev.Level(l, m.checks, m.opts); ok {
 		return pv, nil
@@ -170,6 +192,7 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 			break // more repeats of a clearly failing load add nothing
 		}
 	}
+	m.ev.Qualify(m.sess.Summary(ctx).Points)
 	pv, _ := m.ev.Level(l, m.checks, m.opts)
 	return pv, nil
 }

@@ -183,6 +183,7 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 	return nil
 }
 
+
 // judgeSummary judges the evaluator's records, summarised in s, against o.
 func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.Report {
 	// The records say which loads were measured; the objective keeps its
@@ -213,6 +214,7 @@ func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.
 		opts.Seed = s.Run.Seed
 	}
 	rep := &slo.Report{Objective: o, Summary: s}
+	ev.Qualify(s.Points)
 	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
 	return rep
 }
@@ -270,7 +272,8 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		}
 		rec := rd.Record().ModelTime(run.Scale()) // a sped-up simulator's records, in model time
 		agg.Add(rec)
-		if observe != nil {
+		// A point measured again is judged by the later one, as run did.
+		if observe != nil && !run.Superseded(rec.Point) {
 			observe(rec)
 		}
 		n++

@@ -97,7 +97,7 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 // bound, "<c=1" when even the lowest load failed, "" when not measured.
 func capacityCell(c slo.Capacity) string {
 	switch {
-	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample):
+	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample || c.BoundedBy == slo.BoundedByInvalid):
 		// a lower bound: nothing above failed, or what did pass above was
 		// not held and is no evidence
 		return "≥" + loadLabel(*c.Load)

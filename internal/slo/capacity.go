@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -29,9 +30,15 @@ const (
 const (
 	BoundedBySample      = "sample"
 	BoundedBySearchLimit = "search_limit"
+	// BoundedByInvalid: a load's evidence could not carry its result (the
+	// simulator fell behind, the client saturated, ...; Invalid says where
+	// and why): the capacity is inconclusive beyond the last valid load.
+	BoundedByInvalid = "invalid"
 )
 
-// Probe measures the objective at one load.
+// Probe measures the objective at one load. A probe whose evidence is
+// invalid (PointVerdict.Validity) should have been measured again once
+// before it returns: the search stops at an invalid one.
 type Probe func(ctx context.Context, load record.Load) (PointVerdict, error)
 
 // Search finds the highest load at which every SLO holds: it raises the
@@ -67,6 +74,9 @@ type Capacity struct {
 	NotHeld   string `json:"not_held,omitempty"`
 	// Failing says why FailsAt failed for reasons no load explains.
 	Failing string `json:"failing,omitempty"`
+	// Invalid says, when BoundedBy is "invalid", at which load and why
+	// the evidence could not carry a result.
+	Invalid string `json:"invalid,omitempty"`
 	// Probes is the number of loads measured by the search.
 	Probes int `json:"probes"`
 }
@@ -154,8 +164,15 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 		return false, err
 	}
 	b.capy.Probes++
-	if pv.Pass && pv.NotHeld != "" {
-		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+pv.NotHeld
+	if pv.Failing == "" && pv.Inconclusive() && !pv.Validity.Has(metrics.InvalidLoadNotHeld) {
+		// the probe measured again once already (Probe): no load beyond
+		// here is judged, and none is claimed
+		b.capy.BoundedBy, b.capy.Invalid = BoundedByInvalid, invalidText(pv)
+		b.stopped = true
+		return false, nil
+	}
+	if why := notHeldPass(pv); why != "" {
+		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+why
 		b.stopped = true
 		return false, nil
 	}
@@ -226,8 +243,12 @@ func FromSweep(pts []PointVerdict) Capacity {
 	c := Capacity{Method: "sweep", FailedSLOs: []string{}, Shortfalls: []string{}}
 	for _, pv := range pts {
 		l := pv.Load
-		if pv.Pass && pv.NotHeld != "" {
-			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+pv.NotHeld
+		if pv.Failing == "" && pv.Inconclusive() && !pv.Validity.Has(metrics.InvalidLoadNotHeld) {
+			c.BoundedBy, c.Invalid = BoundedByInvalid, invalidText(pv)
+			break
+		}
+		if why := notHeldPass(pv); why != "" {
+			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+why
 			break
 		}
 		if !pv.Pass {
@@ -238,4 +259,21 @@ func FromSweep(pts []PointVerdict) Capacity {
 		c.Found, c.Load = true, &l
 	}
 	return c
+}
+
+// notHeldPass says how a passing load fell short of its nominal load, or
+// "" when it held it (or failed: a failure at less load stands).
+func notHeldPass(pv PointVerdict) string {
+	if !pv.Pass {
+		return ""
+	}
+	if pv.NotHeld != "" {
+		return pv.NotHeld
+	}
+	for _, r := range pv.Validity.Reasons {
+		if r.Code == metrics.InvalidLoadNotHeld {
+			return r.Text
+		}
+	}
+	return ""
 }
