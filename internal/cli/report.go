@@ -183,7 +183,6 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 	return nil
 }
 
-
 // judgeSummary judges the evaluator's records, summarised in s, against o.
 func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.Report {
 	// The records say which loads were measured; the objective keeps its
