@@ -37,24 +37,24 @@ type runData struct {
 // objective holds at its target, the capacity, the saturation point and
 // the SLOs that bound the capacity.
 type verdictData struct {
-	Objective string `json:"objective"`
-	Holds     bool   `json:"holds"`
-	Failing   bool   `json:"failing"`
-	// Inconclusive: the target load's evidence cannot carry a result;
-	// Reasons say why, beside the headline.
-	Inconclusive bool     `json:"inconclusive"`
-	Text         string   `json:"text"`
-	Reasons      []string `json:"reasons"`
-	TargetLoad   string   `json:"target_load"`
-	Capacity     string   `json:"capacity"`
-	FailsAt      string   `json:"fails_at"`
-	Binding      []string `json:"binding"`
-	Saturation   string   `json:"saturation"`
-	SLOs         []string `json:"slos"`
+	Objective  string   `json:"objective"`
+	Holds      bool     `json:"holds"`
+	Failing    bool     `json:"failing"`
+	Text       string   `json:"text"`
+	Reasons    []string `json:"reasons"`
+	TargetLoad string   `json:"target_load"`
+	Capacity   string   `json:"capacity"`
+	FailsAt    string   `json:"fails_at"`
+	Binding    []string `json:"binding"`
+	Saturation string   `json:"saturation"`
+	SLOs       []string `json:"slos"`
 	// Workload and Workloads: a workload matrix's verdict has one per cell,
 	// in the order the cells ran (slo.Verdict.Workloads).
 	Workload  string        `json:"workload"`
 	Workloads []verdictData `json:"workloads"`
+	// Inconclusive: the target load's evidence cannot carry a result;
+	// Reasons say why, beside the headline.
+	Inconclusive bool `json:"inconclusive"`
 }
 
 // groupData is one workload cell's load points (the whole run when it has
