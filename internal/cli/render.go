@@ -42,8 +42,8 @@ func unmet(o *slo.Objective, v *slo.Verdict) error {
 			strings.Join(v.Reasons, "; ")), Hint: hintFailing, Code: ExitFailure}
 	}
 	if v.Inconclusive {
-		return &Error{Err: fmt.Errorf("objective %s INCONCLUSIVE at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
-			strings.Join(v.Reasons, "; ")), Hint: hintInconclusive, Code: ExitInconclusive}
+		return &Error{Err: fmt.Errorf("objective %s INCONCLUSIVE at %s: %s", o.Name, slo.LoadText(v.TargetLoad), v.Why()),
+			Hint: hintInconclusive, Code: ExitInconclusive}
 	}
 	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
 		strings.Join(v.Reasons, "; ")), Code: ExitObjective}

@@ -61,7 +61,7 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	case v.Failing:
 		d.closing = fmt.Sprintf("SERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)", slo.LoadText(v.TargetLoad))
 	case v.Inconclusive:
-		d.closing = fmt.Sprintf("OBJECTIVE INCONCLUSIVE at %s: %s (exit 4)", slo.LoadText(v.TargetLoad), strings.Join(v.Reasons, "; "))
+		d.closing = fmt.Sprintf("OBJECTIVE INCONCLUSIVE at %s: %s (exit 4)", slo.LoadText(v.TargetLoad), v.Why())
 	default:
 		d.closing = fmt.Sprintf("OBJECTIVE NOT MET at %s (exit 3)", slo.LoadText(v.TargetLoad))
 	}

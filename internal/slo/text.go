@@ -20,7 +20,7 @@ func (v *Verdict) text(o *Objective) string {
 	case v.Holds:
 		parts = append(parts, "holds at the target load, "+LoadText(v.TargetLoad))
 	case v.Inconclusive:
-		parts = append(parts, "INCONCLUSIVE at the target load, "+LoadText(v.TargetLoad)+": "+strings.Join(v.Reasons, ", "))
+		parts = append(parts, "INCONCLUSIVE at the target load, "+LoadText(v.TargetLoad)+": "+v.Why())
 	default:
 		parts = append(parts, "does not hold at the target load, "+LoadText(v.TargetLoad)+": "+strings.Join(v.Reasons, ", "))
 	}

@@ -90,3 +90,15 @@ func saturationEvidence(pts []PointVerdict) ([]PointVerdict, *PointVerdict) {
 	}
 	return pts, nil
 }
+
+// Why is what an inconclusive verdict's reasons say, each without the
+// target load it names already ("sim_behind: ..." for "inconclusive at
+// concurrency 8: sim_behind: ..."); a matrix's keep their cell.
+func (v *Verdict) Why() string {
+	prefix := "inconclusive at " + LoadText(v.TargetLoad) + ": "
+	parts := make([]string, len(v.Reasons))
+	for i, r := range v.Reasons {
+		parts[i] = strings.TrimPrefix(r, prefix)
+	}
+	return strings.Join(parts, "; ")
+}
