@@ -151,8 +151,9 @@ func findLoad(pts []PointVerdict, l record.Load) (PointVerdict, bool) {
 
 func saturation(pts []PointVerdict) Saturation {
 	s := Saturation{Gain: stats.DefaultSaturationGain}
+	all := len(pts)
 	pts, stop := saturationEvidence(pts)
-	if stop != nil {
+	if stop != nil && all >= 2 { // one load has no knee to judge anyway
 		s.Inconclusive = invalidText(*stop)
 	}
 	loads, tps, lat := make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
