@@ -129,7 +129,7 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	}
 	if search {
 		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
-		c, err := slo.Search{Start: start}.Run(ctx, m.probe)
+		c, err := slo.Search{Start: start, Again: m.again}.Run(ctx, m.measure)
 		capy[workload] = &c
 		if err != nil {
 			return err
@@ -149,18 +149,12 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	return nil
 }
 
-// probe measures a load for the capacity search, and measures it again
-// once when the evidence was invalid for a reason that may pass (the
-// simulator behind its clock, the client saturated, a server event): the
-// first measurement is set aside (run.json points[].superseded). Too few
-// samples or a load not held would be the same again.
-func (m *measurer) probe(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
-	pv, err := m.measure(ctx, l)
-	if err != nil || pv.Failing != "" || pv.Validity.Without(metrics.InvalidFewSamples, metrics.InvalidLoadNotHeld).Valid() {
-		return pv, err
-	}
+// again measures a load once more for the capacity search (slo.Search
+// Again): what was measured there is set aside, in the verdict and in
+// run.json (points[].superseded).
+func (m *measurer) again(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
 	if err := m.sess.Supersede(m.ev.Discard(l)); err != nil {
-		return pv, err
+		return slo.PointVerdict{}, err
 	}
 	return m.measure(ctx, l)
 }

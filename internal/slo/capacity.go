@@ -36,9 +36,7 @@ const (
 	BoundedByInvalid = "invalid"
 )
 
-// Probe measures the objective at one load. A probe whose evidence is
-// invalid (PointVerdict.Validity) should have been measured again once
-// before it returns: the search stops at an invalid one.
+// Probe measures the objective at one load.
 type Probe func(ctx context.Context, load record.Load) (PointVerdict, error)
 
 // Search finds the highest load at which every SLO holds: it raises the
@@ -50,6 +48,11 @@ type Search struct {
 	Factor     float64     // ramp factor; 0 means DefaultSearchFactor
 	Max        float64     // highest load; 0 means the default for the kind
 	Resolution float64     // open loop: relative bracket width; 0 means DefaultRateResolution
+	// Again measures a load once more, what was measured there set
+	// aside: a probe whose evidence was invalid for a reason that may
+	// pass (Remeasurable) is measured again once, and the search stops
+	// there if it is still invalid. Nil: it stops at once.
+	Again Probe
 }
 
 // Capacity is the result of a search (Method "search") or of reading a
@@ -164,9 +167,14 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 		return false, err
 	}
 	b.capy.Probes++
+	if Remeasurable(pv) && b.s.Again != nil {
+		if pv, err = b.s.Again(ctx, b.s.load(v)); err != nil {
+			return false, err
+		}
+		b.capy.Probes++
+	}
 	if pv.Failing == "" && pv.Inconclusive() && !pv.Validity.Has(metrics.InvalidLoadNotHeld) {
-		// the probe measured again once already (Probe): no load beyond
-		// here is judged, and none is claimed
+		// no load beyond here is judged, and none is claimed
 		b.capy.BoundedBy, b.capy.Invalid = BoundedByInvalid, invalidText(pv)
 		b.stopped = true
 		return false, nil
@@ -276,4 +284,12 @@ func notHeldPass(pv PointVerdict) string {
 		}
 	}
 	return ""
+}
+
+// Remeasurable reports whether a load's evidence is invalid for a reason
+// that may pass when it is measured again: the simulator behind its
+// clock, the client saturated, a server event. Too few samples or a load
+// not held would be the same again.
+func Remeasurable(pv PointVerdict) bool {
+	return pv.Failing == "" && !pv.Validity.Without(metrics.InvalidFewSamples, metrics.InvalidLoadNotHeld).Valid()
 }

@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -144,5 +145,91 @@ func TestDecideInconclusive(t *testing.T) {
 	d = Decide(o, []Outcome{a, b})
 	if d.Recommended != "b" || !strings.Contains(d.Why, "a INCONCLUSIVE") {
 		t.Errorf("decision %+v", d)
+	}
+}
+
+// A probe whose simulator fell behind is measured once more; when that
+// one is valid the search goes on as if nothing happened, and when it is
+// invalid again the search stops there: the capacity is the last valid
+// load, inconclusive beyond it, never the invalid one. A thin tail is not
+// measured again: it would be as thin.
+func TestSearchRemeasuresInvalidProbe(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		behind  int // how many times a probe of c=8 falls behind
+		code    string
+		want    int // capacity found
+		bounded string
+		again   int // how many times c=8 was measured again
+	}{
+		{"once, then valid", 1, metrics.InvalidSimBehind, 12, "", 1},
+		{"twice: the search stops", 2, metrics.InvalidSimBehind, 4, BoundedByInvalid, 1},
+		{"client saturated twice", 2, metrics.InvalidClientSaturated, 4, BoundedByInvalid, 1},
+		{"few samples: not measured again", 1, metrics.InvalidFewSamples, 4, BoundedByInvalid, 0},
+	} {
+		var tried []float64
+		left := tt.behind
+		probe := func(_ context.Context, l record.Load) (PointVerdict, error) {
+			v := LoadValue(l)
+			tried = append(tried, v)
+			pv := PointVerdict{Load: l, Pass: v <= 12, Failed: []string{}}
+			if !pv.Pass {
+				pv.Failed = []string{"ttft p95 <= 1s"}
+			}
+			if v == 8 && left > 0 {
+				left--
+				pv.Validity.Add(reason(tt.code))
+			}
+			return pv, nil
+		}
+		again := 0
+		s := Search{Start: record.Load{Concurrency: 1}, Again: func(ctx context.Context, l record.Load) (PointVerdict, error) {
+			again++
+			return probe(ctx, l)
+		}}
+		c, err := s.Run(context.Background(), probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Load == nil || c.Load.Concurrency != tt.want || c.BoundedBy != tt.bounded || again != tt.again || c.Probes != len(tried) {
+			t.Errorf("%s: capacity %v bounded by %q (%s), measured again %d, %d probes; tried %v", tt.name, c.Load, c.BoundedBy, c.Invalid, again, c.Probes, tried)
+		}
+		if tt.bounded == BoundedByInvalid && (c.FailsAt != nil || !strings.HasPrefix(c.Invalid, "concurrency 8: "+tt.code)) {
+			t.Errorf("%s: fails at %v, invalid %q", tt.name, c.FailsAt, c.Invalid)
+		}
+	}
+}
+
+// A load's verdict carries the validity of the points pooled into it;
+// a load set aside (Discard) is judged afresh by the points measured
+// after, and the set-aside points' records are ignored (Skip).
+func TestEvaluatorQualifyAndDiscard(t *testing.T) {
+	c4 := record.Load{Concurrency: 4}
+	checks := mustParse(t, "ttft p50 <= 1s")
+	var ev Evaluator
+	for i := range int64(40) {
+		ev.Add(req(0, c4, i, (i/4)*100, 50, 10, 5))
+	}
+	behind := metrics.Validity{}
+	behind.Add(reason(metrics.InvalidSimBehind))
+	ev.Qualify([]metrics.PointSummary{{Index: 0, Validity: behind}})
+	pv, _ := ev.Level(c4, checks, Options{})
+	if !pv.Inconclusive() || !pv.Validity.Has(metrics.InvalidSimBehind) {
+		t.Fatalf("validity %s, want the point's sim_behind", pv.Validity)
+	}
+	if got := ev.Discard(c4); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("discarded %v, want point 0", got)
+	}
+	if _, ok := ev.Level(c4, checks, Options{}); ok {
+		t.Fatal("the load is still measured after Discard")
+	}
+	for i := range int64(40) {
+		ev.Add(req(0, c4, 100+i, (i/4)*100, 50, 10, 5)) // a late record of the set-aside point
+		ev.Add(req(1, c4, 200+i, (i/4)*100, 50, 10, 5))
+	}
+	ev.Qualify([]metrics.PointSummary{{Index: 0, Validity: behind}, {Index: 1}})
+	pv, _ = ev.Level(c4, checks, Options{})
+	if pv.Inconclusive() || len(pv.Points) != 1 || pv.Points[0] != 1 || pv.Requests != 40 {
+		t.Errorf("after measuring again: validity %s, points %v, %d requests", pv.Validity, pv.Points, pv.Requests)
 	}
 }
