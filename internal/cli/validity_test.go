@@ -52,7 +52,7 @@ func TestReportValidity(t *testing.T) {
 
 	// 8 requests measure a p50, not a p99
 	code, out, stderr := runMain(t, "report", "--slo", "ttft p99 <= 5s", dir)
-	if code != ExitInconclusive || !strings.Contains(stderr, "INCONCLUSIVE at concurrency 1: few_samples: ttft p99 judged on 8 values; it needs at least 100") ||
+	if code != ExitInconclusive || !strings.Contains(stderr, "INCONCLUSIVE at concurrency 1: few_samples: too few values: ttft p99 on 8 of the 100 it needs") ||
 		!strings.Contains(out, "OBJECTIVE INCONCLUSIVE at concurrency 1: few_samples") {
 		t.Errorf("thin p99: exit %d\n%s\n%s", code, out, stderr)
 	}

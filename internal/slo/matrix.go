@@ -94,10 +94,14 @@ func lowestCapacity(cells []*Verdict) Capacity {
 	return out
 }
 
-// capacityBelow reports whether capacity a is lower than b.
+// capacityBelow reports whether capacity a is lower than b. Of two not
+// found, one that fails at the lowest load is lower than one not judged.
 func capacityBelow(a, b *Capacity) bool {
 	if a.Found != b.Found {
 		return !a.Found
+	}
+	if !a.Found {
+		return a.FailsAt != nil && b.FailsAt == nil
 	}
 	return a.Found && LoadValue(*a.Load) < LoadValue(*b.Load)
 }
@@ -119,7 +123,7 @@ func matrixText(v *Verdict, failed int) string {
 	default:
 		var names []string
 		for _, cv := range v.Workloads {
-			if !cv.Holds {
+			if !cv.Holds && !cv.Inconclusive {
 				names = append(names, cv.Workload)
 			}
 		}

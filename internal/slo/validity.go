@@ -2,6 +2,7 @@ package slo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -16,40 +17,48 @@ const (
 	ConclusionInconclusive = "inconclusive"
 )
 
+// passOnly are the reasons that leave only a pass inconclusive.
+var passOnly = []string{metrics.InvalidLoadNotHeld, metrics.InvalidServerEvent, metrics.InvalidFewSamples}
+
 // qualify sets the load's validity from its points'. What makes every
-// figure of a point another's than the server's (the simulator behind its
-// clock, the client saturated, a server restart, out-of-memory or exit)
-// leaves any result inconclusive. What only weakens a pass (the load not
-// held, a percentile judged on fewer samples than it needs) leaves a pass
-// inconclusive; a failure on it stands: less load than asked or a tail
-// from few requests that already misses the target misses it.
+// figure of a point the machine's rather than the server's (the simulator
+// behind its clock, the client saturated) leaves any result inconclusive.
+// What only weakens a pass (the load not held, a server restart,
+// out-of-memory or exit during it, a percentile judged on fewer samples
+// than it needs) leaves a pass inconclusive; a failure on it stands: less
+// load than asked, a server that fell over, or a tail from few requests
+// that already misses the target, misses it.
 func (pv *PointVerdict) qualify(points metrics.Validity) {
-	v := points.Without(metrics.InvalidLoadNotHeld)
+	v := points.Without(passOnly...)
 	if pv.Pass {
 		if pv.NotHeld != "" {
 			v.Add(metrics.Reason{Code: metrics.InvalidLoadNotHeld, Text: pv.NotHeld})
 		}
 		for _, r := range points.Reasons {
-			if r.Code == metrics.InvalidLoadNotHeld {
+			if slices.Contains(passOnly, r.Code) {
 				v.Add(r)
 			}
 		}
+		var thin []string
 		for _, c := range pv.Checks {
-			if r, ok := c.fewSamples(); ok {
-				v.Add(r)
+			if why, ok := c.fewSamples(); ok {
+				thin = append(thin, why)
 			}
+		}
+		if len(thin) > 0 {
+			v.Add(metrics.Reason{Code: metrics.InvalidFewSamples, Text: "too few values: " + strings.Join(thin, ", ")})
 		}
 	}
 	pv.Validity = v
 }
 
-// fewSamples is the reason a check's percentile rests on fewer values than
-// it needs: a pq needs at least 1/(1−q) of them (stats.MinSamples), 20 for
-// a p95, 100 for a p99; a mean, a maximum or a one-number metric has no
-// such floor.
-func (c Check) fewSamples() (metrics.Reason, bool) {
+// fewSamples says how a check's percentile rests on fewer values than it
+// needs ("ttft p99 on 30 of the 100 it needs"): a pq needs at least
+// 1/(1−q) of them (stats.MinSamples), 20 for a p95, 100 for a p99; a
+// mean, a maximum or a one-number metric has no such floor.
+func (c Check) fewSamples() (string, bool) {
 	if c.Measured == nil {
-		return metrics.Reason{}, false
+		return "", false
 	}
 	for _, q := range stats.Quantiles {
 		if q.Key != c.Stat {
@@ -57,11 +66,10 @@ func (c Check) fewSamples() (metrics.Reason, bool) {
 		}
 		if need := stats.MinSamples(q.P); c.Samples < need {
 			name := strings.TrimSpace(c.Metric + " " + c.slo.Percentile)
-			return metrics.Reason{Code: metrics.InvalidFewSamples,
-				Text: fmt.Sprintf("%s judged on %d values; it needs at least %d", name, c.Samples, need)}, true
+			return fmt.Sprintf("%s on %d of the %d it needs", name, c.Samples, need), true
 		}
 	}
-	return metrics.Reason{}, false
+	return "", false
 }
 
 // Inconclusive reports whether the load's evidence cannot carry its result.

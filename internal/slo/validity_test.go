@@ -29,6 +29,7 @@ func TestQualifyReasons(t *testing.T) {
 		{"simulator behind, fail", false, []string{metrics.InvalidSimBehind}, false, true},
 		{"client saturated, fail", false, []string{metrics.InvalidClientSaturated}, false, true},
 		{"server event, pass", true, []string{metrics.InvalidServerEvent}, false, true},
+		{"server event, fail: a server that fell over failed", false, []string{metrics.InvalidServerEvent}, false, false},
 		{"load not held, pass", true, []string{metrics.InvalidLoadNotHeld}, false, true},
 		{"load not held, fail: less load still fails", false, []string{metrics.InvalidLoadNotHeld}, false, false},
 		{"few samples, pass", true, nil, true, true},
@@ -50,7 +51,7 @@ func TestQualifyReasons(t *testing.T) {
 		if pv.Inconclusive() != tt.inconclusive {
 			t.Errorf("%s: inconclusive %v (%s), want %v", tt.name, pv.Inconclusive(), pv.Validity, tt.inconclusive)
 		}
-		if tt.thin && tt.pass && !strings.Contains(pv.Validity.String(), "few_samples: ttft p99 judged on 30 values; it needs at least 100") {
+		if tt.thin && tt.pass && !strings.Contains(pv.Validity.String(), "few_samples: too few values: ttft p99 on 30 of the 100 it needs") {
 			t.Errorf("%s: %s", tt.name, pv.Validity)
 		}
 	}
