@@ -43,7 +43,8 @@ error rate's +N% is N percentage points.
 
 Exit codes: 0 compared (and every gate held), 1 failure (unreadable run,
 --strict refused, no common load point to judge a gate at), 2 usage, 3 a
-regression gate failed.
+regression gate failed, 4 no gate failed but one was judged at a point
+either run measured on invalid evidence (INCONCLUSIVE, with the reason).
 
 Examples:
   servebench compare runs/before runs/after

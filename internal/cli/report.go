@@ -53,7 +53,8 @@ them (docs/DISTRIBUTED.md). Separate runs are overlaid with --format html,
 and compared with servebench compare.
 
 With --objective or --slo it also judges the records against a serving
-objective, as run does, and exits 3 when the objective does not hold.
+objective, as run does, and exits 3 when the objective does not hold, 4 when
+its evidence cannot say (INCONCLUSIVE, with the reason).
 
 Examples:
   servebench report runs/a

@@ -105,6 +105,11 @@ func TestInconclusiveInEveryFormat(t *testing.T) {
 	if p := doc.Points[2].Validity; p.Valid || len(p.Reasons) != 1 || p.Reasons[0].Code != "sim_behind" || !doc.Points[0].Validity.Valid {
 		t.Errorf("points[].validity %+v", doc.Points)
 	}
+	// the page's verdict card: INCONCLUSIVE with the reasons beside it
+	if h := buildVerdict(o, v); !h.Inconclusive || h.Holds || !strings.Contains(h.Capacity, "INCONCLUSIVE beyond it") ||
+		!strings.HasPrefix(h.Saturation, "INCONCLUSIVE") || len(h.Reasons) != 1 {
+		t.Errorf("html verdict %+v", h)
+	}
 	if d := doc.Verdict; d.Holds || !d.Inconclusive || d.Conclusion != "inconclusive" || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0], why) {
 		t.Errorf("verdict %+v", d)
 	}
