@@ -109,7 +109,8 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 }
 
 // capacityCell is the capacity as one load: "c=8", "≥c=8" for a lower
-// bound, "<c=1" when even the lowest load failed, "" when not measured.
+// bound, "<c=1" when even the lowest load failed, "inconclusive" when the
+// lowest load's evidence was invalid, "" when not measured.
 func capacityCell(c slo.Capacity) string {
 	switch {
 	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample || c.BoundedBy == slo.BoundedByInvalid):
@@ -120,6 +121,8 @@ func capacityCell(c slo.Capacity) string {
 		return loadLabel(*c.Load)
 	case c.FailsAt != nil:
 		return "<" + loadLabel(*c.FailsAt)
+	case c.BoundedBy == slo.BoundedByInvalid:
+		return "inconclusive"
 	}
 	return ""
 }
