@@ -172,6 +172,9 @@ func TestCompareStrictAndGates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, append([]string{"compare"}, tt.args...)...)
+		if strings.Contains(stdout, "INCONCLUSIVE") {
+			skipIfMachineBehind(t, stdout) // a point of the fixture's runs is no evidence
+		}
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)\n%s", tt.name, code, tt.code, stderr, tt.want, stdout)
 		}

@@ -15,10 +15,11 @@ type htmlData struct {
 	Runs  []struct {
 		Name    string `json:"name"`
 		Verdict *struct {
-			Objective string   `json:"objective"`
-			Holds     bool     `json:"holds"`
-			SLOs      []string `json:"slos"`
-			Workloads []struct {
+			Objective    string   `json:"objective"`
+			Holds        bool     `json:"holds"`
+			Inconclusive bool     `json:"inconclusive"`
+			SLOs         []string `json:"slos"`
+			Workloads    []struct {
 				Workload string `json:"workload"`
 			} `json:"workloads"`
 		} `json:"verdict"`
@@ -124,11 +125,12 @@ func TestHTMLJudgedRun(t *testing.T) {
 	if v := d.Runs[0].Verdict; v == nil || v.Holds || v.Objective != "command-line" {
 		t.Errorf("verdict %+v, want the objective not met", v)
 	}
-	// judged anew by the SLO given here; exit 3 exactly when it does not
-	// hold (a loaded machine may leave a load not held)
+	// judged anew by the SLO given here; exit 0 exactly when it holds, 4
+	// when it is inconclusive (a loaded machine may leave a load not held)
 	code, stdout, _ := run(t, "report", "--format", "html", "--slo", "ttft p95 <= 60m", dir)
 	v := htmlPage(t, stdout).Runs[0].Verdict
-	if v == nil || len(v.SLOs) != 1 || v.SLOs[0] != "ttft p95 <= 60m" || (code == 3) == v.Holds || (code != 0 && code != 3) {
+	if v == nil || len(v.SLOs) != 1 || v.SLOs[0] != "ttft p95 <= 60m" || (code == 0) != v.Holds || (code == 4) != v.Inconclusive ||
+		(code != 0 && code != 3 && code != 4) {
 		t.Errorf("report --slo 'ttft p95 <= 60m': exit %d, verdict %+v; want that SLO's verdict, exit 3 only when it fails", code, v)
 	}
 }

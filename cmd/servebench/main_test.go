@@ -39,9 +39,44 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// run runs the binary. A run this machine could not measure (the
+// simulator behind its clock, the client saturated: exit 4) did not
+// measure what the test asserts: it runs once more (its --out directory
+// removed first), and the test is skipped if that one could not either.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	return runEnv(t, nil, args...)
+	code, stdout, stderr := runEnv(t, nil, args...)
+	if !machineBehind(code, stderr) {
+		return code, stdout, stderr
+	}
+	t.Logf("again: %s", stderr)
+	for i, a := range args {
+		if a == "--out" && i+1 < len(args) {
+			os.RemoveAll(args[i+1])
+		}
+	}
+	code, stdout, stderr = runEnv(t, nil, args...)
+	if machineBehind(code, stderr) {
+		t.Skipf("this machine could not keep up, twice: %s", stderr)
+	}
+	return code, stdout, stderr
+}
+
+// machineBehind reports an inconclusive run (exit 4) whose reason is the
+// machine's, not the server's: the simulator behind its clock or the
+// client saturated.
+func machineBehind(code int, stderr string) bool {
+	return code == 4 && (strings.Contains(stderr, "sim_behind:") || strings.Contains(stderr, "client_saturated:"))
+}
+
+// skipIfMachineBehind skips a test whose run this machine could not
+// measure though its exit did not say so (a cell or a probe inconclusive
+// while the objective failed elsewhere).
+func skipIfMachineBehind(t *testing.T, text string) {
+	t.Helper()
+	if strings.Contains(text, "sim_behind:") || strings.Contains(text, "client_saturated:") {
+		t.Skipf("this machine could not keep up: %s", text)
+	}
 }
 
 // runEnv runs the binary with extra environment variables (NAME=value)

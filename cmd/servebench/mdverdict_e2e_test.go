@@ -52,9 +52,10 @@ func TestReportMarkdownVerdictSaysWhatTextSays(t *testing.T) {
 	for _, want := range []string{
 		"\n### Objective chat · target load concurrency 8 · 6 SLOs\n\n| load | ttft p95 <= 1s |",
 		"\n| c=4 | ok 94.8ms 0.09× |",
-		"\n- **capacity**: concurrency 1 (passes at c=1; fails at c=4: ",
+		// c=1 passes on 12 requests: too few for the tails it judges
+		"\n- **capacity**: INCONCLUSIVE (concurrency 1: few_samples: too few values: ttft p95 on 12 of the 20 it needs, ",
 		"\n- **context_length**: the server accepts only 272 tokens of context",
-		"\n- **verdict**: meets the objective up to concurrency 1",
+		"\n- **verdict**: capacity inconclusive (concurrency 1: few_samples",
 		"\n**OBJECTIVE NOT MET at concurrency 8 (exit 3)**\n",
 	} {
 		if !strings.Contains(md, want) {
@@ -70,9 +71,10 @@ func TestReportMarkdownVerdictSaysWhatTextSays(t *testing.T) {
 func TestRunObjectiveVerdictInCSVAndMarkdown(t *testing.T) {
 	args := []string{"run", "--objective", "chat", "--concurrency", "1", "--requests", "3", "--output-tokens", "16"}
 	code, out, stderr := run(t, append(args, "--format", "csv")...)
-	holds := map[int]string{0: "true", 3: "false"}[code]
+	// 4: a pass on 64 requests is too few for the chat objective's e2e p99
+	holds := map[int]string{0: "true", 3: "false", 4: "false"}[code]
 	if holds == "" {
-		t.Fatalf("csv: exit %d, want 0 or 3: %s", code, stderr)
+		t.Fatalf("csv: exit %d, want 0, 3 or 4: %s", code, stderr)
 	}
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil || len(rows) != 3 {
@@ -90,9 +92,10 @@ func TestRunObjectiveVerdictInCSVAndMarkdown(t *testing.T) {
 		}
 	}
 	code, out, stderr = run(t, append(args, "--format", "markdown")...)
-	closing := map[int]string{0: "\n**OBJECTIVE HOLDS at concurrency 8**\n", 3: "\n**OBJECTIVE NOT MET at concurrency 8 (exit 3)**\n"}[code]
+	closing := map[int]string{0: "\n**OBJECTIVE HOLDS at concurrency 8**\n", 3: "\n**OBJECTIVE NOT MET at concurrency 8 (exit 3)**\n",
+		4: "\n**OBJECTIVE INCONCLUSIVE at concurrency 8: "}[code]
 	if closing == "" {
-		t.Fatalf("markdown: exit %d, want 0 or 3: %s", code, stderr)
+		t.Fatalf("markdown: exit %d, want 0, 3 or 4: %s", code, stderr)
 	}
 	for _, want := range []string{"\n### Objective chat · target load concurrency 8", "\n| c=1 | ", "\n| c=8 | ",
 		"\n- **capacity**: ", "\n- **saturation**: ", "\n- **verdict**: ", closing} {

@@ -190,6 +190,17 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	return sum, err
 }
 
+// Supersede marks points as measured again (run.json
+// points[].superseded) and rewrites run.json.
+func (s *Session) Supersede(points []int) error {
+	for i := range s.run.Points {
+		if slices.Contains(points, s.run.Points[i].Index) {
+			s.run.Points[i].Superseded = true
+		}
+	}
+	return s.sink.writeRun(&s.run)
+}
+
 // Summary returns the summary of everything run so far.
 func (s *Session) Summary(ctx context.Context) *metrics.Summary {
 	run := s.run

@@ -39,13 +39,20 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
 		opts: slo.Options{Intervals: repeat > 1, Seed: cfg.Run.Seed}}
 	rep := &slo.Report{Objective: o}
+	capy := map[string]*slo.Capacity{}
 	cfg.Observe = m.observe
-	cfg.Decorate = func(sum *metrics.Summary) any { rep.Summary = sum; return rep }
+	// Judged on the final summary: its client figures and telemetry say
+	// whether each point's evidence holds (metrics.Validity).
+	cfg.Decorate = func(sum *metrics.Summary) any {
+		rep.Summary = sum
+		m.ev.Qualify(sum.Points)
+		rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
+		return rep
+	}
 	var err error
 	if m.sess, err = Open(cfg); err != nil {
 		return nil, nil, err
 	}
-	capy := map[string]*slo.Capacity{}
 	var runErr error
 	workloads := opt.Workloads
 	if len(workloads) == 0 {
@@ -56,7 +63,6 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 			break
 		}
 	}
-	rep.Verdict = slo.Judge(o, m.ev.Evaluate(m.checks, m.opts), capy, cfg.Run.Target.Server)
 	res, err := m.sess.Close(ctx)
 	if res != nil {
 		rep.Summary = res.Summary
@@ -123,7 +129,7 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	}
 	if search {
 		start := slices.MinFunc(levels, func(a, b record.Load) int { return cmp.Compare(slo.LoadValue(a), slo.LoadValue(b)) })
-		c, err := slo.Search{Start: start}.Run(ctx, m.measure)
+		c, err := slo.Search{Start: start, Again: m.again}.Run(ctx, m.measure)
 		capy[workload] = &c
 		if err != nil {
 			return err
@@ -143,8 +149,18 @@ func (m *measurer) measureAll(ctx context.Context, o *slo.Objective, workload st
 	return nil
 }
 
+// again measures a load once more for the capacity search (slo.Search
+// Again): what was measured there is set aside, in the verdict and in
+// run.json (points[].superseded).
+func (m *measurer) again(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
+	if err := m.sess.Supersede(m.ev.Discard(l)); err != nil {
+		return slo.PointVerdict{}, err
+	}
+	return m.measure(ctx, l)
+}
+
 // measure runs a load (repeat times, unless it is already measured) and
-// returns its verdict.
+// returns its verdict, with the validity of its points.
 func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict, error) {
 	if pv, ok := m.ev.Level(l, m.checks, m.opts); ok {
 		return pv, nil
@@ -170,6 +186,7 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 			break // more repeats of a clearly failing load add nothing
 		}
 	}
+	m.ev.Qualify(m.sess.Summary(ctx).Points)
 	pv, _ := m.ev.Level(l, m.checks, m.opts)
 	return pv, nil
 }

@@ -43,7 +43,8 @@ error rate's +N% is N percentage points.
 
 Exit codes: 0 compared (and every gate held), 1 failure (unreadable run,
 --strict refused, no common load point to judge a gate at), 2 usage, 3 a
-regression gate failed.
+regression gate failed, 4 no gate failed but one was judged at a point
+either run measured on invalid evidence (INCONCLUSIVE, with the reason).
 
 Examples:
   servebench compare runs/before runs/after
@@ -168,8 +169,9 @@ func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format 
 	return compare.WriteText(env.Stdout, r)
 }
 
-// gateOutcome is the exit of the regression gates: 3 when one failed, 1
-// when there were gates but no common load point to judge them at.
+// gateOutcome is the exit of the regression gates: 3 when one failed, 4
+// when none failed but one was judged on invalid evidence, 1 when there
+// were gates but no common load point to judge them at.
 func gateOutcome(r *compare.Result, gates []compare.Gate) error {
 	if len(gates) == 0 {
 		return nil
@@ -184,8 +186,18 @@ func gateOutcome(r *compare.Result, gates []compare.Gate) error {
 			failed = append(failed, g.Gate+" at "+g.Load.Label())
 		}
 	}
-	if len(failed) == 0 {
-		return nil
+	if len(failed) > 0 {
+		return &Error{Err: fmt.Errorf("regression: %s", strings.Join(failed, "; ")), Code: ExitRegression}
 	}
-	return &Error{Err: fmt.Errorf("regression: %s", strings.Join(failed, "; ")), Code: ExitRegression}
+	if r.Inconclusive {
+		// a failure on valid points outranks it: 3 before 4
+		var at []string
+		for _, p := range r.Points {
+			if p.Inconclusive != "" {
+				at = append(at, p.Load.Label()+" ("+p.Inconclusive+")")
+			}
+		}
+		return &Error{Err: fmt.Errorf("regression gates INCONCLUSIVE at %s", strings.Join(at, "; ")), Hint: hintInconclusive, Code: ExitInconclusive}
+	}
+	return nil
 }

@@ -47,7 +47,8 @@ Examples:
   servebench decide --candidates candidates.yaml --out runs/decide --json > decision.json
 
 Exit codes: 0 a candidate meets the objective, 1 failure, 2 usage error,
-3 no candidate meets it, 130 interrupted.
+3 no candidate meets it, 4 none meets it on valid evidence and one was
+INCONCLUSIVE (its simulator behind, its client saturated, ...), 130 interrupted.
 `
 
 func decideCmd(ctx context.Context, env *Env, args []string) error {
@@ -257,6 +258,9 @@ func (f *runFlags) finishDecision(ctx context.Context, env *Env, d *slo.Decision
 		return err
 	case ctx.Err() != nil:
 		return &Error{Err: errors.New("interrupted: the table covers the candidates measured so far"), Code: ExitInterrupted}
+	case d.Recommended == "" && len(d.Inconclusive) > 0:
+		// none met it on valid evidence, and one might have
+		return &Error{Err: fmt.Errorf("objective %s: %s", d.Objective.Name, d.Why), Hint: hintInconclusive, Code: ExitInconclusive}
 	case d.Recommended == "":
 		return &Error{Err: fmt.Errorf("objective %s: %s", d.Objective.Name, d.Why), Code: ExitObjective}
 	}

@@ -61,6 +61,9 @@ func (h *historyEnv) quickRun(dir string, extra ...string) string {
 	h.t.Helper()
 	args := append([]string{"run", "--concurrency", "1,2", "--requests", "4", "--output-tokens", "16", "--prompt-tokens", "64", "--out", dir}, extra...)
 	code, _, stderr := h.run(args...)
+	if machineBehind(code, stderr) {
+		h.t.Skipf("this machine could not keep up: %s", stderr)
+	}
 	if code != 0 {
 		h.t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
@@ -257,13 +260,14 @@ func TestRunDir(t *testing.T) {
 func TestHistoryShow(t *testing.T) {
 	h := newHistoryEnv(t)
 	dir := filepath.Join(t.TempDir(), "a")
-	h.quickRun(dir, "--slo", "ttft p95 <= 10s", "--label", "gpu=H100")
+	// a p50: 8 requests per user are enough for it (a p95 would need 20)
+	h.quickRun(dir, "--slo", "ttft p50 <= 10s", "--label", "gpu=H100")
 	code, stdout, stderr := h.run("history", "show", "1")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
 	for _, want := range []string{"run 1 · started ", "target builtin:sim (openai-chat) · model sim-llama-3.1-8b · server: servebench-sim",
-		"labels gpu=H100, model=sim-llama-3.1-8b", "workload sha256:", `"prompt_tokens":"64"`, "objective command-line: holds (sha256:", "holds at the target load", "--slo 'ttft p95 <= 10s'",
+		"labels gpu=H100, model=sim-llama-3.1-8b", "workload sha256:", `"prompt_tokens":"64"`, "objective command-line: holds (sha256:", "holds at the target load", "--slo 'ttft p50 <= 10s'",
 		"command servebench run --concurrency 1,2", "directory ", "load  ok  errors", "c=2   16       0", "pass"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("show does not print %q:\n%s", want, stdout)

@@ -30,6 +30,11 @@ const (
 	// shares 3 with ExitObjective: the command worked, and what it judged
 	// does not hold.
 	ExitRegression = 3
+	// ExitInconclusive: the run completed, but the evidence a conclusion
+	// rests on is invalid (the simulator fell behind its clock, the client
+	// saturated, ...; docs/METRICS.md, Validity): neither met nor not met.
+	// A conclusion on valid evidence takes precedence: 1 > 3 > 4.
+	ExitInconclusive = 4
 )
 
 // Env is what a command may touch of the outside world, so tests can supply

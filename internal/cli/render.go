@@ -32,17 +32,26 @@ func renderReport(w io.Writer, rep *slo.Report, format string) error {
 	return report.Verdict(w, rep.Objective, rep.Verdict)
 }
 
-// unmet is the exit-3 error of an objective that does not hold, or the
-// exit-1 error of a server failing at the target load for reasons no load
-// explains (a wrong URL, model or API is not an objective missed).
+// unmet is the exit-3 error of an objective that does not hold, the
+// exit-4 error of one whose evidence cannot say, or the exit-1 error of a
+// server failing at the target load for reasons no load explains (a wrong
+// URL, model or API is not an objective missed).
 func unmet(o *slo.Objective, v *slo.Verdict) error {
 	if v.Failing {
 		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", slo.LoadText(v.TargetLoad),
 			strings.Join(v.Reasons, "; ")), Hint: hintFailing, Code: ExitFailure}
 	}
+	if v.Inconclusive {
+		return &Error{Err: fmt.Errorf("objective %s INCONCLUSIVE at %s: %s", o.Name, slo.LoadText(v.TargetLoad), v.Why()),
+			Hint: hintInconclusive, Code: ExitInconclusive}
+	}
 	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
 		strings.Join(v.Reasons, "; ")), Code: ExitObjective}
 }
+
+// hintInconclusive is what to do about evidence that cannot carry a
+// conclusion.
+const hintInconclusive = "measure again where the evidence holds: a lower --sim-config time_scale or a quieter machine for the simulator, the client on more or other cores, more requests per point for a tail percentile"
 
 // formatRenderer returns the renderer of a --format value, or a usage
 // error naming the command.

@@ -55,7 +55,8 @@ them (docs/DISTRIBUTED.md). Separate runs are overlaid with --format html,
 and compared with servebench compare.
 
 With --objective or --slo it also judges the records against a serving
-objective, as run does, and exits 3 when the objective does not hold.
+objective, as run does, and exits 3 when the objective does not hold, 4 when
+its evidence cannot say (INCONCLUSIVE, with the reason).
 
 Examples:
   servebench report runs/a
@@ -238,6 +239,7 @@ func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.
 		opts.Seed = s.Run.Seed
 	}
 	rep := &slo.Report{Objective: o, Summary: s}
+	ev.Qualify(s.Points)
 	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
 	return rep
 }
@@ -302,7 +304,8 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		}
 		rec := rd.Record().ModelTime(run.Scale()) // a sped-up simulator's records, in model time
 		agg.Add(rec)
-		if observe != nil {
+		// A point measured again is judged by the later one, as run did.
+		if observe != nil && !run.Superseded(rec.Point) {
 			observe(rec)
 		}
 		n++

@@ -37,7 +37,9 @@ Examples:
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
 
 Exit codes: 0 success (with an objective: it holds at its target load), 1 failure, 2 usage error,
-3 the objective does not hold, 130 interrupted (what completed is still written).
+3 the objective does not hold, 4 INCONCLUSIVE: the evidence cannot say (the simulator fell behind
+its clock, the client saturated, too few requests for a percentile judged; the reason is printed),
+130 interrupted (what completed is still written).
 `
 
 // Defaults for run. The simulator's defaults let a newcomer see the full

@@ -135,6 +135,7 @@ func TestFindCapacityMatchesAnalytic(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := rep.Verdict.Capacity
+	skipIfMachineBehind(t, c.BoundedBy == slo.BoundedByInvalid, c.Invalid)
 	if c.Method != "search" || c.Load == nil || c.FailsAt == nil {
 		t.Fatalf("capacity %+v", c)
 	}
@@ -225,6 +226,7 @@ func TestDecideSimulated(t *testing.T) {
 			rows[f[0]] = line
 		}
 	}
+	skipIfMachineBehind(t, strings.Contains(stdout, "INCONCLUSIVE"), stdout)
 	if !strings.Contains(rows["slots-2"], "FAILS") || !strings.Contains(rows["slots-4"], "← recommended") ||
 		!strings.Contains(rows["slots-6"], "meets") {
 		t.Errorf("ranking:\n%s", stdout)

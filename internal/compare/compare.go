@@ -74,6 +74,9 @@ type Result struct {
 	// common point; Regressed is true when any of them failed.
 	Gates     []GateResult `json:"gates"`
 	Regressed bool         `json:"regressed"`
+	// Inconclusive is true when no gate failed but one was judged at a
+	// point whose evidence is invalid (Point.Inconclusive): exit 4.
+	Inconclusive bool `json:"inconclusive"`
 }
 
 // RunInfo names a compared run.
@@ -99,6 +102,10 @@ type Point struct {
 	RunsB   int      `json:"runs_b"`
 	Changes []Change `json:"metrics"`
 	Notes   []string `json:"notes"`
+	// Inconclusive says why the row is no evidence of a change: either
+	// run's points here are invalid ("B: sim_behind: ..."); empty when
+	// both are valid.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // Verdicts of a change, judged from its interval.
@@ -154,6 +161,7 @@ func Compare(a, b *Side, opt Options) *Result {
 	r.Differences = Differences(a.Summary.Run, b.Summary.Run, a.Eval.Loads(), b.Eval.Loads())
 	r.Controlled = controlled(r.Differences)
 	r.match(a, b, opt, statistics(opt.Gates))
+	r.qualify(a, b)
 	r.judgeGates(opt.Gates)
 	return r
 }

@@ -121,6 +121,9 @@ type GateResult struct {
 	// worse side of 0), or has no interval: the threshold alone judges it.
 	Failed bool   `json:"failed"`
 	Reason string `json:"reason"`
+	// Inconclusive is true when the point's evidence is invalid
+	// (Point.Inconclusive): the gate neither failed nor passed there.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 }
 
 // judgeGates judges every gate at every common point.
@@ -130,12 +133,17 @@ func (r *Result) judgeGates(gates []Gate) {
 			for _, c := range p.Changes {
 				if c.Metric == g.Stat.Name() {
 					gr := g.judge(p.Load, c)
+					if p.Inconclusive != "" {
+						gr = gr.inconclusive(p.Inconclusive)
+					}
 					r.Regressed = r.Regressed || gr.Failed
+					r.Inconclusive = r.Inconclusive || gr.Inconclusive
 					r.Gates = append(r.Gates, gr)
 				}
 			}
 		}
 	}
+	r.Inconclusive = r.Inconclusive && !r.Regressed
 }
 
 // judge decides one gate on one change.

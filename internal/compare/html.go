@@ -50,6 +50,9 @@ func pointTable(p Point) report.HTMLTable {
 			t.Notes = append(t.Notes, c.Metric+": "+c.Why)
 		}
 	}
+	if p.Inconclusive != "" {
+		t.Notes = append(t.Notes, "INCONCLUSIVE: "+p.Inconclusive)
+	}
 	return addNotes(t, p.Notes)
 }
 
@@ -59,6 +62,9 @@ func gateTable(r *Result) report.HTMLTable {
 		result := "ok"
 		if g.Failed {
 			result = "FAIL"
+		}
+		if g.Inconclusive {
+			result = "INCONCLUSIVE"
 		}
 		t.Rows = append(t.Rows, []string{g.Gate, g.Load.Label(), worseText(g), result, g.Reason})
 	}

@@ -106,6 +106,9 @@ func writePoint(b *strings.Builder, p Point) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(b, "  ! %s\n", n)
 	}
+	if p.Inconclusive != "" {
+		fmt.Fprintf(b, "  INCONCLUSIVE: %s\n", p.Inconclusive)
+	}
 }
 
 func requests(n, runs int) string {
@@ -176,6 +179,9 @@ func writeGates(b *strings.Builder, r *Result) {
 		mark := "ok  "
 		if g.Failed {
 			mark = "FAIL"
+		}
+		if g.Inconclusive {
+			mark = "INCONCLUSIVE"
 		}
 		fmt.Fprintf(b, "  %s  %s at %s: %s, %s\n", mark, g.Gate, g.Load.Label(), worseText(g), g.Reason)
 	}

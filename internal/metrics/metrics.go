@@ -99,6 +99,9 @@ type PointSummary struct {
 	// point's measured window (telemetry.jsonl); absent when nothing was
 	// sampled.
 	Telemetry *telemetry.Point `json:"telemetry,omitempty"`
+	// Validity says whether the point's figures can carry a conclusion,
+	// and why not (docs/METRICS.md, "Validity").
+	Validity Validity `json:"validity"`
 
 	Warnings []string `json:"warnings"`
 }

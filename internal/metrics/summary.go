@@ -51,6 +51,7 @@ type Summary struct {
 // context when known (run may be nil: records alone are enough).
 func Summarize(run *record.Run, a *Aggregator) *Summary {
 	s := &Summary{Schema: SummarySchema, Run: run, Points: a.Points(), Warnings: []string{}}
+	defer s.qualify()
 	if run == nil {
 		return s
 	}

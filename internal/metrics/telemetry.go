@@ -17,6 +17,7 @@ func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
 	if s.Run == nil || len(samples) == 0 {
 		return
 	}
+	defer s.qualify()
 	scale := s.Run.Scale()
 	var behind []string
 	for i := range s.Points {

@@ -178,6 +178,23 @@ type PointClient struct {
 	// Idle: a sharded run's worker had no part of this point (a closed
 	// loop with fewer users than workers) and sent nothing.
 	Idle bool `json:"idle,omitempty"`
+	// Superseded: the point was not valid evidence (the simulator fell
+	// behind, the client saturated, ...) and its load was measured again;
+	// verdicts judge the load by the later point, summaries show both.
+	Superseded bool `json:"superseded,omitempty"`
+}
+
+// Superseded reports whether run.json marks point i as measured again.
+func (r *Run) Superseded(i int) bool {
+	if r == nil {
+		return false
+	}
+	for _, p := range r.Points {
+		if p.Index == i {
+			return p.Superseded
+		}
+	}
+	return false
 }
 
 // Span is a load point's measured window: from the first send to the last

@@ -52,9 +52,21 @@ func Decision(w io.Writer, d *slo.Decision) error {
 			b.WriteString("  - " + f + "\n")
 		}
 	}
-	if d.Recommended != "" {
+	var unjudged []string
+	for _, x := range d.Outcomes {
+		if x.Error == "" && x.Verdict != nil && x.Verdict.Inconclusive {
+			unjudged = append(unjudged, x.Candidate.Name+": "+x.Verdict.Why())
+		}
+	}
+	if len(unjudged) > 0 {
+		b.WriteString("\nInconclusive (the evidence cannot carry a verdict):\n  - " + strings.Join(unjudged, "\n  - ") + "\n")
+	}
+	switch {
+	case d.Recommended != "":
 		fmt.Fprintf(&b, "\nRecommendation: %s — %s\n", d.Recommended, d.Why)
-	} else {
+	case len(d.Inconclusive) > 0:
+		fmt.Fprintf(&b, "\nNo recommendation: %s (exit 4)\n", d.Why)
+	default:
 		fmt.Fprintf(&b, "\nNo recommendation: %s (exit 3)\n", d.Why)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -83,7 +95,10 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 		sat = loadLabel(*v.Saturation.Load)
 	}
 	at := "meets"
-	if !v.Holds {
+	switch {
+	case v.Inconclusive:
+		at = "INCONCLUSIVE"
+	case !v.Holds:
 		at = "FAILS"
 	}
 	mark := ""
@@ -94,10 +109,11 @@ func decisionRow(x slo.Outcome, recommended bool) []string {
 }
 
 // capacityCell is the capacity as one load: "c=8", "≥c=8" for a lower
-// bound, "<c=1" when even the lowest load failed, "" when not measured.
+// bound, "<c=1" when even the lowest load failed, "inconclusive" when the
+// lowest load's evidence was invalid, "" when not measured.
 func capacityCell(c slo.Capacity) string {
 	switch {
-	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample):
+	case c.Load != nil && (c.FailsAt == nil || c.BoundedBy == slo.BoundedBySample || c.BoundedBy == slo.BoundedByInvalid):
 		// a lower bound: nothing above failed, or what did pass above was
 		// not held and is no evidence
 		return "≥" + loadLabel(*c.Load)
@@ -105,6 +121,8 @@ func capacityCell(c slo.Capacity) string {
 		return loadLabel(*c.Load)
 	case c.FailsAt != nil:
 		return "<" + loadLabel(*c.FailsAt)
+	case c.BoundedBy == slo.BoundedByInvalid:
+		return "inconclusive"
 	}
 	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/store"
 )
 
@@ -46,6 +47,8 @@ func objectiveCell(r store.Run) string {
 		return "-"
 	case *r.Holds:
 		return r.ObjectiveName + ": holds"
+	case r.Conclusion == slo.ConclusionInconclusive:
+		return r.ObjectiveName + ": INCONCLUSIVE"
 	}
 	return r.ObjectiveName + ": NOT MET"
 }
@@ -95,6 +98,9 @@ func historyRows(ps []store.Point) [][]string {
 		verdict := "-"
 		if p.Pass != nil {
 			verdict = map[bool]string{true: "pass", false: "FAIL"}[*p.Pass]
+		}
+		if pointInconclusive(p) {
+			verdict = "INCONCLUSIVE"
 		}
 		errs := strconv.Itoa(p.Failed)
 		if p.Failed > 0 {
@@ -165,4 +171,18 @@ func shellJoin(args []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// pointInconclusive reads a stored point's verdict: its load's evidence
+// was invalid (slo.PointVerdict.Validity), unless failing for reasons no
+// load explains.
+func pointInconclusive(p store.Point) bool {
+	if len(p.Verdict) == 0 {
+		return false
+	}
+	var pv slo.PointVerdict
+	if json.Unmarshal(p.Verdict, &pv) != nil {
+		return false
+	}
+	return pv.Failing == "" && pv.Inconclusive()
 }

@@ -52,6 +52,9 @@ type verdictData struct {
 	// in the order the cells ran (slo.Verdict.Workloads).
 	Workload  string        `json:"workload"`
 	Workloads []verdictData `json:"workloads"`
+	// Inconclusive: the target load's evidence cannot carry a result;
+	// Reasons say why, beside the headline.
+	Inconclusive bool `json:"inconclusive"`
 }
 
 // groupData is one workload cell's load points (the whole run when it has
@@ -266,18 +269,26 @@ func sloLines(o *slo.Objective) []sloLine {
 }
 
 func buildVerdict(o *slo.Objective, v *slo.Verdict) *verdictData {
-	d := &verdictData{Objective: v.Objective, Holds: v.Holds, Failing: v.Failing, Text: v.Text,
+	d := &verdictData{Objective: v.Objective, Holds: v.Holds, Failing: v.Failing, Inconclusive: v.Inconclusive, Text: v.Text,
 		Reasons: nonNil(v.Reasons), TargetLoad: v.TargetLoad.Label(), Capacity: "none: the lowest load failed",
 		Binding: append(nonNil(v.Capacity.FailedSLOs), v.Capacity.Shortfalls...), SLOs: []string{},
 		Saturation: "not reached", Workload: v.Workload, Workloads: []verdictData{}}
 	if c := v.Capacity; c.Found && c.Load != nil {
 		d.Capacity = c.Load.Label()
 	}
+	if c := v.Capacity; c.BoundedBy == slo.BoundedByInvalid {
+		d.Capacity = "INCONCLUSIVE: " + c.Invalid
+		if c.Found && c.Load != nil {
+			d.Capacity = "at least " + c.Load.Label() + "; INCONCLUSIVE beyond it: " + c.Invalid
+		}
+	}
 	if v.Capacity.FailsAt != nil {
 		d.FailsAt = v.Capacity.FailsAt.Label()
 	}
 	if s := v.Saturation; s.Found && s.Load != nil {
 		d.Saturation = s.Load.Label()
+	} else if s.Inconclusive != "" {
+		d.Saturation = "INCONCLUSIVE: not reached below " + s.Inconclusive
 	}
 	if o != nil {
 		for _, s := range o.Checks() {

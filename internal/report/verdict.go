@@ -48,6 +48,7 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	if v.Workloads != nil {
 		d.table, d.lines = matrixVerdict(d.table[:1], v)
 	}
+	d.lines = append(validityLines(v.Points), d.lines...)
 	for _, r := range v.Requirements {
 		d.lines = append(d.lines, [2]string{r.Name, r.Note})
 	}
@@ -59,6 +60,8 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s", slo.LoadText(v.TargetLoad))
 	case v.Failing:
 		d.closing = fmt.Sprintf("SERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)", slo.LoadText(v.TargetLoad))
+	case v.Inconclusive:
+		d.closing = fmt.Sprintf("OBJECTIVE INCONCLUSIVE at %s: %s (exit 4)", slo.LoadText(v.TargetLoad), v.Why())
 	default:
 		d.closing = fmt.Sprintf("OBJECTIVE NOT MET at %s (exit 3)", slo.LoadText(v.TargetLoad))
 	}
@@ -170,12 +173,26 @@ func verdictRow(pv slo.PointVerdict) []string {
 		why = append(why, "all failed")
 	}
 	switch {
+	case pv.Failing == "" && pv.Inconclusive():
+		state = "INCONCLUSIVE (" + strings.Join(pv.Validity.Codes(), ", ") + ")"
 	case len(why) > 0:
 		state = "FAIL (" + strings.Join(why, ", ") + ")"
 	case !pv.Pass:
 		state = "FAIL"
 	}
 	return append(row, num(pv.Goodput, 2), att, state)
+}
+
+// validityLines name each inconclusive load's reasons in words, under
+// the table whose last column gives their codes.
+func validityLines(pts []slo.PointVerdict) [][2]string {
+	var out [][2]string
+	for _, pv := range pts {
+		if pv.Failing == "" && pv.Inconclusive() {
+			out = append(out, [2]string{"inconclusive", pv.Load.Label() + ": " + pv.Validity.String()})
+		}
+	}
+	return out
 }
 
 // checkCell is "ok 312ms 0.31×": the verdict, the measured value in the
@@ -246,6 +263,10 @@ func intervalRows(checks []slo.SLO, pts []slo.PointVerdict) [][]string {
 func capacityLine(c slo.Capacity) string {
 	var s string
 	switch {
+	case c.BoundedBy == slo.BoundedByInvalid && c.Found:
+		s = fmt.Sprintf("at least %s; INCONCLUSIVE beyond it (%s)", slo.LoadText(*c.Load), c.Invalid)
+	case c.BoundedBy == slo.BoundedByInvalid:
+		s = fmt.Sprintf("INCONCLUSIVE (%s)", c.Invalid)
 	case c.BoundedBy == slo.BoundedBySample && c.Found:
 		s = fmt.Sprintf("at least %s (bounded by the sample, not an SLO: %s was not held)", slo.LoadText(*c.Load), c.NotHeld)
 	case c.BoundedBy == slo.BoundedBySample:
@@ -279,6 +300,13 @@ func failedList(c slo.Capacity) string {
 }
 
 func saturationLine(s slo.Saturation) string {
+	if !s.Found && s.Inconclusive != "" {
+		line := "INCONCLUSIVE: not reached below " + s.Inconclusive
+		if s.MaxThroughputLoad != nil {
+			line += "; highest aggregate throughput below it at " + slo.LoadText(*s.MaxThroughputLoad)
+		}
+		return line
+	}
 	if !s.Found {
 		if s.MaxThroughputLoad != nil {
 			return "not reached; highest aggregate throughput at " + slo.LoadText(*s.MaxThroughputLoad)
@@ -328,6 +356,7 @@ var csvVerdict = []struct {
 	get  func(v *slo.Verdict, pv *slo.PointVerdict) string
 }{
 	{"objective_holds", func(v *slo.Verdict, _ *slo.PointVerdict) string { return strconv.FormatBool(v.Holds) }},
+	{"objective_conclusion", func(v *slo.Verdict, _ *slo.PointVerdict) string { return v.Conclusion }},
 	{"capacity", func(v *slo.Verdict, _ *slo.PointVerdict) string { return capacityCell(v.Capacity) }},
 	{"slo_pass", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strconv.FormatBool(pv.Pass) }},
 	{"slo_failed", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strings.Join(pv.Failed, "; ") }},
@@ -335,6 +364,7 @@ var csvVerdict = []struct {
 	{"slo_overloaded", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.Overloaded }},
 	{"slo_failing", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.Failing }},
 	{"slo_not_held", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return pv.NotHeld }},
+	{"slo_invalid", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return strings.Join(pv.Validity.Codes(), "; ") }},
 	{"goodput_rps", func(_ *slo.Verdict, pv *slo.PointVerdict) string { return num(pv.Goodput, 4) }},
 	{"attainment", func(_ *slo.Verdict, pv *slo.PointVerdict) string {
 		if pv.Attainment == nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 )
 
@@ -29,6 +30,10 @@ const (
 const (
 	BoundedBySample      = "sample"
 	BoundedBySearchLimit = "search_limit"
+	// BoundedByInvalid: a load's evidence could not carry its result (the
+	// simulator fell behind, the client saturated, ...; Invalid says where
+	// and why): the capacity is inconclusive beyond the last valid load.
+	BoundedByInvalid = "invalid"
 )
 
 // Probe measures the objective at one load.
@@ -43,6 +48,11 @@ type Search struct {
 	Factor     float64     // ramp factor; 0 means DefaultSearchFactor
 	Max        float64     // highest load; 0 means the default for the kind
 	Resolution float64     // open loop: relative bracket width; 0 means DefaultRateResolution
+	// Again measures a load once more, what was measured there set
+	// aside: a probe whose evidence was invalid for a reason that may
+	// pass (Remeasurable) is measured again once, and the search stops
+	// there if it is still invalid. Nil: it stops at once.
+	Again Probe
 }
 
 // Capacity is the result of a search (Method "search") or of reading a
@@ -67,6 +77,9 @@ type Capacity struct {
 	NotHeld   string `json:"not_held,omitempty"`
 	// Failing says why FailsAt failed for reasons no load explains.
 	Failing string `json:"failing,omitempty"`
+	// Invalid says, when BoundedBy is "invalid", at which load and why
+	// the evidence could not carry a result.
+	Invalid string `json:"invalid,omitempty"`
 	// Probes is the number of loads measured by the search.
 	Probes int `json:"probes"`
 }
@@ -154,8 +167,20 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 		return false, err
 	}
 	b.capy.Probes++
-	if pv.Pass && pv.NotHeld != "" {
-		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+pv.NotHeld
+	if Remeasurable(pv) && b.s.Again != nil {
+		if pv, err = b.s.Again(ctx, b.s.load(v)); err != nil {
+			return false, err
+		}
+		b.capy.Probes++
+	}
+	if pv.Failing == "" && pv.Inconclusive() && !pv.Validity.Has(metrics.InvalidLoadNotHeld) {
+		// no load beyond here is judged, and none is claimed
+		b.capy.BoundedBy, b.capy.Invalid = BoundedByInvalid, invalidText(pv)
+		b.stopped = true
+		return false, nil
+	}
+	if why := notHeldPass(pv); why != "" {
+		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+why
 		b.stopped = true
 		return false, nil
 	}
@@ -226,8 +251,12 @@ func FromSweep(pts []PointVerdict) Capacity {
 	c := Capacity{Method: "sweep", FailedSLOs: []string{}, Shortfalls: []string{}}
 	for _, pv := range pts {
 		l := pv.Load
-		if pv.Pass && pv.NotHeld != "" {
-			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+pv.NotHeld
+		if pv.Failing == "" && pv.Inconclusive() && !pv.Validity.Has(metrics.InvalidLoadNotHeld) {
+			c.BoundedBy, c.Invalid = BoundedByInvalid, invalidText(pv)
+			break
+		}
+		if why := notHeldPass(pv); why != "" {
+			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+why
 			break
 		}
 		if !pv.Pass {
@@ -238,4 +267,29 @@ func FromSweep(pts []PointVerdict) Capacity {
 		c.Found, c.Load = true, &l
 	}
 	return c
+}
+
+// notHeldPass says how a passing load fell short of its nominal load, or
+// "" when it held it (or failed: a failure at less load stands).
+func notHeldPass(pv PointVerdict) string {
+	if !pv.Pass {
+		return ""
+	}
+	if pv.NotHeld != "" {
+		return pv.NotHeld
+	}
+	for _, r := range pv.Validity.Reasons {
+		if r.Code == metrics.InvalidLoadNotHeld {
+			return r.Text
+		}
+	}
+	return ""
+}
+
+// Remeasurable reports whether a load's evidence is invalid for a reason
+// that may pass when it is measured again: the simulator behind its
+// clock, the client saturated, a server event. Too few samples or a load
+// not held would be the same again.
+func Remeasurable(pv PointVerdict) bool {
+	return pv.Failing == "" && !pv.Validity.Without(metrics.InvalidFewSamples, metrics.InvalidLoadNotHeld).Valid()
 }

@@ -37,6 +37,13 @@ type PointVerdict struct {
 	NotHeld string `json:"not_held,omitempty"`
 	// AllFailed is true when every measured request at this load failed.
 	AllFailed bool `json:"all_failed"`
+	// Validity says whether the evidence carries this load's result
+	// (docs/METRICS.md, "Validity"): its points' reasons that bear on any
+	// figure (the simulator behind, the client saturated, a server event),
+	// and, when the load passes, those that bear on a pass (the load not
+	// held, a percentile judged on too few samples). An invalid load is
+	// INCONCLUSIVE, never capacity or saturation evidence.
+	Validity metrics.Validity `json:"validity"`
 	// What saturation is judged on: aggregate output tokens/s, the mean
 	// E2E, and the speed 95% of requests reached (decode p5).
 	OutputTPS float64  `json:"output_tps"`

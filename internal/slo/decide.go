@@ -34,6 +34,10 @@ type Decision struct {
 	// objective at the target load ("" when none does); Why says why.
 	Recommended string `json:"recommended"`
 	Why         string `json:"why"`
+	// Inconclusive names the candidates whose verdict rests on invalid
+	// evidence (Verdict.Inconclusive): they are neither ranked nor ruled
+	// out. With no recommendation, decide then exits 4, not 3.
+	Inconclusive []string `json:"inconclusive"`
 	// Differences between the servers that their labels do not declare.
 	Differences []Difference `json:"differences"`
 }
@@ -62,21 +66,28 @@ var compared = []struct{ prefix, label string }{
 // responsiveness: the lower mean E2E at the target load), then by name.
 // Candidates without a gpus or cost label rank after those with one.
 func Decide(o *Objective, outs []Outcome) *Decision {
-	d := &Decision{Objective: o, Outcomes: outs, Differences: differences(outs)}
+	d := &Decision{Objective: o, Outcomes: outs, Differences: differences(outs), Inconclusive: []string{}}
 	var ok []Outcome
 	for _, x := range outs {
 		if x.Meets() {
 			ok = append(ok, x)
 		}
+		if x.Error == "" && x.Verdict != nil && x.Verdict.Inconclusive {
+			d.Inconclusive = append(d.Inconclusive, x.Candidate.Name)
+		}
+	}
+	unjudged := ""
+	if len(d.Inconclusive) > 0 {
+		unjudged = "; " + strings.Join(d.Inconclusive, ", ") + " INCONCLUSIVE (its evidence is invalid), so not ranked"
 	}
 	if len(ok) == 0 {
-		d.Why = "no candidate meets the objective at its target load"
+		d.Why = "no candidate meets the objective at its target load" + unjudged
 		return d
 	}
 	slices.SortStableFunc(ok, func(a, b Outcome) int { return rank(o, a, b) })
 	best := ok[0]
 	d.Recommended = best.Candidate.Name
-	d.Why = why(best, len(ok), len(outs))
+	d.Why = why(best, len(ok), len(outs)) + unjudged
 	return d
 }
 

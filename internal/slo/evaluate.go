@@ -21,6 +21,10 @@ type Evaluator struct {
 	// workloads are the workload cells in the order their first record
 	// came: the order a matrix ran them, which its verdicts keep.
 	workloads []string
+	// validity is each summary point's (Qualify); skip holds the points
+	// set aside for a measurement taken again (Discard).
+	validity map[int]metrics.Validity
+	skip     map[int]bool
 }
 
 // level is everything measured at one load.
@@ -52,6 +56,9 @@ type reqVals struct {
 func (e *Evaluator) Add(r *record.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.skip[r.Point] {
+		return
+	}
 	if e.levels == nil {
 		e.levels = map[record.Load]*level{}
 	}
@@ -123,6 +130,51 @@ func (e *Evaluator) MarkOverloaded(load record.Load, reason string) {
 	e.seeWorkload(load.Workload)
 }
 
+// Qualify takes the validity of the summary points (metrics.Summary, with
+// the run's client figures and telemetry), which records alone cannot
+// tell; a load's verdict carries the reasons of the points pooled into it.
+func (e *Evaluator) Qualify(points []metrics.PointSummary) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.validity = map[int]metrics.Validity{}
+	for _, p := range points {
+		e.validity[p.Index] = p.Validity
+	}
+}
+
+// Discard sets aside everything measured at load, to be measured again
+// (an invalid capacity probe); it returns the points set aside, whose
+// records Add ignores from now on.
+func (e *Evaluator) Discard(load record.Load) []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lv := e.levels[load]
+	if lv == nil {
+		return nil
+	}
+	idx := lv.pointIndexes()
+	e.skipLocked(idx)
+	delete(e.levels, load)
+	return idx
+}
+
+// Skip makes Add ignore the records of these points: those a run set
+// aside (run.json points[].superseded). Call it before their records.
+func (e *Evaluator) Skip(points ...int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.skipLocked(points)
+}
+
+func (e *Evaluator) skipLocked(points []int) {
+	if e.skip == nil {
+		e.skip = map[int]bool{}
+	}
+	for _, i := range points {
+		e.skip[i] = true
+	}
+}
+
 func (e *Evaluator) seeWorkload(w string) {
 	if !slices.Contains(e.workloads, w) {
 		e.workloads = append(e.workloads, w)
@@ -145,7 +197,7 @@ func (e *Evaluator) Evaluate(checks []SLO, opt Options) []PointVerdict {
 	defer e.mu.Unlock()
 	out := make([]PointVerdict, 0, len(e.levels))
 	for _, lv := range e.levels {
-		out = append(out, lv.verdict(checks, opt))
+		out = append(out, lv.verdict(checks, opt, e.validity))
 	}
 	slices.SortFunc(out, func(a, b PointVerdict) int {
 		return cmp.Or(cmp.Compare(slices.Index(e.workloads, a.Load.Workload), slices.Index(e.workloads, b.Load.Workload)),
@@ -162,7 +214,7 @@ func (e *Evaluator) Level(load record.Load, checks []SLO, opt Options) (PointVer
 	if !ok {
 		return PointVerdict{}, false
 	}
-	return lv.verdict(checks, opt), true
+	return lv.verdict(checks, opt, e.validity), true
 }
 
 func compareLoad(a, b record.Load) int {
@@ -179,7 +231,7 @@ func LoadValue(l record.Load) float64 {
 	return float64(l.Concurrency)
 }
 
-func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
+func (lv *level) verdict(checks []SLO, opt Options, validity map[int]metrics.Validity) PointVerdict {
 	pt, _ := lv.agg.Point(0)
 	pv := PointVerdict{Load: lv.load, OutputTPS: pt.OutputTPS, Overloaded: lv.overloaded, Checks: []Check{},
 		Failed: []string{}, Shortfalls: []string{}}
@@ -217,6 +269,11 @@ func (lv *level) verdict(checks []SLO, opt Options) PointVerdict {
 		}
 		pv.Checks = append(pv.Checks, c)
 	}
+	var points metrics.Validity
+	for _, i := range idx {
+		points.Merge(validity[i])
+	}
+	pv.qualify(points)
 	return pv
 }
 

@@ -274,7 +274,8 @@ func TestQueueGrowth(t *testing.T) {
 }
 
 // A load that passes without holding its users busy is marked not held,
-// and an objective whose target load was not held does not hold.
+// and an objective whose target load was not held is inconclusive: the
+// pass is no evidence, and nothing failed.
 func TestNotHeldLoad(t *testing.T) {
 	c8 := record.Load{Concurrency: 8}
 	var ev Evaluator
@@ -288,7 +289,8 @@ func TestNotHeldLoad(t *testing.T) {
 	}
 	o := &Objective{Name: "x", Load: Load{Concurrency: []int{8}, Target: 8}}
 	v := Judge(o, []PointVerdict{pv}, nil, nil)
-	if v.Holds || v.Capacity.Found || v.Capacity.BoundedBy != BoundedBySample || !strings.Contains(strings.Join(v.Reasons, " "), "target load was not held") {
+	if v.Holds || !v.Inconclusive || v.Conclusion != ConclusionInconclusive || v.Capacity.Found || v.Capacity.BoundedBy != BoundedBySample ||
+		!strings.Contains(strings.Join(v.Reasons, " "), "load_not_held: 3.0 of 8 users") {
 		t.Errorf("verdict holds %v, capacity %+v, reasons %q", v.Holds, v.Capacity, v.Reasons)
 	}
 }

@@ -25,15 +25,20 @@ func byWorkload(pts []PointVerdict) [][]PointVerdict {
 func judgeMatrix(o *Objective, cells [][]PointVerdict, capy map[string]*Capacity, reqs []Requirement) *Verdict {
 	v := &Verdict{Objective: o.Name, TargetLoad: o.Load.TargetLoad(), Reasons: []string{}, Holds: true, Requirements: reqs}
 	v.Saturation.Gain = saturation(nil).Gain
-	failed := 0
+	failed, inconclusive := 0, 0
 	for _, pts := range cells {
 		w := pts[0].Load.Workload
 		cv := judge(o, pts, capy[w], []Requirement{}, w)
 		v.Workloads = append(v.Workloads, cv)
 		v.Points = append(v.Points, pts...)
 		v.Failing = v.Failing || cv.Failing
+		if cv.Inconclusive {
+			inconclusive++
+		}
 		if !cv.Holds {
-			failed++
+			if !cv.Inconclusive {
+				failed++
+			}
 			v.Holds = false
 			for _, r := range cv.Reasons {
 				v.Reasons = append(v.Reasons, w+": "+r)
@@ -52,9 +57,23 @@ func judgeMatrix(o *Objective, cells [][]PointVerdict, capy map[string]*Capacity
 			v.Reasons = append(v.Reasons, r.Note)
 		}
 	}
+	// a workload that does not hold on valid evidence decides the matrix
+	v.Inconclusive = !v.Holds && inconclusive > 0 && failed == 0 && len(v.Reasons) == inconclusiveReasons(v.Workloads)
+	v.conclude()
 	v.Capacity = lowestCapacity(v.Workloads)
 	v.Text = matrixText(v, failed)
 	return v
+}
+
+// inconclusiveReasons counts the reasons of the inconclusive cells.
+func inconclusiveReasons(cells []*Verdict) int {
+	n := 0
+	for _, cv := range cells {
+		if cv.Inconclusive {
+			n += len(cv.Reasons)
+		}
+	}
+	return n
 }
 
 // lowestCapacity is the capacity of the cell that meets the objective
@@ -75,10 +94,14 @@ func lowestCapacity(cells []*Verdict) Capacity {
 	return out
 }
 
-// capacityBelow reports whether capacity a is lower than b.
+// capacityBelow reports whether capacity a is lower than b. Of two not
+// found, one that fails at the lowest load is lower than one not judged.
 func capacityBelow(a, b *Capacity) bool {
 	if a.Found != b.Found {
 		return !a.Found
+	}
+	if !a.Found {
+		return a.FailsAt != nil && b.FailsAt == nil
 	}
 	return a.Found && LoadValue(*a.Load) < LoadValue(*b.Load)
 }
@@ -93,12 +116,14 @@ func matrixText(v *Verdict, failed int) string {
 	switch {
 	case failed == 0 && v.Holds:
 		held = fmt.Sprintf("holds for every one of the %d workloads %s", n, at)
+	case v.Inconclusive:
+		held = "INCONCLUSIVE " + at + ": " + strings.Join(v.Reasons, ", ")
 	case failed == 0:
 		held = "does not hold " + at + ": " + strings.Join(v.Reasons, ", ")
 	default:
 		var names []string
 		for _, cv := range v.Workloads {
-			if !cv.Holds {
+			if !cv.Holds && !cv.Inconclusive {
 				names = append(names, cv.Workload)
 			}
 		}

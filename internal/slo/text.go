@@ -16,9 +16,12 @@ func (v *Verdict) text(o *Objective) string {
 	}
 	parts := []string{v.capacityText()}
 	parts = append(parts, v.saturationText(o)...)
-	if v.Holds {
+	switch {
+	case v.Holds:
 		parts = append(parts, "holds at the target load, "+LoadText(v.TargetLoad))
-	} else {
+	case v.Inconclusive:
+		parts = append(parts, "INCONCLUSIVE at the target load, "+LoadText(v.TargetLoad)+": "+v.Why())
+	default:
 		parts = append(parts, "does not hold at the target load, "+LoadText(v.TargetLoad)+": "+strings.Join(v.Reasons, ", "))
 	}
 	return strings.Join(parts, "; ")
@@ -35,6 +38,10 @@ func (v *Verdict) capacityText() string {
 		}
 	}
 	switch {
+	case c.BoundedBy == BoundedByInvalid && c.Found:
+		return fmt.Sprintf("meets the objective up to %s; beyond it the capacity is inconclusive (%s)", LoadText(*c.Load), c.Invalid)
+	case c.BoundedBy == BoundedByInvalid:
+		return fmt.Sprintf("capacity inconclusive (%s)", c.Invalid)
 	case c.BoundedBy == BoundedBySample && c.Found:
 		return fmt.Sprintf("meets the objective up to %s; higher loads unknown: %s was not held (bounded by the sample, not by an SLO)", LoadText(*c.Load), c.NotHeld)
 	case c.BoundedBy == BoundedBySample:
@@ -53,6 +60,9 @@ func (v *Verdict) capacityText() string {
 
 func (v *Verdict) saturationText(o *Objective) []string {
 	s := v.Saturation
+	if !s.Found && s.Inconclusive != "" {
+		return []string{"saturation not judged: " + s.Inconclusive}
+	}
 	if !s.Found {
 		if len(v.Points) < 2 {
 			return nil

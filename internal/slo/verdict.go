@@ -21,6 +21,12 @@ type Verdict struct {
 	// requirement the server reported on is met; Reasons say why not.
 	Holds   bool     `json:"holds"`
 	Reasons []string `json:"reasons"`
+	// Inconclusive is true when the target load's evidence cannot carry
+	// its result (PointVerdict.Validity) and nothing else decided it:
+	// neither HOLDS nor NOT MET (exit 4). Conclusion is "holds",
+	// "not_met" or "inconclusive".
+	Inconclusive bool   `json:"inconclusive"`
+	Conclusion   string `json:"conclusion"`
 	// Failing is true when the target load failed for reasons no load
 	// explains (PointVerdict.Failing): the server is misconfigured or
 	// broken, and the objective was not really judged (exit 1, not 3).
@@ -57,6 +63,9 @@ type Saturation struct {
 	Gain    float64  `json:"gain"`
 	// MaxThroughputLoad is where aggregate throughput was highest.
 	MaxThroughputLoad *record.Load `json:"max_throughput_load"`
+	// Inconclusive says at which load, and why, the loads stopped being
+	// evidence: saturation is judged only below it.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // Requirement is a property of the server the objective requires.
@@ -99,22 +108,36 @@ func judge(o *Objective, pts []PointVerdict, capy *Capacity, reqs []Requirement,
 	case !ok:
 		v.Holds = false
 		v.Reasons = append(v.Reasons, "the target load "+LoadText(v.TargetLoad)+" was not measured")
+	case at.Failing == "" && at.Inconclusive():
+		v.Holds, v.Inconclusive = false, true
+		v.Reasons = append(v.Reasons, inconclusiveText(at))
 	case !at.Pass:
 		v.Holds = false
 		v.Failing = at.Failing != ""
 		v.Reasons = append(v.Reasons, failures(at)...)
-	case at.NotHeld != "":
-		v.Holds = false
-		v.Reasons = append(v.Reasons, "the target load was not held ("+at.NotHeld+"): send more requests per point")
 	}
 	for _, r := range v.Requirements {
 		if r.Pass != nil && !*r.Pass {
-			v.Holds = false
+			// what the server says of itself needs no load to be believed
+			v.Holds, v.Inconclusive = false, false
 			v.Reasons = append(v.Reasons, r.Note)
 		}
 	}
+	v.conclude()
 	v.Text = v.text(o)
 	return v
+}
+
+// conclude names the verdict's conclusion.
+func (v *Verdict) conclude() {
+	switch {
+	case v.Holds:
+		v.Conclusion = ConclusionHolds
+	case v.Inconclusive:
+		v.Conclusion = ConclusionInconclusive
+	default:
+		v.Conclusion = ConclusionNotMet
+	}
 }
 
 func findLoad(pts []PointVerdict, l record.Load) (PointVerdict, bool) {
@@ -128,6 +151,11 @@ func findLoad(pts []PointVerdict, l record.Load) (PointVerdict, bool) {
 
 func saturation(pts []PointVerdict) Saturation {
 	s := Saturation{Gain: stats.DefaultSaturationGain}
+	all := len(pts)
+	pts, stop := saturationEvidence(pts)
+	if stop != nil && all >= 2 { // one load has no knee to judge anyway
+		s.Inconclusive = invalidText(*stop)
+	}
 	loads, tps, lat := make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
 	best := -1
 	for i, p := range pts {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // A database written by a newer servebench is refused with a message that
@@ -155,5 +157,38 @@ func TestReadOnly(t *testing.T) {
 	runs, err := ro.List(ctx, Filter{})
 	if err != nil || len(runs) != 1 {
 		t.Errorf("read-only list: %d runs, %v; want the 1 stored", len(runs), err)
+	}
+}
+
+// A schema-1 database (before runs.conclusion) is migrated: the column is
+// added, a run stored before reads its conclusion from holds, and a new
+// run stores its own.
+func TestMigrateConclusion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	db := open(t, path)
+	old := testEntry("2026-12-01T07:00:00Z", "http://127.0.0.1:8000", "llama")
+	old.Verdict = &slo.Verdict{Holds: true, Conclusion: slo.ConclusionHolds}
+	id := put(t, db, old)
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN conclusion`, `PRAGMA user_version = 1`} {
+		if _, err := db.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db = open(t, path)
+	if v, _ := db.check(context.Background(), db.db); v != SchemaVersion {
+		t.Fatalf("version %d after migrating, want %d", v, SchemaVersion)
+	}
+	e := testEntry("2026-12-02T07:00:00Z", "http://127.0.0.1:8000", "llama")
+	e.Verdict = &slo.Verdict{Inconclusive: true, Conclusion: slo.ConclusionInconclusive}
+	id2 := put(t, db, e)
+	for _, c := range []struct {
+		id   int64
+		want string
+	}{{id, slo.ConclusionHolds}, {id2, slo.ConclusionInconclusive}} {
+		d, err := db.Get(context.Background(), c.id)
+		if err != nil || d.Conclusion != c.want {
+			t.Errorf("run %d: conclusion %q (%v), want %q", c.id, d.Conclusion, err, c.want)
+		}
 	}
 }

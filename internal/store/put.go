@@ -39,7 +39,7 @@ func (s *DB) Put(ctx context.Context, e *Entry) (id int64, replaced bool, err er
 const runColumns = `run_key, run_dir, started, started_ns, ended, stored, tool_version, target_url, api, model, simulated,
 	server_model_id, runtime, runtime_version, max_context, quantization, gpu, gpu_count, gpu_driver,
 	workload, workload_hash, objective, objective_hash, objective_name, holds, verdict_text,
-	flags, interrupted, run_json`
+	flags, interrupted, run_json, conclusion`
 
 func (s *DB) putRun(ctx context.Context, tx *sql.Tx, e *Entry) (int64, bool, error) {
 	w, wHash, err := e.workload()
@@ -61,16 +61,16 @@ func (s *DB) putRun(ctx context.Context, tx *sql.Tx, e *Entry) (int64, bool, err
 	}
 	gpu, gpus, driver := e.gpus()
 	srv, t := e.Run.Target.Server, e.Run.Target
-	var holds, verdict any
+	var holds, verdict, conclusion any
 	if e.Verdict != nil {
-		holds, verdict = e.Verdict.Holds, e.Verdict.Text
+		holds, verdict, conclusion = e.Verdict.Holds, e.Verdict.Text, null(e.Verdict.Conclusion)
 	}
 	args := []any{e.key(), null(e.Dir), e.Run.Started, started.UnixNano(), null(e.Run.Ended), time.Now().UTC().Format(time.RFC3339Nano),
 		e.Run.Version, t.URL, t.API, t.Model, t.Simulated,
 		null(srv["model_id"]), null(srv["runtime"]), null(srv["runtime_version"]), nullInt(e.maxContext()),
 		null(e.labels(gpu)["quantization"]), null(gpu), nullInt(gpus), null(driver),
 		w, wHash, null(obj), null(oHash), null(oName), holds, verdict,
-		string(flags), e.Run.Interrupted, string(runJSON)}
+		string(flags), e.Run.Interrupted, string(runJSON), conclusion}
 	var id int64
 	err = tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE run_key = ?`, e.key()).Scan(&id)
 	switch {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // Run is a stored run as `history` lists it (docs/OUTPUT.md, History).
@@ -33,8 +34,11 @@ type Run struct {
 	WorkloadHash  string            `json:"workload_hash"`
 	ObjectiveName string            `json:"objective_name,omitempty"`
 	ObjectiveHash string            `json:"objective_hash,omitempty"`
-	// Holds is the objective's verdict, null without an objective.
+	// Holds is the objective's verdict, null without an objective;
+	// Conclusion says it in a word: holds, not_met or inconclusive
+	// (slo.Verdict.Conclusion), empty without an objective.
 	Holds       *bool    `json:"holds"`
+	Conclusion  string   `json:"conclusion,omitempty"`
 	Verdict     string   `json:"verdict,omitempty"`
 	Interrupted bool     `json:"interrupted"`
 	Flags       []string `json:"flags"`
@@ -92,7 +96,7 @@ const selectRuns = `SELECT id, started, coalesce(ended, ''), stored, coalesce(ru
 	target_url, api, model, simulated, coalesce(server_model_id, ''), coalesce(runtime, ''),
 	coalesce(runtime_version, ''), coalesce(max_context, 0), coalesce(quantization, ''), coalesce(gpu, ''),
 	coalesce(gpu_count, 0), coalesce(gpu_driver, ''), workload_hash, coalesce(objective_name, ''),
-	coalesce(objective_hash, ''), holds, coalesce(verdict_text, ''), interrupted, flags FROM runs`
+	coalesce(objective_hash, ''), holds, coalesce(verdict_text, ''), interrupted, flags, coalesce(conclusion, '') FROM runs`
 
 // where is f as an SQL condition and its arguments.
 func (f Filter) where() (string, []any) {
@@ -159,12 +163,15 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	err := sc.Scan(&r.ID, &r.Started, &r.Ended, &r.Stored, &r.Dir, &r.ToolVersion, &r.Target, &r.API, &r.Model,
 		&r.Simulated, &r.Server.ModelID, &r.Server.Runtime, &r.Server.RuntimeVersion, &r.Server.MaxContext,
 		&r.Quantization, &r.GPU, &r.GPUCount, &r.GPUDriver, &r.WorkloadHash, &r.ObjectiveName, &r.ObjectiveHash,
-		&holds, &r.Verdict, &r.Interrupted, &flags)
+		&holds, &r.Verdict, &r.Interrupted, &flags, &r.Conclusion)
 	if err != nil {
 		return r, err
 	}
 	if holds.Valid {
 		r.Holds = &holds.Bool
+		if r.Conclusion == "" { // stored before conclusions were
+			r.Conclusion = map[bool]string{true: slo.ConclusionHolds, false: slo.ConclusionNotMet}[holds.Bool]
+		}
 	}
 	return r, json.Unmarshal([]byte(flags), &r.Flags)
 }

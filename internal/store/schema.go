@@ -11,7 +11,7 @@ import (
 // database whose version is higher was written by a newer servebench and
 // is refused, so that nothing it stored is rewritten by code that does not
 // know it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var migrations = []string{
 	// 0 → 1: runs, their labels and their load points (docs/OUTPUT.md,
@@ -77,6 +77,9 @@ var migrations = []string{
 		verdict         TEXT,
 		PRIMARY KEY (run_id, idx)
 	);`,
+	// 1 → 2: the verdict's conclusion (holds, not_met, inconclusive): an
+	// inconclusive run does not hold, nor is it a run that failed.
+	`ALTER TABLE runs ADD COLUMN conclusion TEXT;`,
 }
 
 // migrate brings the database to SchemaVersion in one transaction, which

@@ -63,7 +63,7 @@ func TestPutGet(t *testing.T) {
 	e := testEntry("2026-12-01T07:00:00.5Z", "http://127.0.0.1:8000", "llama")
 	e.Run.Labels = map[string]string{"team": "infra"}
 	e.Objective = json.RawMessage(`{"name":"chat","quantization":"q4_K_M","slos":[]}`)
-	e.Verdict = &slo.Verdict{Holds: false, Text: "does not hold",
+	e.Verdict = &slo.Verdict{Holds: false, Text: "does not hold", Inconclusive: true, Conclusion: slo.ConclusionInconclusive,
 		Points: []slo.PointVerdict{{Load: record.Load{Concurrency: 1}, Points: []int{0}, Pass: true}, {Load: record.Load{Concurrency: 4}, Points: []int{1}}}}
 	e.Points[1].Telemetry = &telemetry.Point{GPUs: []telemetry.GPUPoint{{Instance: "nvml", Index: 0, Name: "NVIDIA H100", Driver: "550.54.15"}, {Instance: "nvml", Index: 1, Name: "NVIDIA H100", Driver: "550.54.15"}}}
 	id := put(t, db, e)
@@ -79,7 +79,7 @@ func TestPutGet(t *testing.T) {
 		Labels: map[string]string{"team": "infra", "model": "llama", "model_id": "llama-id", "quantization": "q4_K_M",
 			"runtime": "vllm", "runtime_version": "0.6.3", "gpu": "2× NVIDIA H100"},
 		WorkloadHash: d.WorkloadHash, ObjectiveName: "chat", ObjectiveHash: d.ObjectiveHash, Holds: &f,
-		Verdict: "does not hold", Flags: []string{"run", "--concurrency", "1,4"}}
+		Conclusion: slo.ConclusionInconclusive, Verdict: "does not hold", Flags: []string{"run", "--concurrency", "1,4"}}
 	got := d.Run
 	got.Points = nil
 	if !reflect.DeepEqual(got, want) {

@@ -44,9 +44,11 @@
     var row = add(sec, el("div", "side"));
     judged.forEach(function (r) {
       var v = r.verdict;
-      var card = add(row, el("div", "card " + (v.holds ? "pass" : "fail")));
+      var card = add(row, el("div", "card " + (v.holds ? "pass" : (v.inconclusive ? "inconclusive" : "fail"))));
       if (multi) add(card, el("h3", null, r.name));
-      add(card, el("p", "headline", (v.holds ? "HOLDS" : (v.failing ? "FAILING" : "NOT MET")) + " · objective " + v.objective + " at " + v.target_load));
+      add(card, el("p", "headline", (v.holds ? "HOLDS" : (v.failing ? "FAILING" : (v.inconclusive ? "INCONCLUSIVE" : "NOT MET"))) + " · objective " + v.objective + " at " + v.target_load));
+      // the reason an inconclusive verdict cannot conclude, next to it
+      if (v.inconclusive) add(card, el("p", "why", v.reasons.join("; ")));
       if (v.text) add(card, el("p", null, v.text));
       var rows = [["capacity", v.capacity], ["fails at", v.fails_at || "-"], ["saturation", v.saturation],
         ["binding SLO", v.binding.length ? v.binding.join("; ") : "-"], ["SLOs", v.slos.join("; ") || "-"]];
@@ -54,7 +56,7 @@
       if (v.workloads.length) {
         add(card, el("h4", null, "By workload"));
         table(card, ["workload", "holds", "capacity", "fails at", "saturation", "binding SLO"], v.workloads.map(function (w) {
-          return [w.workload, w.holds ? "yes" : "no", w.capacity, w.fails_at || "-", w.saturation, w.binding.join("; ") || "-"];
+          return [w.workload, w.holds ? "yes" : (w.inconclusive ? "inconclusive" : "no"), w.capacity, w.fails_at || "-", w.saturation, w.binding.join("; ") || "-"];
         }));
       }
       if (v.reasons.length) {

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// behindArgs judge an objective that any server meets (a median first
+// token within ten minutes) on a simulator this machine cannot keep: at
+// time scale 3000 a decode step is a few µs of wall time, which no
+// machine runs on time for 16 streams (TestSimBehindWarned); 160
+// requests make the point long enough for a dozen telemetry readings.
+func behindArgs(t *testing.T, extra ...string) []string {
+	cfg := filepath.Join(t.TempDir(), "fast.yaml")
+	if err := os.WriteFile(cfg, []byte("time_scale: 3000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"run", "--sim-config", cfg, "--concurrency", "16", "--requests", "160",
+		"--output-tokens", "256", "--sample-interval", "20ms", "--slo", "ttft p50 <= 600s"}, extra...)
+}
+
+// TestBehindSimulatorIsInconclusive: an objective judged on a simulator
+// that fell behind its clock is INCONCLUSIVE, never HOLDS: the reason is
+// printed beside the word, and the exit is 4.
+func TestBehindSimulatorIsInconclusive(t *testing.T) {
+	// runEnv, not run: this machine falling behind is what is tested
+	code, stdout, stderr := runEnv(t, nil, behindArgs(t)...)
+	if code != 4 {
+		t.Fatalf("exit %d, want 4\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "OBJECTIVE HOLDS") || strings.Contains(stdout, "NOT MET") {
+		t.Errorf("a conclusion on invalid evidence:\n%s", stdout)
+	}
+	for _, want := range []string{
+		"OBJECTIVE INCONCLUSIVE at concurrency 16: sim_behind: the simulator fell behind its clock at time scale 3000",
+		"INCONCLUSIVE (sim_behind",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "Error: objective command-line INCONCLUSIVE at concurrency 16: sim_behind:") || !strings.Contains(stderr, "Try: ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// The same in --json: the verdict says inconclusive with the reason, and
+// the point carries its validity.
+func TestBehindSimulatorIsInconclusiveJSON(t *testing.T) {
+	code, stdout, stderr := runEnv(t, nil, behindArgs(t, "--json")...)
+	if code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", code, stderr)
+	}
+	var rep struct {
+		Points []struct {
+			Validity struct {
+				Valid   bool `json:"valid"`
+				Reasons []struct {
+					Code string `json:"code"`
+				} `json:"reasons"`
+			} `json:"validity"`
+		} `json:"points"`
+		Verdict struct {
+			Holds        bool     `json:"holds"`
+			Inconclusive bool     `json:"inconclusive"`
+			Conclusion   string   `json:"conclusion"`
+			Reasons      []string `json:"reasons"`
+			Text         string   `json:"text"`
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	v := rep.Verdict
+	if v.Holds || !v.Inconclusive || v.Conclusion != "inconclusive" || len(v.Reasons) == 0 ||
+		!strings.HasPrefix(v.Reasons[0], "inconclusive at concurrency 16: sim_behind: ") || !strings.Contains(v.Text, "INCONCLUSIVE at the target load") {
+		t.Errorf("verdict %+v", v)
+	}
+	if len(rep.Points) != 1 || rep.Points[0].Validity.Valid || len(rep.Points[0].Validity.Reasons) == 0 ||
+		rep.Points[0].Validity.Reasons[0].Code != "sim_behind" {
+		t.Errorf("points[].validity %+v", rep.Points)
+	}
+}
