@@ -133,6 +133,9 @@ type Change struct {
 	// CI is the bootstrap interval of Diff (null when none).
 	CI      *slo.Interval `json:"ci"`
 	Verdict string        `json:"verdict"`
+	// Noise says where the interval's between-run noise came from (null
+	// for throughput, which has no per-request values).
+	Noise *NoiseEstimate `json:"noise"`
 	// SamplesA and SamplesB are how many values back A and B; Thin is
 	// true when either is fewer than the statistic needs (a p99 of 14
 	// requests is their maximum); Why says so, or why there is no interval.
@@ -199,16 +202,13 @@ func comparePoint(l record.Load, a, b *Side, opt Options, names []string) Point 
 	p := Point{Load: l, RequestsA: pa.Requests.Completed + pa.Requests.Failed,
 		RequestsB: pb.Requests.Completed + pb.Requests.Failed,
 		RunsA:     runs(a.Summary, l), RunsB: runs(b.Summary, l), Changes: []Change{}, Notes: []string{}}
-	for i, name := range names {
+	for _, name := range names {
 		st := slo.MustStatistic(name)
 		va, na := valueAt(st, a, l, &pa)
 		vb, nb := valueAt(st, b, l, &pb)
-		c := change(st, va, vb, na, nb)
-		o := opt
-		o.Seed = opt.Seed + uint64(i) // independent resamples per metric, still reproducible
-		c.interval(st, l, a, b, o)
-		p.Changes = append(p.Changes, c)
+		p.Changes = append(p.Changes, change(st, va, vb, na, nb))
 	}
+	p.intervals(a, b, opt)
 	if n := thinMetrics(p.Changes); n != "" {
 		p.Notes = append(p.Notes, n)
 	}

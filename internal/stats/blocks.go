@@ -1,0 +1,53 @@
+package stats
+
+import "math"
+
+// Blocks bounds the time slices a run is cut into to estimate its
+// between-run noise (BlockSE): at least MinBlocks, so the spread between
+// them has some degrees of freedom (a t quantile of 3 df is 3.18, of 7 is
+// 2.36), and at most MaxBlocks, since slices longer than a few seconds
+// each are what slow drift shows up in.
+const (
+	MinBlocks = 4
+	MaxBlocks = 8
+	// MinBlockUnits is the fewest requests a slice holds: fewer, and a
+	// slice's median is one or two requests'.
+	MinBlockUnits = 20
+)
+
+// BlockSE estimates the standard error of e over one run from the spread
+// between its own time slices (the method of batch means): the run's
+// units, in the order they were recorded, are cut into k contiguous blocks
+// of equal count, e is computed on each, and se = sd(block values)/√k.
+// A block needs MinBlockUnits units and need values (a p99 needs 100 to be
+// a tail, not the maximum), so k = min(MaxBlocks, units/MinBlockUnits,
+// values/need); ok is false when k < MinBlocks: the run is too short to
+// tell its noise. Unlike resampling
+// requests, which treats them as independent, this sees whatever drifts
+// or comes in bursts over the run (a busy host, a server's batches), so a
+// change must rise above the run's own slow variation to be called.
+func BlockSE(units [][]float64, e Estimator, need int) (se float64, k int, ok bool) {
+	values := 0
+	for _, u := range units {
+		values += len(u)
+	}
+	k = min(MaxBlocks, len(units)/MinBlockUnits, values/max(need, 1))
+	if k < MinBlocks {
+		return math.NaN(), k, false
+	}
+	vals := make([]float64, 0, k)
+	var buf []float64
+	for b := range k {
+		buf = buf[:0]
+		for _, u := range units[b*len(units)/k : (b+1)*len(units)/k] {
+			buf = append(buf, u...)
+		}
+		if v := e.Of(buf); !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) < MinBlocks {
+		return math.NaN(), len(vals), false
+	}
+	return StdDev(vals) / math.Sqrt(float64(len(vals))), len(vals), true
+}
