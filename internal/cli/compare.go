@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/servebench/servebench/internal/compare"
@@ -90,6 +91,7 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		if path != arg {
 			sides[i].Name = "run " + arg + " (" + path + ")"
 		}
+		sides[i].Dir = resolved(path)
 	}
 	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
 	if *strict && !r.Controlled {
@@ -126,6 +128,19 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 		return arg, nil
 	}
 	return RunDir(ctx, env, db, arg)
+}
+
+// resolved is a path made absolute with its links followed, so that two
+// names of one directory compare equal; as given when that fails.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 // loadSide reads one run as report reads it: its summary recomputed from
@@ -171,7 +186,7 @@ func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format 
 // gateOutcome is the exit of the regression gates: 3 when one failed, 1
 // when there were gates but no common load point to judge them at.
 func gateOutcome(r *compare.Result, gates []compare.Gate) error {
-	if len(gates) == 0 {
+	if len(gates) == 0 || r.SameRun != "" {
 		return nil
 	}
 	if len(r.Points) == 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -89,6 +90,9 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 		"engine": "servebench-sim", "device": cfg.Device.Name,
 		backend.InfoTimeScale: strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
 		"max_num_seqs":        strconv.Itoa(cfg.Engine.MaxNumSeqs),
+	}
+	if settings, err := json.Marshal(cfg.Settings()); err == nil {
+		info[backend.InfoSimSettings] = string(settings)
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil

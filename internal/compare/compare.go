@@ -37,7 +37,10 @@ var Headline = []string{
 // records by load for the intervals.
 type Side struct {
 	// Name is the run as the user named it (a directory or a history id).
-	Name    string
+	Name string
+	// Dir is the run's directory, resolved (absolute, links followed),
+	// when known: the same directory twice is the same run.
+	Dir     string
 	Summary *metrics.Summary
 	Eval    *slo.Evaluator
 }
@@ -62,7 +65,11 @@ type Result struct {
 	Iterations int     `json:"iterations"`
 	// Controlled is true when no property a controlled comparison holds
 	// equal is known to differ (Differences has no entry with Known).
-	Controlled  bool         `json:"controlled"`
+	Controlled bool `json:"controlled"`
+	// SameRun, when set, says why A and B are one run (the same
+	// directory, or the same start time in run.json): nothing is compared
+	// and no gate is judged.
+	SameRun     string       `json:"same_run,omitempty"`
 	Differences []Difference `json:"differences"`
 	// Notes are plain statements about what could be matched: no common
 	// load points, different workloads, points measured by one run only.
@@ -156,9 +163,26 @@ func Compare(a, b *Side, opt Options) *Result {
 		Notes: []string{}, Points: []Point{}, OnlyA: []record.Load{}, OnlyB: []record.Load{}, Gates: []GateResult{}}
 	r.Differences = Differences(a.Summary.Run, b.Summary.Run, a.Eval.Loads(), b.Eval.Loads())
 	r.Controlled = controlled(r.Differences)
+	if r.SameRun = sameRun(a, b); r.SameRun != "" {
+		return r
+	}
 	r.match(a, b, opt, statistics(opt.Gates))
 	r.judgeGates(opt.Gates)
 	return r
+}
+
+// sameRun says why a and b are the same run, or is empty: the same
+// directory, or a run.json with the same start time to the nanosecond
+// (a copy of one run).
+func sameRun(a, b *Side) string {
+	if a.Dir != "" && a.Dir == b.Dir {
+		return "the same directory, " + a.Dir
+	}
+	ra, rb := a.Summary.Run, b.Summary.Run
+	if ra != nil && rb != nil && ra.Started != "" && ra.Started == rb.Started && ra.Ended == rb.Ended {
+		return "run.json of both says it started at " + ra.Started
+	}
+	return ""
 }
 
 func info(s *Side) RunInfo {

@@ -37,6 +37,11 @@ func WriteText(w io.Writer, r *Result) error {
 			fmt.Fprintf(&b, "     ! %s\n", w)
 		}
 	}
+	if r.SameRun != "" {
+		fmt.Fprintf(&b, "\nA and B are the same run (%s): there is no change to measure.\n", r.SameRun)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	writeDifferences(&b, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "\n! %s\n", n)
