@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
@@ -38,9 +39,9 @@ var Headline = []string{
 type Side struct {
 	// Name is the run as the user named it (a directory or a history id).
 	Name string
-	// Dir is the run's directory, resolved (absolute, links followed),
-	// when known: the same directory twice is the same run.
-	Dir     string
+	// Dirs are the side's run directories, resolved (absolute, links
+	// followed), when known: the same directories twice are the same runs.
+	Dirs    []string
 	Summary *metrics.Summary
 	Eval    *slo.Evaluator
 }
@@ -175,11 +176,12 @@ func Compare(a, b *Side, opt Options) *Result {
 // directory, or a run.json with the same start time to the nanosecond
 // (a copy of one run).
 func sameRun(a, b *Side) string {
-	if a.Dir != "" && a.Dir == b.Dir {
-		return "the same directory, " + a.Dir
+	da, db := slices.Sorted(slices.Values(a.Dirs)), slices.Sorted(slices.Values(b.Dirs))
+	if len(da) > 0 && slices.Equal(da, db) {
+		return "the same directory, " + strings.Join(da, ", ")
 	}
 	ra, rb := a.Summary.Run, b.Summary.Run
-	if ra != nil && rb != nil && ra.Started != "" && ra.Started == rb.Started && ra.Ended == rb.Ended {
+	if len(da) < 2 && len(db) < 2 && ra != nil && rb != nil && ra.Started != "" && ra.Started == rb.Started && ra.Ended == rb.Ended {
 		return "run.json of both says it started at " + ra.Started
 	}
 	return ""
