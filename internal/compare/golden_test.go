@@ -22,13 +22,13 @@ func goldenSides() (*Side, *Side) {
 		"runtime_version": "b4000", "max_model_len": "8192", "sampling.temperature": "0.8"}
 	c4, c8 := record.Load{Concurrency: 4}, record.Load{Concurrency: 8}
 	var a, b []*record.Record
-	for i := range 120 {
+	for i := range 400 {
 		t := float64(i) * 300
 		a = append(a, req(0, c1, i, t, 100+float64(i%10)*4, 10, 16), req(1, c4, 1000+i, t, 150+float64(i%10)*4, 12, 16))
 		b = append(b, req(0, c1, i, t, 101+float64(i%10)*4, 10, 16), req(1, c4, 1000+i, t, 190+float64(i%10)*4, 14, 16))
 		a = append(a, req(2, c8, 2000+i, t, 300, 20, 16))
 	}
-	b = append(b, failed(1, c4, 1999, 36000, 30))
+	b = append(b, failed(1, c4, 1999, 120_000, 30))
 	return side("runs/q4", ra, a...), side("runs/q8", rb, b...)
 }
 
@@ -84,7 +84,7 @@ func TestHTMLTables(t *testing.T) {
 		len(control.Rows) != 1 || control.Rows[0][0] != "quantization" || control.Notes[0] != "measured by A only, not compared: c=8" {
 		t.Errorf("control table %+v", control)
 	}
-	if c4.Title != "c=4 — A: 120 requests, B: 121 requests (one run each)" || len(c4.Rows) != len(Headline) ||
+	if c4.Title != "c=4 — A: 400 requests, B: 401 requests (one run each)" || len(c4.Rows) != len(Headline) ||
 		c4.Rows[1][0] != "ttft p95" || c4.Rows[1][3] != "+40ms" || c4.Rows[1][6] != "WORSE" {
 		t.Errorf("c=4 table %+v", c4)
 	}

@@ -239,12 +239,16 @@ func noiseBand(st slo.Statistic, est stats.Estimator, ga, gb [][][]float64, leve
 		return &NoiseEstimate{Source: fromRuns, RunsA: len(ga), RunsB: len(gb)}, "" // the bootstrap over runs carries it
 	}
 	n := &NoiseEstimate{Source: fromSlices, RunsA: len(ga), RunsB: len(gb)}
-	seA, dfA, okA := sideSE(ga, est, st.MinSamples(), &n.SlicesA)
-	seB, dfB, okB := sideSE(gb, est, st.MinSamples(), &n.SlicesB)
+	need := 1
+	if !est.Mean {
+		need = stats.BlockNeed(est.P)
+	}
+	seA, dfA, okA := sideSE(ga, est, need, &n.SlicesA)
+	seB, dfB, okB := sideSE(gb, est, need, &n.SlicesB)
 	if !okA || !okB {
 		short := map[[2]bool]string{{false, true}: "A's run is", {true, false}: "B's run is", {false, false}: "both runs are"}[[2]bool{okA, okB}]
 		each := fmt.Sprintf("%d requests", stats.MinBlockUnits)
-		if need := st.MinSamples(); need > stats.MinBlockUnits {
+		if need > stats.MinBlockUnits {
 			each += fmt.Sprintf(" and %d values", need)
 		}
 		return nil, fmt.Sprintf("%s; repeat to know: %s too short to cut into %d time slices of %s each, so its noise between runs cannot be estimated",

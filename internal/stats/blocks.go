@@ -13,7 +13,16 @@ const (
 	// MinBlockUnits is the fewest requests a slice holds: fewer, and a
 	// slice's median is one or two requests'.
 	MinBlockUnits = 20
+	// BlockTail is how many values beyond its quantile a slice needs
+	// (BlockNeed): with one or two, a tail is whatever stall hit that
+	// slice, and the slices' spread says nothing of the run's.
+	BlockTail = 5
 )
+
+// BlockNeed is how many values each time slice needs for the
+// p-quantile: BlockTail beyond it (100 for a p95, 500 for a p99, 10 for a
+// median).
+func BlockNeed(p float64) int { return BlockTail * MinSamples(p) }
 
 // BlockSE estimates the standard error of e over one run from the spread
 // between its own time slices (the method of batch means): the run's
