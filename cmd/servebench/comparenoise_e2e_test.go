@@ -2,7 +2,9 @@ package main
 
 // End-to-end tests of compare's judgement of run-to-run noise on the
 // built binary: identical-configuration simulator runs made while other
-// processes load the CPUs must not fail a regression gate; a simulator
+// processes load the CPUs must not fail a regression gate (unless a run's
+// simulator fell behind its clock: then its figures are the host's, which
+// compare says above the tables); a simulator
 // with 20% less memory bandwidth must be listed as a different server and
 // fail it wherever its change rises above the runs' own noise; the same
 // run twice is said to be one run.
@@ -18,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/metrics"
 )
 
 // noisePairs is how many pairs of identical-configuration runs are compared.
@@ -72,12 +76,24 @@ func TestCompareNoiseUnderLoad(t *testing.T) {
 		return path
 	}
 	loadCPUs(t)
-	detected := 0
+	detected, alarms, hostPairs := 0, 0, 0
 	for i := range noisePairs {
 		n := strconv.Itoa(i)
 		a, b, s := simRun(same, "a"+n), simRun(same, "b"+n), simRun(slow, "s"+n)
 		code, stdout, stderr := run(t, append(append([]string{"compare"}, noiseGates...), a, b)...)
+		distorted := hostDistorted(stdout)
+		if distorted != "" {
+			hostPairs++
+		}
 		if code != 0 {
+			alarms++
+		}
+		switch {
+		case code != 0 && distorted != "":
+			// Its figures are the host's, not the model's (docs/SIMULATOR.md):
+			// no evidence about the comparison either way.
+			t.Logf("pair %d, identical configurations: exit %d, but %s", i, code, distorted)
+		case code != 0:
 			t.Errorf("pair %d, identical configurations: exit %d, want 0\n%s\n%s", i, code, stdout, stderr)
 		}
 		if !strings.Contains(stdout, "(one run each)") || !strings.Contains(stdout, "noise: one run each") {
@@ -121,7 +137,19 @@ func TestCompareNoiseUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("20%% less bandwidth failed the gate in %d of %d pairs", detected, noisePairs)
+	t.Logf("identical configurations failed the gate in %d of %d pairs (%d pairs had a simulator behind its clock); 20%% less bandwidth failed it in %d of %d",
+		alarms, noisePairs, hostPairs, detected, noisePairs)
+}
+
+// hostDistorted is compare's line saying that a run's simulator fell
+// behind its clock, or empty.
+func hostDistorted(stdout string) string {
+	for _, l := range strings.Split(stdout, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "!")); strings.HasPrefix(l, metrics.SimBehindPrefix) {
+			return l
+		}
+	}
+	return ""
 }
 
 // The same run twice, by one name or another, is one run: said so, and

@@ -49,7 +49,7 @@ func (p *Point) intervals(a, b *Side, opt Options) {
 		why := ""
 		if cis[k].OK {
 			r := req[c.stat.Metric]
-			band, why = noiseBand(c.stat, es[k], r.a, r.b, opt.Confidence)
+			band, why = noiseBand(es[k], r.a, r.b, opt.Confidence)
 		}
 		c.judge(cis[k], band, why, opt.Confidence)
 	}
@@ -234,7 +234,7 @@ const (
 // sides have repeats, the bootstrap over runs carries it and the band is
 // 0. why is set when a side is too short to slice, so nothing can be
 // called.
-func noiseBand(st slo.Statistic, est stats.Estimator, ga, gb [][][]float64, level float64) (*NoiseEstimate, string) {
+func noiseBand(est stats.Estimator, ga, gb [][][]float64, level float64) (*NoiseEstimate, string) {
 	if len(ga) > 1 && len(gb) > 1 {
 		return &NoiseEstimate{Source: fromRuns, RunsA: len(ga), RunsB: len(gb)}, "" // the bootstrap over runs carries it
 	}
@@ -268,11 +268,16 @@ func noiseBand(st slo.Statistic, est stats.Estimator, ga, gb [][][]float64, leve
 // else from its one run's time slices (counted in slices).
 func sideSE(g [][][]float64, est stats.Estimator, need int, slices *int) (se, df float64, ok bool) {
 	if len(g) > 1 {
-		vals := make([]float64, len(g))
-		for i, run := range g {
-			vals[i] = est.Of(flatten(run))
+		var vals []float64
+		for _, run := range g {
+			if v := est.Of(flatten(run)); !math.IsNaN(v) {
+				vals = append(vals, v)
+			}
 		}
-		return stats.StdDev(vals) / math.Sqrt(float64(len(g))), float64(len(g) - 1), true
+		if len(vals) < 2 {
+			return math.NaN(), 0, false // runs without values of the statistic
+		}
+		return stats.StdDev(vals) / math.Sqrt(float64(len(vals))), float64(len(vals) - 1), true
 	}
 	se, k, ok := stats.BlockSE(g[0], est, need)
 	*slices = k
