@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/servebench/servebench/internal/compare"
 	"github.com/servebench/servebench/internal/metrics"
@@ -91,13 +93,16 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	if err := compareArgs(fs.Args(), *format); err != nil {
 		return err
 	}
-	sides := make([]*compare.Side, 2)
-	runs := make([]report.HTMLRun, 2) // the runs' own pages, for --format html
+	paths := make([][]sidePath, 2)
 	for i, arg := range fs.Args() {
 		var err error
-		if sides[i], runs[i], err = loadSideRuns(ctx, env, db, arg, *strict, *format); err != nil {
+		if paths[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
 			return err
 		}
+	}
+	sides, runs, err := loadSides(env, paths, *strict, *format)
+	if err != nil {
+		return err
 	}
 	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
 	if *strict && !r.Controlled {
@@ -136,33 +141,66 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	return RunDir(ctx, env, db, arg)
 }
 
-// loadSideRuns reads one side: a run (a directory or a history id), or
-// several joined by commas, whose records are pooled as repeats are (each
-// run its own point, so the intervals resample runs).
-func loadSideRuns(ctx context.Context, env *Env, db, arg string, strict bool, format string) (*compare.Side, report.HTMLRun, error) {
+// sidePath is one run of a side: as named, and its directory.
+type sidePath struct{ name, path string }
+
+// sidePaths are the runs one side names: a run (a directory or a history
+// id), or several joined by commas.
+func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]sidePath, error) {
 	names := []string{arg}
 	if _, err := os.Stat(arg); err != nil && strings.Contains(arg, ",") {
 		names = strings.Split(arg, ",")
 	}
 	if len(names) > 1 && format == "html" {
-		return nil, report.HTMLRun{}, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
+		return nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
 	}
+	var out []sidePath
+	for _, name := range names {
+		path, err := comparePath(ctx, env, db, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sidePath{name, path})
+	}
+	return out, nil
+}
+
+// loadSides reads both sides at once, each on a core of its own; what
+// each prints (a damaged line skipped) is held and printed A first.
+func loadSides(env *Env, paths [][]sidePath, strict bool, format string) ([]*compare.Side, []report.HTMLRun, error) {
+	sides, runs := make([]*compare.Side, 2), make([]report.HTMLRun, 2) // runs: the pages, for --format html
+	errs, held := make([]error, 2), make([]bytes.Buffer, 2)
+	var wg sync.WaitGroup
+	for i := range sides {
+		e := *env
+		e.Stderr = &held[i]
+		wg.Go(func() { sides[i], runs[i], errs[i] = loadSideRuns(&e, paths[i], strict, format) })
+	}
+	wg.Wait()
+	for i := range sides {
+		env.Stderr.Write(held[i].Bytes())
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+	}
+	return sides, runs, nil
+}
+
+// loadSideRuns reads one side's runs, whose records are pooled as
+// repeats are (each run its own point, so the intervals resample runs).
+func loadSideRuns(env *Env, paths []sidePath, strict bool, format string) (*compare.Side, report.HTMLRun, error) {
 	var side *compare.Side
 	var page report.HTMLRun
 	ev := &slo.Evaluator{}
-	for i, name := range names {
-		path, err := comparePath(ctx, env, db, name)
+	for i, sp := range paths {
+		s, p, err := loadSide(env, sp.path, strict, format == "html", ev, i)
 		if err != nil {
 			return nil, report.HTMLRun{}, err
 		}
-		s, p, err := loadSide(env, path, strict, format == "html", ev, i)
-		if err != nil {
-			return nil, report.HTMLRun{}, err
+		if sp.path != sp.name {
+			s.Name = "run " + sp.name + " (" + sp.path + ")"
 		}
-		if path != name {
-			s.Name = "run " + name + " (" + path + ")"
-		}
-		s.Dirs = []string{resolved(path)}
+		s.Dirs = []string{resolved(sp.path)}
 		if side == nil {
 			side, page = s, p
 			continue

@@ -49,7 +49,7 @@ func (p *Point) intervals(a, b *Side, opt Options) {
 		why := ""
 		if cis[k].OK {
 			r := req[c.stat.Metric]
-			band, why = noiseBand(es[k], r.a, r.b, opt.Confidence)
+			band, why = noiseBand(es[k], r, opt.Confidence)
 		}
 		c.judge(cis[k], band, why, opt.Confidence)
 	}
@@ -60,6 +60,9 @@ func (p *Point) intervals(a, b *Side, opt Options) {
 type perRequest struct {
 	a, b   [][][]float64
 	ca, cb *stats.Clustered
+	// slicesA and slicesB are a one-run side's time slices, sorted, by
+	// their count: the metric's percentiles read the same slices.
+	slicesA, slicesB map[int][][]float64
 }
 
 // throughputInterval is the interval of aggregate throughput: one number
@@ -234,7 +237,8 @@ const (
 // sides have repeats, the bootstrap over runs carries it and the band is
 // 0. why is set when a side is too short to slice, so nothing can be
 // called.
-func noiseBand(est stats.Estimator, ga, gb [][][]float64, level float64) (*NoiseEstimate, string) {
+func noiseBand(est stats.Estimator, r *perRequest, level float64) (*NoiseEstimate, string) {
+	ga, gb := r.a, r.b
 	if len(ga) > 1 && len(gb) > 1 {
 		return &NoiseEstimate{Source: fromRuns, RunsA: len(ga), RunsB: len(gb)}, "" // the bootstrap over runs carries it
 	}
@@ -243,8 +247,11 @@ func noiseBand(est stats.Estimator, ga, gb [][][]float64, level float64) (*Noise
 	if !est.Mean {
 		need = stats.BlockNeed(est.P)
 	}
-	seA, dfA, okA := sideSE(ga, est, need, &n.SlicesA)
-	seB, dfB, okB := sideSE(gb, est, need, &n.SlicesB)
+	if r.slicesA == nil {
+		r.slicesA, r.slicesB = map[int][][]float64{}, map[int][][]float64{}
+	}
+	seA, dfA, okA := sideSE(ga, est, need, r.slicesA, &n.SlicesA)
+	seB, dfB, okB := sideSE(gb, est, need, r.slicesB, &n.SlicesB)
 	if !okA || !okB {
 		short := map[[2]bool]string{{false, true}: "A's run is", {true, false}: "B's run is", {false, false}: "both runs are"}[[2]bool{okA, okB}]
 		each := fmt.Sprintf("%d requests", stats.MinBlockUnits)
@@ -265,8 +272,9 @@ func noiseBand(est stats.Estimator, ga, gb [][][]float64, level float64) (*Noise
 
 // sideSE is the standard error of a side's statistic between runs, with
 // its degrees of freedom: from its runs' own values when it has several,
-// else from its one run's time slices (counted in slices).
-func sideSE(g [][][]float64, est stats.Estimator, need int, slices *int) (se, df float64, ok bool) {
+// else from its one run's time slices (counted in slices; cut once per
+// count, in cut).
+func sideSE(g [][][]float64, est stats.Estimator, need int, cut map[int][][]float64, slices *int) (se, df float64, ok bool) {
 	if len(g) > 1 {
 		var vals []float64
 		for _, run := range g {
@@ -279,7 +287,14 @@ func sideSE(g [][][]float64, est stats.Estimator, need int, slices *int) (se, df
 		}
 		return stats.StdDev(vals) / math.Sqrt(float64(len(vals))), float64(len(vals) - 1), true
 	}
-	se, k, ok := stats.BlockSE(g[0], est, need)
+	k := stats.BlockCount(g[0], need)
+	if *slices = k; k < stats.MinBlocks {
+		return math.NaN(), 0, false
+	}
+	if cut[k] == nil {
+		cut[k] = stats.Slices(g[0], k)
+	}
+	se, k, ok = stats.SlicesSE(cut[k], est)
 	*slices = k
 	return se, float64(k - 1), ok
 }

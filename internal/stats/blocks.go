@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Blocks bounds the time slices a run is cut into to estimate its
 // between-run noise (BlockSE): at least MinBlocks, so the spread between
@@ -36,22 +39,48 @@ func BlockNeed(p float64) int { return BlockTail * MinSamples(p) }
 // or comes in bursts over the run (a busy host, a server's batches), so a
 // change must rise above the run's own slow variation to be called.
 func BlockSE(units [][]float64, e Estimator, need int) (se float64, k int, ok bool) {
+	k = BlockCount(units, need)
+	if k < MinBlocks {
+		return math.NaN(), k, false
+	}
+	return SlicesSE(Slices(units, k), e)
+}
+
+// BlockCount is how many time slices BlockSE cuts units into for a
+// statistic needing need values a slice.
+func BlockCount(units [][]float64, need int) int {
 	values := 0
 	for _, u := range units {
 		values += len(u)
 	}
-	k = min(MaxBlocks, len(units)/MinBlockUnits, values/max(need, 1))
-	if k < MinBlocks {
-		return math.NaN(), k, false
-	}
-	vals := make([]float64, 0, k)
-	var buf []float64
+	return min(MaxBlocks, len(units)/MinBlockUnits, values/max(need, 1))
+}
+
+// Slices cuts units, in order, into k contiguous slices of equal count
+// and returns each slice's values, sorted, so that several quantiles can
+// be read from them.
+func Slices(units [][]float64, k int) [][]float64 {
+	out := make([][]float64, k)
 	for b := range k {
-		buf = buf[:0]
+		var vals []float64
 		for _, u := range units[b*len(units)/k : (b+1)*len(units)/k] {
-			buf = append(buf, u...)
+			vals = append(vals, u...)
 		}
-		if v := e.Of(buf); !math.IsNaN(v) {
+		slices.Sort(vals)
+		out[b] = vals
+	}
+	return out
+}
+
+// SlicesSE is BlockSE from slices already cut and sorted (Slices).
+func SlicesSE(sorted [][]float64, e Estimator) (se float64, k int, ok bool) {
+	vals := make([]float64, 0, len(sorted))
+	for _, s := range sorted {
+		v := Mean(s)
+		if !e.Mean {
+			v = Quantile(s, e.P)
+		}
+		if !math.IsNaN(v) {
 			vals = append(vals, v)
 		}
 	}
