@@ -167,3 +167,38 @@ func TestCompareSameRun(t *testing.T) {
 		}
 	}
 }
+
+// Several runs a side, joined by commas, are that side's repeats: the
+// intervals come from the spread between them, and a run that is not a
+// repeat of the side's first says so.
+func TestCompareSeveralRunsASide(t *testing.T) {
+	a, b := compareFixture(t)
+	code, stdout, stderr := run(t, "compare", "--json", a+","+b, b+","+b)
+	var r struct {
+		A struct {
+			Warnings []string `json:"warnings"`
+		} `json:"a"`
+		Points []struct {
+			RunsA   int `json:"runs_a"`
+			Metrics []struct {
+				Metric string `json:"metric"`
+				Noise  *struct {
+					Source string `json:"source"`
+					RunsA  int    `json:"runs_a"`
+					RunsB  int    `json:"runs_b"`
+				} `json:"noise"`
+			} `json:"metrics"`
+		} `json:"points"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &r) != nil || len(r.Points) != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, m := range r.Points[0].Metrics {
+		if m.Metric == "speed p50" && (m.Noise == nil || m.Noise.Source != "runs" || m.Noise.RunsA != 2 || m.Noise.RunsB != 2) {
+			t.Errorf("speed p50 over two runs a side: noise %+v", m.Noise)
+		}
+	}
+	if !strings.Contains(strings.Join(r.A.Warnings, "\n"), b+" is not a repeat of the first run: different context length: 131072 vs 4096") {
+		t.Errorf("A's warnings do not say its second run is another configuration: %q", r.A.Warnings)
+	}
+}
