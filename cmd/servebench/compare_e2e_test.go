@@ -44,8 +44,10 @@ func compareFixture(t *testing.T) (a, b string) {
 		}
 		compareRuns.a, compareRuns.b = filepath.Join(dir, "a"), filepath.Join(dir, "b")
 		for _, r := range []struct{ out, cfg string }{{compareRuns.a, fast}, {compareRuns.b, slow}} {
-			code, _, stderr := run(t, "run", "--sim-config", r.cfg, "--concurrency", "1,4", "--requests", "24",
-				"--prompt-tokens", "128", "--output-tokens", "32", "--out", r.out)
+			// 96 requests a point: enough for four time slices of 24, from
+			// whose spread compare judges one run against another.
+			code, _, stderr := run(t, "run", "--sim-config", r.cfg, "--concurrency", "1,4", "--requests", "96",
+				"--prompt-tokens", "128", "--output-tokens", "16", "--out", r.out)
 			if code != 0 {
 				compareRuns.err = stderr
 				return
@@ -67,7 +69,7 @@ func TestCompareSimulatorRuns(t *testing.T) {
 	for _, want := range []string{
 		"NOT A CONTROLLED COMPARISON",
 		"different context length: 131072 vs 4096 — not a clean hardware comparison",
-		"\nc=1   A: 24 requests, B: 24 requests", "\nc=4   A: 24 requests, B: 24 requests",
+		"\nc=1   A: 96 requests, B: 96 requests (one run each)", "\nc=4   A: 96 requests, B: 96 requests (one run each)",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -134,7 +136,7 @@ func TestCompareHTML(t *testing.T) {
 		t.Errorf("runs %+v", page.Runs)
 	}
 	if len(page.Tables) != 3 || !strings.HasPrefix(page.Tables[0].Title, "NOT A CONTROLLED COMPARISON") ||
-		!strings.HasPrefix(page.Tables[1].Title, "c=1 — A: 24 requests") || len(page.Tables[2].Rows) != 14 {
+		!strings.HasPrefix(page.Tables[1].Title, "c=1 — A: 96 requests") || len(page.Tables[2].Rows) != 14 {
 		t.Errorf("tables %+v", page.Tables)
 	}
 }

@@ -38,6 +38,10 @@ const (
 	// InfoSamplingPrefix prefixes the server's default sampling settings
 	// ("sampling.temperature").
 	InfoSamplingPrefix = "sampling."
+	// InfoSimSettings is the built-in simulator's configuration, as a JSON
+	// object of "section.field" keys (sim.Config.Settings): what makes
+	// one simulated server another.
+	InfoSimSettings = "sim_settings"
 )
 
 // TimeScaleHeader is the response header with which a simulated server

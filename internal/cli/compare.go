@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -15,14 +21,22 @@ const compareUsage = `
 Usage: servebench compare [flags] A B
 
 Compares run B with run A (run directories written by servebench run
---out, or their ids in the history database: servebench history): at every load point both measured (the same load, and the same
+--out, or their ids in the history database: servebench history; several
+runs of one side joined by commas, A1,A2,A3): at every load point both measured (the same load, and the same
 workload cell of a workload matrix), the change B − A of TTFT, ITL and E2E
 p50/p95/p99, per-request decode speed, aggregate output throughput and the
-error rate, each with a bootstrap confidence interval of the change from
-the two runs' records (and their repeats) and a verdict: WORSE or better
-when the interval excludes no change, noise when it does not. --json
-prints it for programs; --format html prints the HTML report's page with
-both runs' charts overlaid and the comparison's tables.
+error rate, each with a confidence interval of the change and a verdict:
+WORSE or better when the interval excludes no change, noise when it does
+not. --json prints it for programs; --format html prints the HTML report's
+page with both runs' charts overlaid and the comparison's tables.
+
+The run is the unit of replication: runs of one server differ by more than
+their requests suggest. The interval is a bootstrap over each side's runs
+(repeats, or the runs joined by commas), then the requests in them. A side
+of one run cannot show how runs differ, so the spread between that run's
+own time slices stands in, and the interval is widened to it; where a run
+is too short to slice, the verdict is unknown (one run each; repeat to
+know). Each table says which. A and B naming the same run say so and exit 0.
 
 Every summary is recomputed from records.jsonl, as report does: a damaged
 line is skipped with a warning naming it, a run without summary.json is
@@ -36,7 +50,8 @@ a damaged records file) instead.
 
 --fail-on-regression 'METRIC [PERCENTILE] ±N%' (or ±N in the metric's unit)
 exits 3 when, at some common load point, the metric got worse by more than
-N and beyond its interval — a CI gate on a deployment change. Metric and
+N and beyond its interval — a CI gate on a deployment change; an unknown
+verdict does not fail it. Metric and
 percentile names are those of --slo (speed p95 is the speed 95% of
 requests reach); latencies get worse upwards (+), speeds downwards (-). An
 error rate's +N% is N percentage points.
@@ -50,6 +65,7 @@ Examples:
   servebench compare runs/before runs/after
   servebench compare --json runs/before runs/after
   servebench compare 12 14            (history ids: servebench history lists them)
+  servebench compare runs/a1,runs/a2,runs/a3 runs/b1,runs/b2,runs/b3
   servebench compare --format html runs/before runs/after > compare.html
   servebench compare --strict --fail-on-regression 'ttft p95 +10%' \
       --fail-on-regression 'speed p50 -5%' runs/main runs/candidate
@@ -78,19 +94,16 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	if err := compareArgs(fs.Args(), *format); err != nil {
 		return err
 	}
-	sides := make([]*compare.Side, 2)
-	runs := make([]report.HTMLRun, 2) // the runs' own pages, for --format html
+	paths := make([][]sidePath, 2)
 	for i, arg := range fs.Args() {
-		path, err := comparePath(ctx, env, db, arg)
-		if err != nil {
+		var err error
+		if paths[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
 			return err
 		}
-		if sides[i], runs[i], err = loadSide(env, path, *strict, *format == "html"); err != nil {
-			return err
-		}
-		if path != arg {
-			sides[i].Name = "run " + arg + " (" + path + ")"
-		}
+	}
+	sides, runs, err := loadSides(env, paths, *strict, *format)
+	if err != nil {
+		return err
 	}
 	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
 	if *strict && !r.Controlled {
@@ -129,16 +142,126 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	return RunDir(ctx, env, db, arg)
 }
 
+// sidePath is one run of a side: as named, and its directory.
+type sidePath struct{ name, path string }
+
+// sidePaths are the runs one side names: a run (a directory or a history
+// id), or several joined by commas.
+func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]sidePath, error) {
+	names := []string{arg}
+	if _, err := os.Stat(arg); err != nil && strings.Contains(arg, ",") {
+		names = strings.Split(arg, ",")
+	}
+	if len(names) > 1 && format == "html" {
+		return nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
+	}
+	var out []sidePath
+	for _, name := range names {
+		path, err := comparePath(ctx, env, db, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sidePath{name, path})
+	}
+	return out, nil
+}
+
+// loadSides reads both sides at once, each on a core of its own; what
+// each prints (a damaged line skipped) is held and printed A first.
+func loadSides(env *Env, paths [][]sidePath, strict bool, format string) ([]*compare.Side, []report.HTMLRun, error) {
+	sides, runs := make([]*compare.Side, 2), make([]report.HTMLRun, 2) // runs: the pages, for --format html
+	errs, held := make([]error, 2), make([]bytes.Buffer, 2)
+	var wg sync.WaitGroup
+	for i := range sides {
+		e := *env
+		e.Stderr = &held[i]
+		wg.Go(func() { sides[i], runs[i], errs[i] = loadSideRuns(&e, paths[i], strict, format) })
+	}
+	wg.Wait()
+	for i := range sides {
+		env.Stderr.Write(held[i].Bytes())
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+	}
+	return sides, runs, nil
+}
+
+// loadSideRuns reads one side's runs, whose records are pooled as
+// repeats are (each run its own point, so the intervals resample runs).
+func loadSideRuns(env *Env, paths []sidePath, strict bool, format string) (*compare.Side, report.HTMLRun, error) {
+	var side *compare.Side
+	var page report.HTMLRun
+	ev := &slo.Evaluator{}
+	for i, sp := range paths {
+		s, p, err := loadSide(env, sp.path, strict, format == "html", ev, i)
+		if err != nil {
+			return nil, report.HTMLRun{}, err
+		}
+		if sp.path != sp.name {
+			s.Name = "run " + sp.name + " (" + sp.path + ")"
+		}
+		s.Dirs = []string{resolved(sp.path)}
+		if side == nil {
+			side, page = s, p
+			continue
+		}
+		side.Name += ", " + s.Name
+		side.Dirs = append(side.Dirs, s.Dirs...)
+		side.Summary = pooled(side.Summary, s.Summary, s.Name)
+	}
+	return side, page, nil
+}
+
+// pooled adds run's points to side's summary, as repeats; the side keeps
+// its first run's context, and a later run's warnings name it.
+func pooled(side, run *metrics.Summary, name string) *metrics.Summary {
+	out := *side
+	out.Points = append(slices.Clone(side.Points), run.Points...)
+	out.Warnings = slices.Clone(side.Warnings)
+	for _, w := range run.Warnings {
+		out.Warnings = append(out.Warnings, name+": "+w)
+	}
+	for _, d := range compare.Differences(side.Run, run.Run, nil, nil) {
+		if d.Known {
+			out.Warnings = append(out.Warnings, name+" is not a repeat of the first run: "+d.Text())
+		}
+	}
+	return &out
+}
+
+// resolved is a path made absolute with its links followed, so that two
+// names of one directory compare equal; as given when that fails.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
 // loadSide reads one run as report reads it: its summary recomputed from
 // its records, and the same records by load for the intervals; for a page,
 // as report --format html reads it, charts and all.
-func loadSide(env *Env, arg string, strict, page bool) (*compare.Side, report.HTMLRun, error) {
-	ev := &slo.Evaluator{}
+func loadSide(env *Env, arg string, strict, page bool, ev *slo.Evaluator, run int) (*compare.Side, report.HTMLRun, error) {
+	// The side's n-th run is its own point n<<20 on, so that its points
+	// are other repeats than its first run's.
+	add := func(r *record.Record) {
+		if run > 0 {
+			c := *r
+			c.Point += run << 20
+			r = &c
+		}
+		ev.Add(r)
+	}
 	if page {
 		r, _, err := htmlRunInto(env, arg, strict, sliceFlag{}, nil, ev)
 		return &compare.Side{Name: arg, Summary: r.Summary, Eval: ev}, r, err
 	}
-	s, err := loadSummary(env, arg, strict, sliceFlag{}, ev.Add)
+	s, err := loadSummary(env, arg, strict, sliceFlag{}, add)
 	if err != nil {
 		return nil, report.HTMLRun{}, err
 	}
@@ -173,7 +296,7 @@ func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format 
 // when none failed but one was judged on invalid evidence, 1 when there
 // were gates but no common load point to judge them at.
 func gateOutcome(r *compare.Result, gates []compare.Gate) error {
-	if len(gates) == 0 {
+	if len(gates) == 0 || r.SameRun != "" {
 		return nil
 	}
 	if len(r.Points) == 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -98,6 +99,9 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	}
 	if ch := cfg.Changes(sim.DefaultConfig()); len(ch) > 0 {
 		info[record.ServerSimChanges] = strings.Join(ch, ", ")
+	}
+	if settings, err := json.Marshal(cfg.Settings()); err == nil {
+		info[backend.InfoSimSettings] = string(settings)
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil

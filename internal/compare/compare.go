@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
@@ -37,7 +38,10 @@ var Headline = []string{
 // records by load for the intervals.
 type Side struct {
 	// Name is the run as the user named it (a directory or a history id).
-	Name    string
+	Name string
+	// Dirs are the side's run directories, resolved (absolute, links
+	// followed), when known: the same directories twice are the same runs.
+	Dirs    []string
 	Summary *metrics.Summary
 	Eval    *slo.Evaluator
 }
@@ -62,7 +66,11 @@ type Result struct {
 	Iterations int     `json:"iterations"`
 	// Controlled is true when no property a controlled comparison holds
 	// equal is known to differ (Differences has no entry with Known).
-	Controlled  bool         `json:"controlled"`
+	Controlled bool `json:"controlled"`
+	// SameRun, when set, says why A and B are one run (the same
+	// directory, or the same start time in run.json): nothing is compared
+	// and no gate is judged.
+	SameRun     string       `json:"same_run,omitempty"`
 	Differences []Difference `json:"differences"`
 	// Notes are plain statements about what could be matched: no common
 	// load points, different workloads, points measured by one run only.
@@ -140,6 +148,9 @@ type Change struct {
 	// CI is the bootstrap interval of Diff (null when none).
 	CI      *slo.Interval `json:"ci"`
 	Verdict string        `json:"verdict"`
+	// Noise says where the interval's between-run noise came from (null
+	// for throughput, which has no per-request values).
+	Noise *NoiseEstimate `json:"noise"`
 	// SamplesA and SamplesB are how many values back A and B; Thin is
 	// true when either is fewer than the statistic needs (a p99 of 14
 	// requests is their maximum); Why says so, or why there is no interval.
@@ -160,10 +171,28 @@ func Compare(a, b *Side, opt Options) *Result {
 		Notes: []string{}, Points: []Point{}, OnlyA: []record.Load{}, OnlyB: []record.Load{}, Gates: []GateResult{}}
 	r.Differences = Differences(a.Summary.Run, b.Summary.Run, a.Eval.Loads(), b.Eval.Loads())
 	r.Controlled = controlled(r.Differences)
+	if r.SameRun = sameRun(a, b); r.SameRun != "" {
+		return r
+	}
 	r.match(a, b, opt, statistics(opt.Gates))
 	r.qualify(a, b)
 	r.judgeGates(opt.Gates)
 	return r
+}
+
+// sameRun says why a and b are the same run, or is empty: the same
+// directory, or a run.json with the same start time to the nanosecond
+// (a copy of one run).
+func sameRun(a, b *Side) string {
+	da, db := slices.Sorted(slices.Values(a.Dirs)), slices.Sorted(slices.Values(b.Dirs))
+	if len(da) > 0 && slices.Equal(da, db) {
+		return "the same directory, " + strings.Join(da, ", ")
+	}
+	ra, rb := a.Summary.Run, b.Summary.Run
+	if len(da) < 2 && len(db) < 2 && ra != nil && rb != nil && ra.Started != "" && ra.Started == rb.Started && ra.Ended == rb.Ended {
+		return "run.json of both says it started at " + ra.Started
+	}
+	return ""
 }
 
 func info(s *Side) RunInfo {
@@ -207,16 +236,13 @@ func comparePoint(l record.Load, a, b *Side, opt Options, names []string) Point 
 	p := Point{Load: l, RequestsA: pa.Requests.Completed + pa.Requests.Failed,
 		RequestsB: pb.Requests.Completed + pb.Requests.Failed,
 		RunsA:     runs(a.Summary, l), RunsB: runs(b.Summary, l), Changes: []Change{}, Notes: []string{}}
-	for i, name := range names {
+	for _, name := range names {
 		st := slo.MustStatistic(name)
 		va, na := valueAt(st, a, l, &pa)
 		vb, nb := valueAt(st, b, l, &pb)
-		c := change(st, va, vb, na, nb)
-		o := opt
-		o.Seed = opt.Seed + uint64(i) // independent resamples per metric, still reproducible
-		c.interval(st, l, a, b, o)
-		p.Changes = append(p.Changes, c)
+		p.Changes = append(p.Changes, change(st, va, vb, na, nb))
 	}
+	p.intervals(a, b, opt)
 	if n := thinMetrics(p.Changes); n != "" {
 		p.Notes = append(p.Notes, n)
 	}

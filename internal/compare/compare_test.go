@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // Each case knows the difference B − A exactly (the records are built so)
 // and where its interval must lie.
 func TestChanges(t *testing.T) {
-	spread := linear(100, 1) // TTFT 100..139 ms over 40 requests
+	spread := scattered(100, 40) // TTFT 100..139 ms, in no order over time
 	tests := []struct {
 		name     string
 		a, b     []*record.Record
@@ -23,23 +24,32 @@ func TestChanges(t *testing.T) {
 		thin    bool
 	}{
 		// A shift of 50 ms against a spread of 40 ms: far out of noise.
-		{"ttft shift out of noise", series(40, spread, constant(10)), series(40, linear(150, 1), constant(10)), "ttft p50", 50, Worse, false},
+		{"ttft shift out of noise", series(160, spread, constant(10)), series(160, shifted(spread, 50), constant(10)), "ttft p50", 50, Worse, false},
 		// A shift of 1 ms against that spread: the interval holds 0.
-		{"ttft shift inside noise", series(40, spread, constant(10)), series(40, linear(101, 1), constant(10)), "ttft p50", 1, Noise, false},
+		{"ttft shift inside noise", series(160, spread, constant(10)), series(160, shifted(spread, 1), constant(10)), "ttft p50", 1, Noise, false},
 		// No noise at all: every gap 10 ms, then 12 ms.
-		{"itl exact", series(40, spread, constant(10)), series(40, spread, constant(12)), "itl p95", 2, Worse, false},
+		{"itl exact", series(160, spread, constant(10)), series(160, spread, constant(12)), "itl p95", 2, Worse, false},
 		// Decode speed is better higher: 1000/10 → 1000/8 tok/s.
-		{"speed better", series(40, spread, constant(10)), series(40, spread, constant(8)), "speed p50", 25, Better, false},
-		// speed p95 is the p5 of speeds; falling is worse.
-		{"speed p95 worse", series(40, spread, constant(8)), series(40, spread, constant(10)), "speed p95", -25, Worse, false},
-		// E2E = TTFT + 7 gaps.
-		{"e2e follows ttft and itl", series(40, constant(100), constant(10)), series(40, constant(100), constant(20)), "e2e p99", 70, Worse, true},
-		// 10 of 40 requests fail in B, none in A.
-		{"error rate", series(40, spread, constant(10)), withFailures(series(30, spread, constant(10)), 10), "error_rate", 0.25, Worse, false},
+		{"speed better", series(160, spread, constant(10)), series(160, spread, constant(8)), "speed p50", 25, Better, false},
+		// speed p95 is the p5 of speeds; falling is worse. Four slices of
+		// 100 requests each hold five beyond it.
+		{"speed p95 worse", series(400, spread, constant(8)), series(400, spread, constant(10)), "speed p95", -25, Worse, false},
+		// 160 requests are too few for that: unknown.
+		{"speed p95 of few", series(160, spread, constant(8)), series(160, spread, constant(10)), "speed p95", -25, Unknown, false},
+		// E2E = TTFT + 7 gaps; 160 requests are too few for a p99 of every
+		// slice, so one run each cannot tell its noise.
+		{"e2e follows ttft and itl", series(160, constant(100), constant(10)), series(160, constant(100), constant(20)), "e2e p99", 70, Unknown, false},
+		// One in four requests fails in B, none in A.
+		{"error rate", series(160, spread, constant(10)), everyFourthFails(series(160, spread, constant(10))), "error_rate", 0.25, Worse, false},
 		// No request fails on either side: no resample differs.
-		{"error rate same", series(40, spread, constant(10)), series(40, spread, constant(10)), "error_rate", 0, NoChange, false},
-		// Ten requests: a p95 rests on fewer than the 20 it needs.
-		{"thin p95", series(10, spread, constant(10)), series(10, linear(150, 1), constant(10)), "ttft p95", 50, Worse, true},
+		{"error rate same", series(160, spread, constant(10)), series(160, spread, constant(10)), "error_rate", 0, NoChange, false},
+		// Ten requests: a p95 rests on fewer than the 20 it needs, and
+		// cannot be cut into time slices: unknown, however far it moved.
+		{"thin p95", series(10, spread, constant(10)), series(10, shifted(spread, 50), constant(10)), "ttft p95", 50, Unknown, true},
+		// TTFT drifts up 0..40 ms over each run: the request bootstrap alone
+		// calls a 10 ms shift a change; the runs' own slices show drift
+		// that large, so it is noise.
+		{"drift within the runs", series(160, linear(100, 0.25), constant(10)), series(160, linear(110, 0.25), constant(10)), "ttft p50", 10, Noise, false},
 	}
 	for _, tt := range tests {
 		r := Compare(side("a", nil, tt.a...), side("b", nil, tt.b...), Options{})
@@ -51,7 +61,7 @@ func TestChanges(t *testing.T) {
 			t.Errorf("%s: diff %v, want %v", tt.name, fmtPtr(c.Diff), tt.wantDiff)
 			continue
 		}
-		if c.CI == nil || c.CI.Low > *c.Diff || c.CI.High < *c.Diff {
+		if (c.CI == nil) != (tt.verdict == Unknown) || c.CI != nil && (c.CI.Low > *c.Diff || c.CI.High < *c.Diff) {
 			t.Errorf("%s: interval %+v does not contain the difference %v", tt.name, c.CI, *c.Diff)
 		}
 		if c.Verdict != tt.verdict || c.Thin != tt.thin {
@@ -60,11 +70,12 @@ func TestChanges(t *testing.T) {
 	}
 }
 
-// withFailures appends n failed requests to a series.
-func withFailures(recs []*record.Record, n int) []*record.Record {
-	t := float64(recs[len(recs)-1].EndNS) / 1e6
-	for i := range n {
-		recs = append(recs, failed(0, c1, len(recs), t+float64(i)*10, 5))
+// everyFourthFails replaces every fourth request with a failure.
+func everyFourthFails(recs []*record.Record) []*record.Record {
+	for i, r := range recs {
+		if i%4 == 3 {
+			recs[i] = failed(0, c1, i, float64(r.SentNS)/1e6, 5)
+		}
 	}
 	return recs
 }
@@ -153,10 +164,10 @@ func TestMatching(t *testing.T) {
 // The same seed gives the same intervals, so a comparison can be
 // reproduced.
 func TestReproducible(t *testing.T) {
-	a, b := series(30, linear(100, 2), constant(10)), series(30, linear(104, 2), constant(10))
+	a, b := series(160, scattered(100, 60), constant(10)), series(160, scattered(104, 60), constant(10))
 	r1 := Compare(side("a", nil, a...), side("b", nil, b...), Options{})
 	r2 := Compare(side("a", nil, a...), side("b", nil, b...), Options{})
-	c1, c2 := changeOf(t, r1.Points[0], "ttft p95"), changeOf(t, r2.Points[0], "ttft p95")
+	c1, c2 := changeOf(t, r1.Points[0], "ttft p50"), changeOf(t, r2.Points[0], "ttft p50")
 	if *c1.CI != *c2.CI {
 		t.Errorf("intervals differ: %+v vs %+v", c1.CI, c2.CI)
 	}
@@ -171,5 +182,51 @@ func TestIntervalContainsDifference(t *testing.T) {
 		if c.CI != nil && (c.CI.Low > *c.Diff || c.CI.High < *c.Diff) {
 			t.Errorf("%s: interval %+v misses the difference %v", c.Metric, c.CI, *c.Diff)
 		}
+	}
+}
+
+// BenchmarkCompare compares two runs of 10,000 requests × 64 tokens at one
+// load, as compare does after reading them: every headline statistic with
+// its interval and noise band.
+func BenchmarkCompare(b *testing.B) {
+	run := func(seed uint64) *Side {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		recs := make([]*record.Record, 10_000)
+		for i := range recs {
+			recs[i] = req(0, c1, i, float64(i)*20, 100+50*rng.ExpFloat64(), 7+rng.ExpFloat64(), 64)
+		}
+		return side("run", nil, recs...)
+	}
+	a, bb := run(1), run(2)
+	b.ResetTimer()
+	for range b.N {
+		Compare(a, bb, Options{})
+	}
+}
+
+// Repeats are the unit of replication: runs whose levels differ by ±20 ms
+// make a 10 ms change noise, although each run's requests alone would
+// call it; the change says its noise came from the runs.
+func TestRunsAreTheUnit(t *testing.T) {
+	runs := func(offsets ...float64) []*record.Record {
+		var out []*record.Record
+		for p, off := range offsets {
+			for i := range 100 {
+				out = append(out, req(p, c1, p*1000+i, float64(p*100_000+i*200), 100+off+float64(i*37%10), 10, 8))
+			}
+		}
+		return out
+	}
+	r := Compare(side("a", nil, runs(0, 20, -20)...), side("b", nil, runs(10, 30, -10)...), Options{})
+	c := changeOf(t, r.Points[0], "ttft p50")
+	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != fromRuns || c.Noise.RunsA != 3 || c.Noise.RunsB != 3 {
+		t.Errorf("ttft p50 over 3 runs each: verdict %q, noise %+v, interval %+v", c.Verdict, c.Noise, c.CI)
+	}
+	// One run against three: the one run's slices and the three runs'
+	// spread together make the band.
+	r = Compare(side("a", nil, runs(0)...), side("b", nil, runs(10, 30, -10)...), Options{})
+	c = changeOf(t, r.Points[0], "ttft p50")
+	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != fromSlices || c.Noise.SlicesA != 5 || c.Noise.SlicesB != 0 {
+		t.Errorf("ttft p50, one run against three: verdict %q, noise %+v, interval %+v", c.Verdict, c.Noise, c.CI)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -46,6 +47,7 @@ const (
 	notWorkload = "not the same workload: the runs timed different requests"
 	notPolicy   = "not the same load policy: the same label is a different load"
 	notChecked  = "only one run reports it, so it cannot be checked"
+	notSameSim  = "a different simulated server: its figures are another model's, not a controlled comparison"
 )
 
 // controlled reports whether no controlled property is known to differ.
@@ -65,6 +67,9 @@ func Differences(a, b *record.Run, la, lb []record.Load) []Difference {
 			Consequence: "a run without run.json says nothing of its server or workload, so nothing can be checked"})
 	}
 	ds = append(ds, serverDifferences(a.Target.Server, b.Target.Server)...)
+	if a.Target.Simulated && b.Target.Simulated {
+		ds = append(ds, simDifferences(a.Target.Server[backend.InfoSimSettings], b.Target.Server[backend.InfoSimSettings])...)
+	}
 	for _, p := range runProperties {
 		va, vb := p.get(a), p.get(b)
 		if p.key == "target.model" && slices.ContainsFunc(ds, func(d Difference) bool { return d.Property == "model" }) {
@@ -114,6 +119,44 @@ func serverDifferences(a, b map[string]string) []Difference {
 			Known: a[k] != "" && b[k] != "", Consequence: unlessUnknown(a[k], b[k], notHardware)})
 	}
 	return ds
+}
+
+// simDifferences are the settings in which two runs' simulated servers
+// differ (run.json target.server.sim_settings): each a different server,
+// so no controlled comparison. A run that did not record them (older than
+// the key) leaves them unchecked.
+func simDifferences(a, b string) []Difference {
+	var sa, sb map[string]string
+	errA, errB := json.Unmarshal([]byte(a), &sa), json.Unmarshal([]byte(b), &sb)
+	if errA != nil || errB != nil {
+		if a == b {
+			return nil
+		}
+		return []Difference{{Property: "simulator configuration", Key: "target.server." + backend.InfoSimSettings,
+			A: recorded(errA == nil), B: recorded(errB == nil), Consequence: notChecked}}
+	}
+	keys := map[string]bool{}
+	for k := range sa {
+		keys[k] = true
+	}
+	for k := range sb {
+		keys[k] = true
+	}
+	var ds []Difference
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if sa[k] != sb[k] {
+			ds = append(ds, Difference{Property: "simulator " + k, Key: "target.server." + backend.InfoSimSettings + "." + k,
+				A: cmp.Or(sa[k], "(not set)"), B: cmp.Or(sb[k], "(not set)"), Known: true, Consequence: notSameSim})
+		}
+	}
+	return ds
+}
+
+func recorded(ok bool) string {
+	if ok {
+		return "recorded"
+	}
+	return ""
 }
 
 // propertyName is a server key as people say it.

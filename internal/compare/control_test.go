@@ -78,3 +78,42 @@ func TestDifferencesWithoutRun(t *testing.T) {
 		t.Errorf("%+v", ds)
 	}
 }
+
+// Two runs of the built-in simulator with different configurations are
+// two different servers: every setting that differs is listed, loudly.
+func TestSimDifferences(t *testing.T) {
+	simRun := func(settings string) *record.Run {
+		r := baseRun()
+		r.Target.Simulated = true
+		r.Target.Server = map[string]string{"model_id": "sim", "runtime": "servebench-sim"}
+		if settings != "" {
+			r.Target.Server["sim_settings"] = settings
+		}
+		return r
+	}
+	base := `{"device.mem_bandwidth_gbs":"3350","engine.max_num_seqs":"8"}`
+	tests := []struct {
+		name       string
+		a, b       string
+		want       []string
+		controlled bool
+	}{
+		{"same configuration", base, base, nil, true},
+		{"20% less bandwidth", base, `{"device.mem_bandwidth_gbs":"2680","engine.max_num_seqs":"8"}`,
+			[]string{"different simulator device.mem_bandwidth_gbs: 3350 vs 2680 — a different simulated server: its figures are another model's, not a controlled comparison"}, false},
+		{"a setting one side lacks", base, `{"device.mem_bandwidth_gbs":"3350"}`,
+			[]string{"different simulator engine.max_num_seqs: 8 vs (not set) — a different simulated server: its figures are another model's, not a controlled comparison"}, false},
+		// A run recorded before the settings were: unchecked.
+		{"older run", base, "", []string{"simulator configuration unchecked: recorded vs (not reported) — only one run reports it, so it cannot be checked"}, true},
+	}
+	for _, tt := range tests {
+		ds := Differences(simRun(tt.a), simRun(tt.b), nil, nil)
+		var got []string
+		for _, d := range ds {
+			got = append(got, d.Text())
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") || controlled(ds) != tt.controlled {
+			t.Errorf("%s:\n got %q (controlled %v)\nwant %q (%v)", tt.name, got, controlled(ds), tt.want, tt.controlled)
+		}
+	}
+}

@@ -118,7 +118,8 @@ type GateResult struct {
 	Worse *float64 `json:"worse"`
 	// Failed is true when Worse is beyond the threshold and the change
 	// is beyond its interval (the interval of B − A lies wholly on the
-	// worse side of 0), or has no interval: the threshold alone judges it.
+	// worse side of 0). A change without an interval (unknown: one run
+	// each of throughput, or runs too short to slice) does not fail.
 	Failed bool   `json:"failed"`
 	Reason string `json:"reason"`
 	// Inconclusive is true when the point's evidence is invalid
@@ -168,7 +169,7 @@ func (g Gate) judge(l record.Load, c Change) GateResult {
 	case c.Verdict == Worse:
 		gr.Failed, gr.Reason = true, "beyond the threshold and beyond its interval"
 	case c.CI == nil:
-		gr.Failed, gr.Reason = true, "beyond the threshold; no interval ("+c.Why+"), so the threshold alone judges it"
+		gr.Reason = "beyond the threshold, but whether beyond noise is unknown (" + c.Why + "), so it does not fail"
 	default:
 		gr.Reason = "beyond the threshold but inside noise: its interval contains no change"
 	}

@@ -77,3 +77,14 @@ func constant(v float64) func(int) float64 { return func(int) float64 { return v
 func linear(base, step float64) func(int) float64 {
 	return func(i int) float64 { return base + step*float64(i) }
 }
+
+// scattered is base + 0..width−1, in a fixed order that neither rises nor
+// falls over a run.
+func scattered(base float64, width int) func(int) float64 {
+	return func(i int) float64 { return base + float64(i*37%width) }
+}
+
+// shifted is f moved by d.
+func shifted(f func(int) float64, d float64) func(int) float64 {
+	return func(i int) float64 { return f(i) + d }
+}

@@ -1,10 +1,6 @@
 package compare
 
-import (
-	"fmt"
-
-	"github.com/servebench/servebench/internal/report"
-)
+import "github.com/servebench/servebench/internal/report"
 
 // HTMLTables are the comparison as tables for the HTML report's page
 // (report.HTMLPage), beside the two runs' own charts: the controlled-
@@ -41,7 +37,7 @@ func controlTable(r *Result) report.HTMLTable {
 }
 
 func pointTable(p Point) report.HTMLTable {
-	t := report.HTMLTable{Title: fmt.Sprintf("%s — A: %s, B: %s", p.Load.Label(), requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB)),
+	t := report.HTMLTable{Title: p.Load.Label() + " — " + sides(p),
 		Columns: []string{"metric", "A", "B", "change", "relative", "interval", "verdict"}, Rows: [][]string{}, Notes: []string{}}
 	for _, c := range p.Changes {
 		f := c.stat.Format
@@ -52,6 +48,9 @@ func pointTable(p Point) report.HTMLTable {
 	}
 	if p.Inconclusive != "" {
 		t.Notes = append(t.Notes, "INCONCLUSIVE: "+p.Inconclusive)
+	}
+	if n := noiseNote(p); n != "" {
+		t.Notes = append(t.Notes, "noise: "+n)
 	}
 	return addNotes(t, p.Notes)
 }

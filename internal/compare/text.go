@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,8 +26,8 @@ func WriteJSON(w io.Writer, r *Result) error {
 // table per common load point, and the regression gates.
 func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Comparing B with A: change = B − A, with its %g%% bootstrap interval (%d resamples over requests and repeats)\n",
-		100*r.Confidence, r.Iterations)
+	fmt.Fprintf(&b, "Comparing B with A: change = B − A, with its %g%% interval (%d bootstrap resamples of runs, then of requests in them;\n"+
+		"a side of one run adds the noise between its own time slices)\n", 100*r.Confidence, r.Iterations)
 	for _, x := range []struct {
 		side string
 		ri   RunInfo
@@ -35,6 +36,11 @@ func WriteText(w io.Writer, r *Result) error {
 		for _, w := range x.ri.Warnings {
 			fmt.Fprintf(&b, "     ! %s\n", w)
 		}
+	}
+	if r.SameRun != "" {
+		fmt.Fprintf(&b, "\nA and B are the same run (%s): there is no change to measure.\n", r.SameRun)
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	writeDifferences(&b, r)
 	for _, n := range r.Notes {
@@ -89,7 +95,7 @@ func writeDifferences(b *strings.Builder, r *Result) {
 }
 
 func writePoint(b *strings.Builder, p Point) {
-	fmt.Fprintf(b, "\n%s   A: %s, B: %s\n", p.Load.Label(), requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB))
+	fmt.Fprintf(b, "\n%s   %s\n", p.Load.Label(), sides(p))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  metric\tA\tB\tchange\t\tinterval\tverdict")
 	for _, c := range p.Changes {
@@ -102,6 +108,9 @@ func writePoint(b *strings.Builder, p Point) {
 		if c.Why != "" && !c.Thin {
 			fmt.Fprintf(b, "  %s: %s\n", c.Metric, c.Why)
 		}
+	}
+	if n := noiseNote(p); n != "" {
+		fmt.Fprintf(b, "  noise: %s\n", n)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(b, "  ! %s\n", n)
@@ -116,6 +125,50 @@ func requests(n, runs int) string {
 		return fmt.Sprintf("%d requests in %d runs", n, runs)
 	}
 	return fmt.Sprintf("%d requests", n)
+}
+
+// sides says how many runs each side rests on, for a point's title.
+func sides(p Point) string {
+	a, b := requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB)
+	if p.RunsA < 2 && p.RunsB < 2 {
+		return fmt.Sprintf("A: %s, B: %s (one run each)", a, b)
+	}
+	return fmt.Sprintf("A: %s, B: %s", a, b)
+}
+
+// noiseNote says where a point's intervals took their between-run noise
+// from: the runs, or each run's own time slices.
+func noiseNote(p Point) string {
+	slices := map[[2]int]bool{}
+	for _, c := range p.Changes {
+		if c.Noise != nil && c.Noise.Source == fromSlices {
+			slices[[2]int{c.Noise.SlicesA, c.Noise.SlicesB}] = true
+		}
+	}
+	switch {
+	case p.RunsA > 1 && p.RunsB > 1:
+		return fmt.Sprintf("from the spread between runs (%d in A, %d in B)", p.RunsA, p.RunsB)
+	case len(slices) == 0:
+		return ""
+	}
+	var ks []string
+	for k := range slices {
+		ks = append(ks, sliceCount(k))
+	}
+	sort.Strings(ks)
+	return fmt.Sprintf("%s: each interval is widened to t·SE of the spread between each run's own time slices (%s), so a change within a run's own variation is not called", oneRun(p.RunsA, p.RunsB), strings.Join(ks, "; "))
+}
+
+func sliceCount(k [2]int) string {
+	switch {
+	case k[0] == 0:
+		return fmt.Sprintf("B: %d", k[1])
+	case k[1] == 0:
+		return fmt.Sprintf("A: %d", k[0])
+	case k[0] == k[1]:
+		return fmt.Sprintf("%d each", k[0])
+	}
+	return fmt.Sprintf("%d in A, %d in B", k[0], k[1])
 }
 
 func value(format func(float64) string, v *float64) string {
@@ -163,6 +216,10 @@ func verdictText(c Change) string {
 		v = "WORSE"
 	case Noise:
 		v = "noise"
+	case Unknown:
+		if strings.HasPrefix(c.Why, noRepeat+"; ") || strings.HasPrefix(c.Why, "one run in ") {
+			v = "unknown (" + noRepeat + "; repeat to know)"
+		}
 	}
 	if c.Thin {
 		v += " (thin)"

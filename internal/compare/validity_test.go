@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +20,8 @@ func TestInvalidRowIsInconclusive(t *testing.T) {
 	}
 	c2 := record.Load{Concurrency: 2}
 	build := func() (*Side, *Side) {
-		a := series(30, constant(100), constant(10))
-		b := series(30, constant(150), constant(10))
+		a := series(400, constant(100), constant(10))
+		b := series(400, constant(150), constant(10))
 		// c=2 with one request at a time: never 2 in flight, so not held
 		for i := range 30 {
 			t := float64(i) * 300
@@ -59,5 +60,11 @@ func TestInvalidRowIsInconclusive(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
+	}
+	// the page's point table says why, and its gate row reads INCONCLUSIVE
+	tables := HTMLTables(r)
+	c1, gates := tables[1], tables[len(tables)-1] // after the control table
+	if !slices.Contains(c1.Notes, "INCONCLUSIVE: B: sim_behind: skipped 12% of the point") || gates.Rows[0][3] != "INCONCLUSIVE" {
+		t.Errorf("html: c=1 notes %q, gate row %q", c1.Notes, gates.Rows[0])
 	}
 }

@@ -99,6 +99,26 @@ func (s Statistic) StatFunc() (func([]float64) float64, bool) {
 	return statFunc(SLO{Stat: s.Stat, def: s.def})
 }
 
+// Estimator is StatFunc as stats' fast resampling takes it: the quantile
+// the statistic reads (the p5 for "speed p95"), or the mean.
+func (s Statistic) Estimator() (stats.Estimator, bool) {
+	if s.def.samples == nil {
+		return stats.Estimator{}, false
+	}
+	if !s.def.kind.distribution() || s.Stat == "mean" {
+		return stats.Estimator{Mean: true}, true
+	}
+	if s.Stat == "max" {
+		return stats.Estimator{P: 1}, true
+	}
+	for _, q := range stats.Quantiles {
+		if q.Key == s.Stat {
+			return stats.Estimator{P: q.P}, true
+		}
+	}
+	return stats.Estimator{}, false
+}
+
 // Groups are the per-request values of the statistic measured at load,
 // one group per point (run) recorded there, as stats.BootstrapInterval
 // takes them; nil when nothing was recorded at load or the statistic has
@@ -111,6 +131,30 @@ func (e *Evaluator) Groups(load record.Load, s Statistic) [][][]float64 {
 		return nil
 	}
 	return lv.groups(s.def, lv.pointIndexes())
+}
+
+// Requests are Groups with every measured request a unit, in the order
+// it was recorded: an empty one where the request gave the statistic no
+// value (a failed request has no TTFT). Every statistic of a load then has
+// the same units, so one resample of requests serves them all, and a
+// run's units in order are its time slices (compare).
+func (e *Evaluator) Requests(load record.Load, s Statistic) [][][]float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lv := e.levels[load]
+	if lv == nil || s.def.samples == nil {
+		return nil
+	}
+	idx := lv.pointIndexes()
+	groups := make([][][]float64, 0, len(idx))
+	for _, i := range idx {
+		g := make([][]float64, len(lv.runs[i].reqs))
+		for j, v := range lv.runs[i].reqs {
+			g[j] = s.def.samples(v)
+		}
+		groups = append(groups, g)
+	}
+	return groups
 }
 
 // groups collects what each of the level's runs idx contributed to a
