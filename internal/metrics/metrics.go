@@ -111,6 +111,19 @@ type Aggregator struct {
 	// the first Add, since slicing keeps every request's chunks.
 	Slice  time.Duration
 	points map[int]*pointAgg
+	from   map[int]int64
+}
+
+// From says that no measured request of point i was sent before ns (model
+// time, the records' clock): the point's start, or its measured window's
+// start as run.json holds it. With it, slicing counts each request as it
+// comes instead of keeping its chunks to the end, so that memory does not
+// grow with the length of the point; call it before the point's first Add.
+func (a *Aggregator) From(i int, ns int64) {
+	if a.from == nil {
+		a.from = map[int]int64{}
+	}
+	a.from[i] = ns
 }
 
 // Add folds one record into its load point.
@@ -121,6 +134,9 @@ func (a *Aggregator) Add(r *record.Record) {
 	p := a.points[r.Point]
 	if p == nil {
 		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
+		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
+			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
+		}
 		a.points[r.Point] = p
 	}
 	p.add(r)
@@ -172,7 +188,8 @@ type pointAgg struct {
 	mismatchChat                              bool
 
 	slice     time.Duration // slices' length, 0 for none
-	sliceReqs []sliceReq
+	sliceReqs []sliceReq    // requests kept to be sliced at the end
+	stream    *sliceStream  // requests sliced as they came (slicestream.go)
 
 	warm                Warmup
 	warmSeen            bool

@@ -87,6 +87,9 @@ func (p *pointAgg) keepForSlices(r *record.Record) {
 			q.decode = v
 		}
 	}
+	if p.stream != nil && p.stream.take(&q, p.firstSent) {
+		return
+	}
 	p.sliceReqs = append(p.sliceReqs, q)
 }
 
@@ -138,11 +141,13 @@ func (p *pointAgg) slices() []Slice {
 		from := p.firstSent + int64(k)*width
 		sl.out[k] = Slice{Index: k, fromNS: from, toNS: min(from+width, p.lastEnd)}
 	}
-	for _, v := range p.intervals {
-		sl.inFlight(v.start, v.end)
+	if p.stream != nil {
+		p.stream.into(sl, p.firstSent)
 	}
 	for i := range p.sliceReqs {
-		sl.add(&p.sliceReqs[i])
+		q := &p.sliceReqs[i]
+		sl.inFlight(q.sent, q.end)
+		sl.add(q)
 	}
 	sl.finish()
 	markPhases(sl.out, width, p.lastSend(), p.firstRound())

@@ -143,3 +143,19 @@ func (k *sketch) summary() Dist {
 	}
 	return d
 }
+
+func (k *sketch) merge(o *sketch) {
+	k.n += o.n
+	k.zero += o.zero
+	y := o.sum - k.c
+	t := k.sum + y
+	k.c = (t - k.sum) - y
+	k.sum = t
+	k.min, k.max = min(k.min, o.min), max(k.max, o.max)
+	for i, c := range o.pos {
+		k.pos[i] += c
+	}
+	for i, c := range o.neg {
+		k.neg[i] += c
+	}
+}

@@ -134,6 +134,25 @@ func (s *Sample) fold() {
 	s.xs, s.more = nil, nil
 }
 
+// Merge adds o's observations to s; o is unchanged.
+func (s *Sample) Merge(o *Sample) {
+	if o.sk == nil {
+		for _, x := range o.xs {
+			s.Add(x)
+		}
+		for _, b := range o.more {
+			for _, x := range b {
+				s.Add(x)
+			}
+		}
+		return
+	}
+	if s.sk == nil {
+		s.fold()
+	}
+	s.sk.merge(o.sk)
+}
+
 // Exact reports whether the sample still holds every observation, so that
 // its quantiles are exact (at most ExactMax of them).
 func (s *Sample) Exact() bool { return s.sk == nil }
