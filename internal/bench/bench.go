@@ -167,6 +167,9 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	ready := func() {
 		pc.StartMark = s.waitMark(ctx)
 		pc.StartedNS = int64(time.Since(s.runner.Epoch))
+		// No measured request is sent before the point starts, nor before
+		// its warm-up time has passed: slicing can count them as they come.
+		s.sink.from(p.Index, pc.StartedNS+int64(wallPoint(p, s.cfg.Run.Scale()).WarmupDuration))
 	}
 	var err error
 	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)

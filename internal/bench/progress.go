@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +25,7 @@ type progress struct {
 	epoch time.Time
 	mu    sync.Mutex
 	done  int
-	ttft  []float64
+	ttft  stats.Sample // bounded however long the point (stats.ExactMax)
 	toks  int64
 	first int64
 	last  int64
@@ -63,7 +62,7 @@ func (pr *progress) add(r *record.Record) {
 	defer pr.mu.Unlock()
 	pr.done++
 	if ttft, ok := metrics.TTFT(r); ok && r.Error == nil {
-		pr.ttft = append(pr.ttft, ttft)
+		pr.ttft.Add(ttft)
 		pr.toks += int64(r.OutputTokens)
 	}
 	if pr.first < 0 || r.SentNS < pr.first {
@@ -74,18 +73,17 @@ func (pr *progress) add(r *record.Record) {
 
 func (pr *progress) draw(final bool) {
 	pr.mu.Lock()
-	xs := slices.Clone(pr.ttft)
+	n, p95 := pr.ttft.Len(), pr.ttft.Quantile(0.95)
 	done, toks, win := pr.done, pr.toks, float64(pr.last-pr.first)/1e9
 	pr.mu.Unlock()
-	slices.Sort(xs)
 	label := pr.p.Load.Label()
 	of := "?"
 	if n := pr.p.Requests + pr.p.WarmupRequests; pr.p.Requests > 0 {
 		of = strconv.Itoa(n)
 	}
 	line := fmt.Sprintf("\r\033[K[point %d %s] %d/%s done", pr.p.Index+1, label, done, of)
-	if len(xs) > 0 && win > 0 {
-		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", stats.Quantile(xs, 0.95), float64(toks)/win)
+	if n > 0 && win > 0 {
+		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", p95, float64(toks)/win)
 	}
 	if final {
 		line += "\n"

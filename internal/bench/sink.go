@@ -121,6 +121,17 @@ func (s *sink) emit(r *record.Record) {
 	}
 }
 
+// from tells the aggregator that no measured request of point i is sent
+// before ns, on the records' clock (metrics.Aggregator.From).
+func (s *sink) from(i int, ns int64) {
+	if s.scale > 0 && s.scale != 1 {
+		ns = int64(float64(ns) * s.scale) // as Record.ModelTime converts
+	}
+	s.mu.Lock()
+	s.agg.From(i, ns)
+	s.mu.Unlock()
+}
+
 func (s *sink) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

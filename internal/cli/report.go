@@ -258,6 +258,7 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 	if slice.set {
 		agg.Slice = slice.d
 	}
+	agg.FromRun(run)
 	rd := record.NewReader(r)
 	if !strict {
 		rd.SkipDamaged()

@@ -126,6 +126,24 @@ func (a *Aggregator) From(i int, ns int64) {
 	a.from[i] = ns
 }
 
+// FromRun gives From the points' starts that run (run.json) holds: each
+// point's measured window's first send, or else the point's start; nil
+// gives none.
+func (a *Aggregator) FromRun(run *record.Run) {
+	if run == nil {
+		return
+	}
+	for _, pc := range run.Points {
+		ns := pc.StartedNS
+		if !pc.Span.Empty() {
+			ns = pc.StartNS
+		}
+		if ns > 0 {
+			a.From(pc.Index, (&record.Record{SentNS: ns}).ModelTime(run.Scale()).SentNS)
+		}
+	}
+}
+
 // Add folds one record into its load point.
 func (a *Aggregator) Add(r *record.Record) {
 	if a.points == nil {
