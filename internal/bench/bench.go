@@ -139,6 +139,7 @@ func Open(cfg Config) (*Session, error) {
 	}
 	sink.scale = cfg.Run.Scale()
 	sink.agg.Slice = cfg.Run.Slice()
+	sink.agg.Ordered = true // records are handed over as their requests end
 	epoch := time.Now()
 	run := cfg.Run
 	run.Schema = record.RunSchema

@@ -259,6 +259,9 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 		agg.Slice = slice.d
 	}
 	agg.FromRun(run)
+	// One run's records file holds them in the order they ended; a merged
+	// run's holds its workers' one after the other.
+	agg.Ordered = run != nil && len(run.Workers) == 0
 	rd := record.NewReader(r)
 	if !strict {
 		rd.SkipDamaged()

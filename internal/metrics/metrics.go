@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -109,8 +110,12 @@ type Aggregator struct {
 	// Slice, when positive, cuts each point's window into slices of this
 	// much model time (points[].slices, points[].drift); set it before
 	// the first Add, since slicing keeps every request's chunks.
-	Slice  time.Duration
-	points map[int]*pointAgg
+	Slice time.Duration
+	// Ordered: records come in the order their requests ended, as a run
+	// hands them over and writes them. A closed loop's requests in flight
+	// are then swept as they come (inflight.go) instead of kept to the end.
+	Ordered bool
+	points  map[int]*pointAgg
 	from   map[int]int64
 }
 
@@ -152,6 +157,9 @@ func (a *Aggregator) Add(r *record.Record) {
 	p := a.points[r.Point]
 	if p == nil {
 		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
+		if c := r.Load.Concurrency; a.Ordered && c > 0 && r.Session == 0 {
+			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c}
+		}
 		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
 			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
 		}
@@ -205,6 +213,7 @@ type pointAgg struct {
 	shortfall, shortfallToks, mismatch        int
 	mismatchChat                              bool
 
+	sw        *sweeper      // in flight swept as records come, or nil: intervals kept
 	slice     time.Duration // slices' length, 0 for none
 	sliceReqs []sliceReq    // requests kept to be sliced at the end
 	stream    *sliceStream  // requests sliced as they came (slicestream.go)
@@ -263,7 +272,12 @@ func (p *pointAgg) window(r *record.Record) {
 	if r.EndNS > r.SentNS {
 		p.busyNS += r.EndNS - r.SentNS
 	}
-	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
+	if p.sw != nil {
+		p.sw.add(r.SentNS, r.EndNS)
+		p.sw.late = p.sw.late || r.Session > 0 // think time is not swept
+	} else {
+		p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
+	}
 	if r.Session > 0 {
 		p.turns = append(p.turns, turn{r.Session, r.Turn, r.ScheduledNS, r.EndNS})
 	}
@@ -380,6 +394,9 @@ func (p *pointAgg) summary() PointSummary {
 		PromptTokens: p.promptToks.Summary(), OutputTokens: p.outToks.Summary(),
 		OutputShortfall: p.shortfall, PromptMismatch: p.mismatch,
 		ConcurrencyMax: maxInFlight(p.intervals),
+	}
+	if p.sw != nil {
+		s.ConcurrencyMax, _ = p.sw.final()
 	}
 	if n := p.completed + p.failed; n > 0 {
 		s.ErrorRate = float64(p.failed) / float64(n)

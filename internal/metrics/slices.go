@@ -215,6 +215,9 @@ func quantile(s *stats.Sample, p float64) *float64 {
 
 // lastSend is the latest send of a measured request.
 func (p *pointAgg) lastSend() int64 {
+	if p.sw != nil {
+		return p.sw.lastStart
+	}
 	var last int64
 	for _, v := range p.intervals {
 		last = max(last, v.start)
@@ -229,8 +232,11 @@ func (p *pointAgg) lastSend() int64 {
 // burst of simultaneous prefills a running server does not see.
 func (p *pointAgg) firstRound() int64 {
 	c := p.load.Concurrency
-	if c <= 0 || len(p.intervals) == 0 || p.warm.Count >= c {
+	if c <= 0 || p.measured == 0 || p.warm.Count >= c {
 		return 0
+	}
+	if p.sw != nil {
+		return p.sw.firstRound()
 	}
 	iv := slices.Clone(p.intervals)
 	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
