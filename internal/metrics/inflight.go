@@ -28,7 +28,7 @@ const sweepEvery = 4096
 
 // sweeper sweeps one closed-loop point's intervals.
 type sweeper struct {
-	thr     int   // in flight that counts as holding the load
+	thr     int // in flight that counts as holding the load
 	pending []pend
 	maxEnd  int64
 	longest int64

@@ -116,7 +116,7 @@ type Aggregator struct {
 	// are then swept as they come (inflight.go) instead of kept to the end.
 	Ordered bool
 	points  map[int]*pointAgg
-	from   map[int]int64
+	from    map[int]int64
 }
 
 // From says that no measured request of point i was sent before ns (model
