@@ -26,7 +26,13 @@ const (
 	RecordsFile = "records.jsonl"
 	SummaryFile = "summary.json"
 	RunFile     = "run.json"
+	// RecordsFileGzip holds the records instead of RecordsFile when the
+	// run compresses them (Config.Compress); RecordsPath finds either.
+	RecordsFileGzip = RecordsFile + ".gz"
 )
+
+// CompressGzip is Config.Compress for gzip-compressed records.
+const CompressGzip = "gzip"
 
 // Errors of the run directory.
 var (
@@ -49,7 +55,10 @@ type Config struct {
 	// OutDir receives records.jsonl, run.json and summary.json; empty
 	// keeps everything in memory.
 	OutDir string
-	Grace  time.Duration
+	// Compress is CompressGzip to write records.jsonl.gz instead of
+	// records.jsonl, or empty.
+	Compress string
+	Grace    time.Duration
 	// Progress, when set, receives live progress lines (a terminal).
 	Progress io.Writer
 	// PromptTokensMean sizes how many requests are prepared before a
@@ -129,7 +138,7 @@ type Session struct {
 // writes run.json at once, so that a run killed before its end still has
 // its header.
 func Open(cfg Config) (*Session, error) {
-	sink, err := newSink(cfg.OutDir)
+	sink, err := newSink(cfg.OutDir, cfg.Compress)
 	if err != nil {
 		return nil, err
 	}

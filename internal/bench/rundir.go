@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/servebench/servebench/internal/record"
 )
@@ -15,7 +16,7 @@ type RunDir struct{ s *sink }
 // CreateRunDir creates dir's records file; ErrRunExists when dir holds a
 // run already.
 func CreateRunDir(dir string) (*RunDir, error) {
-	s, err := newSink(dir)
+	s, err := newSink(dir, "")
 	if err != nil {
 		return nil, err
 	}
@@ -40,4 +41,27 @@ func (d *RunDir) Abandon() {
 	name := d.s.f.Name()
 	d.s.close()
 	os.Remove(name)
+}
+
+// RecordsPath returns the records file of the run directory dir:
+// records.jsonl, or records.jsonl.gz when the run wrote its records
+// compressed (run --compress gzip); record.NewReader reads either. When dir
+// holds neither, it returns the plain name, whose opening then fails with
+// the name a user expects.
+func RecordsPath(dir string) string {
+	if p, ok := recordsIn(dir); ok {
+		return p
+	}
+	return filepath.Join(dir, RecordsFile)
+}
+
+// recordsIn returns the records file dir holds, if any.
+func recordsIn(dir string) (string, bool) {
+	for _, name := range []string{RecordsFile, RecordsFileGzip} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -51,7 +51,7 @@ type sink struct {
 	events []telemetry.Sample
 }
 
-func newSink(dir string) (*sink, error) {
+func newSink(dir, compress string) (*sink, error) {
 	s := &sink{dir: dir}
 	if dir == "" {
 		return s, nil
@@ -59,15 +59,25 @@ func newSink(dir string) (*sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
-	path := filepath.Join(dir, RecordsFile)
+	name := RecordsFile
+	if compress == CompressGzip {
+		name = RecordsFileGzip
+	}
+	if other, ok := recordsIn(dir); ok {
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, filepath.Base(other))
+	}
+	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, RecordsFile)
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
 	s.f, s.w = f, record.NewWriter(f)
+	if compress == CompressGzip {
+		s.w = record.NewGzipWriter(f)
+	}
 	return s, nil
 }
 
@@ -171,6 +181,10 @@ func (s *sink) close() error {
 	}
 	f := s.f
 	s.f = nil
+	if err := s.w.Close(); err != nil { // a compressed stream's end
+		f.Close()
+		return fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("flushing %s: %w", f.Name(), err)

@@ -238,7 +238,7 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
 		}
 		if st.IsDir() {
-			path, dir = filepath.Join(arg, bench.RecordsFile), arg
+			path, dir = bench.RecordsPath(arg), arg
 		}
 		f, err := os.Open(path)
 		if err != nil {

@@ -71,6 +71,7 @@ type runFlags struct {
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
 	seed                               uint64
 	out, format, simConfig             string
+	compress                           string      // records compressed: "gzip", or "none"
 	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
 	jsonOut                            bool
 	slice                              sliceFlag      // sustained runs (run_slice.go)
@@ -102,6 +103,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.slice.define(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for lengths, prompts and arrival times")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, run.json and summary.json (must not hold a run already)")
+	fs.StringVar(&f.compress, "compress", "none", "write the records compressed: gzip (records.jsonl.gz, read by every command as records.jsonl is) or none")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
 	fs.StringVar(&f.format, "format", "text", "table format: text, markdown, csv, json")
 	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
@@ -140,6 +142,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	if err := f.shard.check(&f); err != nil {
 		return err
+	}
+	if f.compress != "none" && f.compress != bench.CompressGzip {
+		return usagef("servebench run --out runs/a --compress gzip", "--compress must be gzip or none (got %q)", f.compress)
 	}
 	restore, err := limitCPUs(f.cpus)
 	if err != nil {
