@@ -159,6 +159,7 @@ func Open(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit}
+	sink.epoch = epoch
 	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
 	if err != nil {
 		sink.close()
@@ -260,6 +261,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	sink.onEmit(prog.add)
 	defer prog.stop()
 	runner.Send = func(ctx context.Context, rec *record.Record) {
+		sink.send(rec)
 		send(ctx, &cfg, runner.Epoch, feed, rec)
 	}
 	c, err = runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
@@ -49,6 +50,43 @@ type sink struct {
 	// events records stand for, both on the records' clock.
 	spans  map[int]*record.Span
 	events []telemetry.Sample
+	// sending holds the requests handed to the backend and not yet
+	// emitted, with their scheduled times: what tells the aggregator
+	// which instants no request still to come was sent before (settle).
+	sending map[*record.Record]int64
+	epoch   time.Time
+}
+
+// settleEvery is how many records pass between two settle calls; and
+// settleMargin covers a request scheduled and not yet handed over (a
+// worker between its schedule and its send).
+const (
+	settleEvery  = 1024
+	settleMargin = 10 * time.Second
+)
+
+// send notes that r is handed to the backend.
+func (s *sink) send(r *record.Record) {
+	s.mu.Lock()
+	if s.sending == nil {
+		s.sending = map[*record.Record]int64{}
+	}
+	s.sending[r] = r.ScheduledNS
+	s.mu.Unlock()
+}
+
+// settle tells the aggregator the earliest instant a request still to
+// come can have been sent: the earliest scheduled of those in flight, or
+// a margin before now. Under mu.
+func (s *sink) settle() {
+	w := int64(time.Since(s.epoch) - settleMargin)
+	for _, t := range s.sending {
+		w = min(w, t)
+	}
+	if s.scale > 0 && s.scale != 1 {
+		w = int64(float64(w) * s.scale)
+	}
+	s.agg.Settled(w)
 }
 
 func newSink(dir, compress string) (*sink, error) {
@@ -100,6 +138,7 @@ func (s *sink) nominal(p load.Point) {
 func (s *sink) emit(r *record.Record) {
 	r.Schema = record.Schema
 	s.mu.Lock()
+	delete(s.sending, r)
 	if l, ok := s.loads[r.Point]; ok {
 		r.Load = l
 	}
@@ -124,6 +163,9 @@ func (s *sink) emit(r *record.Record) {
 		s.observe(r)
 	}
 	s.n++
+	if s.n%settleEvery == 0 && !s.epoch.IsZero() {
+		s.settle()
+	}
 	notify := s.notify
 	s.mu.Unlock()
 	if notify != nil {

@@ -30,6 +30,7 @@ const sweepEvery = 4096
 type sweeper struct {
 	thr     int // in flight that counts as holding the load
 	pending []pend
+	added   int
 	maxEnd  int64
 	longest int64
 	swept   int64 // edges before swept are done
@@ -43,6 +44,9 @@ type sweeper struct {
 	round     roundHeap
 	users     int
 	lastStart int64
+	// settled, when the run says so (Aggregator.Settled), is an instant
+	// before which no request still to come was sent.
+	settled *int64
 }
 
 type pend struct {
@@ -59,8 +63,12 @@ func (s *sweeper) add(start, end int64) {
 	s.longest = max(s.longest, end-start)
 	s.lastStart = max(s.lastStart, start)
 	s.keepRound(start, end)
-	if len(s.pending)%sweepEvery == 0 {
-		s.sweepTo(s.maxEnd - max(int64(sweepLookback), 2*s.longest))
+	if s.added++; s.added%sweepEvery == 0 {
+		w := s.maxEnd - max(int64(sweepLookback), 2*s.longest)
+		if s.settled != nil {
+			w = max(w, *s.settled)
+		}
+		s.sweepTo(w)
 	}
 }
 

@@ -100,3 +100,35 @@ func TestInFlightSweptLate(t *testing.T) {
 		t.Errorf("no warning that concurrency figures are approximate: %q", s.Warnings)
 	}
 }
+
+// TestInFlightSettledLetsGo: told by the run which instants no request
+// still to come was sent before (Settled), the sweep keeps only what is in
+// flight around them, not the last sweepLookback of requests, and its
+// figures are still those of every interval kept.
+func TestInFlightSettledLetsGo(t *testing.T) {
+	recs := usersLoop(rand.New(rand.NewPCG(6, 6)), 40, 20*time.Minute, 3*time.Second)
+	next := make([]int64, len(recs)+1) // earliest send from record i on
+	next[len(recs)] = recs[len(recs)-1].EndNS
+	for i := len(recs) - 1; i >= 0; i-- {
+		next[i] = min(next[i+1], recs[i].SentNS)
+	}
+	kept := Aggregator{Slice: time.Minute}
+	settled := Aggregator{Slice: time.Minute, Ordered: true}
+	most := 0
+	for i, r := range recs {
+		kept.Add(r)
+		settled.Settled(next[i])
+		settled.Add(r)
+		most = max(most, len(settled.points[0].sw.pending))
+	}
+	want, _ := kept.Point(0)
+	got, _ := settled.Point(0)
+	if got.ConcurrencyMax != want.ConcurrencyMax || got.ConcurrencyHeldShare != want.ConcurrencyHeldShare ||
+		!reflect.DeepEqual(got.Slices, want.Slices) || !reflect.DeepEqual(got.Warnings, want.Warnings) {
+		t.Errorf("max %d held %v %q, want %d %v %q", got.ConcurrencyMax, got.ConcurrencyHeldShare, got.Warnings,
+			want.ConcurrencyMax, want.ConcurrencyHeldShare, want.Warnings)
+	}
+	if most > 2*sweepEvery {
+		t.Errorf("up to %d intervals pending of %d: Settled let nothing go", most, len(recs))
+	}
+}

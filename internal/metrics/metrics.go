@@ -117,6 +117,15 @@ type Aggregator struct {
 	Ordered bool
 	points  map[int]*pointAgg
 	from    map[int]int64
+	settled int64 // Settled's instant; 0 when never told
+}
+
+// Settled says that no record added from now on was sent before ns (model
+// time): the run knows which requests are still in flight. A closed loop's
+// sweep of requests in flight then lets go of what is before ns instead of
+// keeping the last sweepLookback of requests (inflight.go).
+func (a *Aggregator) Settled(ns int64) {
+	a.settled = max(a.settled, ns)
 }
 
 // From says that no measured request of point i was sent before ns (model
@@ -158,7 +167,7 @@ func (a *Aggregator) Add(r *record.Record) {
 	if p == nil {
 		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
 		if c := r.Load.Concurrency; a.Ordered && c > 0 && r.Session == 0 {
-			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c}
+			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c, settled: &a.settled}
 		}
 		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
 			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
