@@ -118,12 +118,18 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The evaluator keeps every request's values: only a judged report
+	// needs it, and a records file larger than memory must not feed it.
 	ev := &slo.Evaluator{}
+	var add func(*record.Record)
+	if o != nil {
+		add = ev.Add
+	}
 	var s *metrics.Summary
 	if fs.NArg() > 1 {
-		s, err = mergeShards(fs.Args(), m, ev.Add)
+		s, err = mergeShards(fs.Args(), m, add)
 	} else {
-		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
+		s, err = loadSummary(env, fs.Arg(0), *strict, slice, add)
 	}
 	if err != nil {
 		return err
