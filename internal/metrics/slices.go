@@ -138,6 +138,7 @@ func (p *pointAgg) slices() []Slice {
 	sl := &slicer{w0: p.firstSent, width: width, out: make([]Slice, n), busy: make([]int64, n),
 		ttft: make([]stats.Sample, n), dec: make([]stats.Sample, n)}
 	for k := range sl.out {
+		sl.ttft[k], sl.dec[k] = sliceSample(), sliceSample()
 		from := p.firstSent + int64(k)*width
 		sl.out[k] = Slice{Index: k, fromNS: from, toNS: min(from+width, p.lastEnd)}
 	}

@@ -48,7 +48,7 @@ func (s *sliceStream) fixed(t, hi int64) bool {
 // acc is slice k's accumulator, grown as needed.
 func (s *sliceStream) acc(k int) *sliceAcc {
 	for len(s.accs) <= k {
-		s.accs = append(s.accs, sliceAcc{})
+		s.accs = append(s.accs, sliceAcc{ttft: sliceSample(), dec: sliceSample()})
 	}
 	return &s.accs[k]
 }
@@ -125,3 +125,10 @@ func (s *sliceStream) into(sl *slicer, f int64) {
 		sl.dec[j].Merge(&a.dec)
 	}
 }
+
+// sliceExact is the most TTFTs or decode speeds a slice keeps one by one;
+// past it, its quantiles are within stats.SketchError. A day of one-minute
+// slices then keeps a few kilobytes a slice, not 16 bytes a request.
+const sliceExact = 2048
+
+func sliceSample() stats.Sample { return stats.Sample{ExactLimit: sliceExact} }

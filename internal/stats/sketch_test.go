@@ -106,3 +106,22 @@ func TestSketchMemoryBounded(t *testing.T) {
 		t.Error("observations kept after folding into the sketch")
 	}
 }
+
+// TestSampleExactLimit: a sample with a lower ExactLimit folds past it,
+// and its quantiles are within the bound still.
+func TestSampleExactLimit(t *testing.T) {
+	s := Sample{ExactLimit: 100}
+	var xs []float64
+	for i := range 1000 {
+		x := 200 + float64(i%37)
+		xs = append(xs, x)
+		s.Add(x)
+		if s.Exact() != (i < 100) {
+			t.Fatalf("after %d: exact %v", i+1, s.Exact())
+		}
+	}
+	slices.Sort(xs)
+	if got, want := s.Quantile(0.95), Quantile(xs, 0.95); math.Abs(got-want) > SketchError*want {
+		t.Errorf("p95 %v, exact %v", got, want)
+	}
+}

@@ -4,6 +4,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -88,6 +89,9 @@ type Sample struct {
 	// sk holds the observations once there are more than ExactMax
 	// (sketch.go); xs and more are then empty.
 	sk *sketch
+	// ExactLimit, when positive, is the sample's ExactMax: many small
+	// samples (a long run's slices) keep less each.
+	ExactLimit int
 }
 
 // sampleBlock is the size of xs before blocks, and of each block.
@@ -103,7 +107,7 @@ func (s *Sample) Add(x float64) {
 		s.sk.add(x)
 		return
 	}
-	if s.Len() >= ExactMax {
+	if limit := cmp.Or(s.ExactLimit, ExactMax); s.Len() >= limit {
 		s.fold()
 		s.sk.add(x)
 		return
