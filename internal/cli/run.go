@@ -33,6 +33,7 @@ Examples:
   servebench run --url http://127.0.0.1:11434 --api ollama-chat --model llama3.1 --rate 0.5,1,2 --duration 60s
   servebench run --prompt-tokens 128 --prompt-tokens 2048 --output-tokens 64 --output-tokens 512 --concurrency 1,4,16
   servebench run --url https://llm.example.com --api-key-env MY_KEY --header 'X-Team: infra' --json
+  servebench run --url http://127.0.0.1:8000 --model M --concurrency 1000 --duration 1h --out runs/soak --compress gzip
   servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
 
