@@ -28,7 +28,13 @@ const (
 	RecordsFile = "records.jsonl"
 	SummaryFile = "summary.json"
 	RunFile     = "run.json"
+	// RecordsFileGzip holds the records instead of RecordsFile when the
+	// run compresses them (Config.Compress); RecordsPath finds either.
+	RecordsFileGzip = RecordsFile + ".gz"
 )
+
+// CompressGzip is Config.Compress for gzip-compressed records.
+const CompressGzip = "gzip"
 
 // Errors of the run directory.
 var (
@@ -51,7 +57,10 @@ type Config struct {
 	// OutDir receives records.jsonl, run.json and summary.json; empty
 	// keeps everything in memory.
 	OutDir string
-	Grace  time.Duration
+	// Compress is CompressGzip to write records.jsonl.gz instead of
+	// records.jsonl, or empty.
+	Compress string
+	Grace    time.Duration
 	// Progress, when set, receives live progress lines (a terminal).
 	Progress io.Writer
 	// ProgressLines: Progress is a log, not a terminal; it gets a line
@@ -134,7 +143,7 @@ type Session struct {
 // writes run.json at once, so that a run killed before its end still has
 // its header.
 func Open(cfg Config) (*Session, error) {
-	sink, err := newSink(cfg.OutDir)
+	sink, err := newSink(cfg.OutDir, cfg.Compress)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +153,7 @@ func Open(cfg Config) (*Session, error) {
 	}
 	sink.scale = cfg.Run.Scale()
 	sink.agg.Slice = cfg.Run.Slice()
+	sink.agg.Ordered = true // records are handed over as their requests end
 	epoch := time.Now()
 	run := cfg.Run
 	run.Schema = record.RunSchema
@@ -154,6 +164,7 @@ func Open(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit, Halt: sink.failed}
+	sink.epoch = epoch
 	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
 	if err != nil {
 		sink.remove()
@@ -173,6 +184,9 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	ready := func() {
 		pc.StartMark = s.waitMark(ctx)
 		pc.StartedNS = int64(time.Since(s.runner.Epoch))
+		// No measured request is sent before the point starts, nor before
+		// its warm-up time has passed: slicing can count them as they come.
+		s.sink.from(p.Index, pc.StartedNS+int64(wallPoint(p, s.cfg.Run.Scale()).WarmupDuration))
 	}
 	var err error
 	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)
@@ -271,6 +285,7 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	sink.onEmit(prog.add)
 	defer prog.stop()
 	runner.Send = func(ctx context.Context, rec *record.Record) {
+		sink.send(rec)
 		send(ctx, &cfg, runner.Epoch, feed, rec)
 	}
 	c, err = runner.Run(ctx, wallPoint(p, cfg.Run.Scale()))

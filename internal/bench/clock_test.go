@@ -17,7 +17,7 @@ import (
 // time.
 func TestSinkModelTime(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	s, err := newSink(dir)
+	s, err := newSink(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (f *fullFile) Write(b []byte) (int, error) {
 // the file; the error names the file, the cause and the count on disk.
 func TestRecordsFileFullStopsTheRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
-	s, err := newSink(dir)
+	s, err := newSink(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,7 +32,7 @@ type progress struct {
 	lines bool
 	mu    sync.Mutex
 	done  int
-	ttft  []float64
+	ttft  stats.Sample // bounded however long the point (stats.ExactMax)
 	toks  int64
 	first int64
 	last  int64
@@ -80,7 +79,7 @@ func (pr *progress) add(r *record.Record) {
 	defer pr.mu.Unlock()
 	pr.done++
 	if ttft, ok := metrics.TTFT(r); ok && r.Error == nil {
-		pr.ttft = append(pr.ttft, ttft)
+		pr.ttft.Add(ttft)
 		pr.toks += int64(r.OutputTokens)
 	}
 	if pr.first < 0 || r.SentNS < pr.first {
@@ -91,10 +90,9 @@ func (pr *progress) add(r *record.Record) {
 
 func (pr *progress) draw(final bool) {
 	pr.mu.Lock()
-	xs := slices.Clone(pr.ttft)
+	n, p95 := pr.ttft.Len(), pr.ttft.Quantile(0.95)
 	done, toks, win := pr.done, pr.toks, float64(pr.last-pr.first)/1e9
 	pr.mu.Unlock()
-	slices.Sort(xs)
 	label := pr.p.Load.Label()
 	of := "?"
 	if n := pr.p.Requests + pr.p.WarmupRequests; pr.p.Requests > 0 {
@@ -106,8 +104,8 @@ func (pr *progress) draw(final bool) {
 	} else {
 		line = "\r\033[K" + line
 	}
-	if len(xs) > 0 && win > 0 {
-		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", stats.Quantile(xs, 0.95), float64(toks)/win)
+	if n > 0 && win > 0 {
+		line += fmt.Sprintf(" · TTFT p95 %.0f ms · %.1f output tok/s", p95, float64(toks)/win)
 	}
 	if final || pr.lines {
 		line += "\n"

@@ -16,7 +16,7 @@ func CheckRunDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	for _, name := range []string{RecordsFile, telemetry.File} {
+	for _, name := range []string{RecordsFile, RecordsFileGzip, telemetry.File} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
 		}
@@ -33,7 +33,7 @@ type RunDir struct{ s *sink }
 // CreateRunDir creates dir's records file; ErrRunExists when dir holds a
 // run already.
 func CreateRunDir(dir string) (*RunDir, error) {
-	s, err := newSink(dir)
+	s, err := newSink(dir, "")
 	if err != nil {
 		return nil, err
 	}
@@ -55,3 +55,26 @@ func (d *RunDir) Finish(run *record.Run, sum any) error {
 // not be finished (the merge failed), so that nothing there passes for a
 // run and the directory can be used again.
 func (d *RunDir) Abandon() { d.s.remove() }
+
+// RecordsPath returns the records file of the run directory dir:
+// records.jsonl, or records.jsonl.gz when the run wrote its records
+// compressed (run --compress gzip); record.NewReader reads either. When dir
+// holds neither, it returns the plain name, whose opening then fails with
+// the name a user expects.
+func RecordsPath(dir string) string {
+	if p, ok := recordsIn(dir); ok {
+		return p
+	}
+	return filepath.Join(dir, RecordsFile)
+}
+
+// recordsIn returns the records file dir holds, if any.
+func recordsIn(dir string) (string, bool) {
+	for _, name := range []string{RecordsFile, RecordsFileGzip} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return "", false
+}

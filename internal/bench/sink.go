@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
@@ -57,6 +58,13 @@ type sink struct {
 	// events records stand for, both on the records' clock.
 	spans  map[int]*record.Span
 	events []telemetry.Sample
+	// sending holds the requests handed to the backend and not yet
+	// emitted, with their scheduled times: what tells the aggregator
+	// which instants no request still to come was sent before (settle).
+	sending map[*record.Record]int64
+	epoch   time.Time
+	// gzip: the records file is a compressed stream (run --compress gzip).
+	gzip bool
 }
 
 // reserveFile holds reserveSize bytes of the run's disk while it runs,
@@ -67,7 +75,39 @@ const (
 	reserveSize = 64 << 10
 )
 
-func newSink(dir string) (*sink, error) {
+// settleEvery is how many records pass between two settle calls; and
+// settleMargin covers a request scheduled and not yet handed over (a
+// worker between its schedule and its send).
+const (
+	settleEvery  = 1024
+	settleMargin = 10 * time.Second
+)
+
+// send notes that r is handed to the backend.
+func (s *sink) send(r *record.Record) {
+	s.mu.Lock()
+	if s.sending == nil {
+		s.sending = map[*record.Record]int64{}
+	}
+	s.sending[r] = r.ScheduledNS
+	s.mu.Unlock()
+}
+
+// settle tells the aggregator the earliest instant a request still to
+// come can have been sent: the earliest scheduled of those in flight, or
+// a margin before now. Under mu.
+func (s *sink) settle() {
+	w := int64(time.Since(s.epoch) - settleMargin)
+	for _, t := range s.sending {
+		w = min(w, t)
+	}
+	if s.scale > 0 && s.scale != 1 {
+		w = int64(float64(w) * s.scale)
+	}
+	s.agg.Settled(w)
+}
+
+func newSink(dir, compress string) (*sink, error) {
 	s := &sink{dir: dir}
 	if dir == "" {
 		return s, nil
@@ -75,10 +115,17 @@ func newSink(dir string) (*sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
 	}
-	path := filepath.Join(dir, RecordsFile)
+	name := RecordsFile
+	if compress == CompressGzip {
+		name = RecordsFileGzip
+	}
+	if other, ok := recordsIn(dir); ok {
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, filepath.Base(other))
+	}
+	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, RecordsFile)
+		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
@@ -93,6 +140,11 @@ func newSink(dir string) (*sink, error) {
 	}
 	s.f, s.lines, s.failed = f, &wholeLines{f: f}, make(chan struct{})
 	s.w = record.NewWriter(s.lines)
+	if compress == CompressGzip {
+		// A compressed stream's writes are its flushes, not records:
+		// the count on disk is the records the stream took (fail).
+		s.w, s.gzip = record.NewGzipWriter(s.lines), true
+	}
 	return s, nil
 }
 
@@ -155,6 +207,7 @@ func (s *sink) nominal(p load.Point) {
 func (s *sink) emit(r *record.Record) {
 	r.Schema = record.Schema
 	s.mu.Lock()
+	delete(s.sending, r)
 	if l, ok := s.loads[r.Point]; ok {
 		r.Load = l
 	}
@@ -181,11 +234,25 @@ func (s *sink) emit(r *record.Record) {
 		s.observe(r)
 	}
 	s.n++
+	if s.n%settleEvery == 0 && !s.epoch.IsZero() {
+		s.settle()
+	}
 	notify := s.notify
 	s.mu.Unlock()
 	if notify != nil {
 		notify(r)
 	}
+}
+
+// from tells the aggregator that no measured request of point i is sent
+// before ns, on the records' clock (metrics.Aggregator.From).
+func (s *sink) from(i int, ns int64) {
+	if s.scale > 0 && s.scale != 1 {
+		ns = int64(float64(ns) * s.scale) // as Record.ModelTime converts
+	}
+	s.mu.Lock()
+	s.agg.From(i, ns)
+	s.mu.Unlock()
 }
 
 func (s *sink) count() int {
@@ -209,7 +276,11 @@ func (s *sink) fail(err error) {
 	}
 	// After the writer's first failure it writes nothing more: lines is
 	// the count on disk.
-	s.werr = &RecordsError{Path: filepath.Join(s.dir, RecordsFile), Err: cause(err), Written: s.lines.lines}
+	written := s.lines.lines
+	if s.gzip {
+		written = s.n // of which the last second's may be lost with the stream's end
+	}
+	s.werr = &RecordsError{Path: s.f.Name(), Err: cause(err), Written: written}
 	close(s.failed)
 }
 
@@ -259,6 +330,10 @@ func (s *sink) close() error {
 	}
 	f := s.f
 	s.f = nil
+	if err := s.w.Close(); err != nil { // a compressed stream's end
+		f.Close()
+		return fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("flushing %s: %w", f.Name(), err)

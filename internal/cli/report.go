@@ -124,12 +124,18 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The evaluator keeps every request's values: only a judged report
+	// needs it, and a records file larger than memory must not feed it.
 	ev := &slo.Evaluator{}
+	var add func(*record.Record)
+	if o != nil {
+		add = ev.Add
+	}
 	var s *metrics.Summary
 	if fs.NArg() > 1 {
-		s, err = mergeShards(fs.Args(), m, ev.Add)
+		s, err = mergeShards(fs.Args(), m, add)
 	} else {
-		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
+		s, err = loadSummary(env, fs.Arg(0), *strict, slice, add)
 	}
 	if err != nil {
 		return err
@@ -265,7 +271,7 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
 		}
 		if st.IsDir() {
-			path, dir = filepath.Join(arg, bench.RecordsFile), arg
+			path, dir = bench.RecordsPath(arg), arg
 		}
 		f, err := os.Open(path)
 		if err != nil {
@@ -292,6 +298,10 @@ func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, obse
 	if slice.set {
 		agg.Slice = slice.d
 	}
+	agg.FromRun(run)
+	// One run's records file holds them in the order they ended; a merged
+	// run's holds its workers' one after the other.
+	agg.Ordered = run != nil && len(run.Workers) == 0
 	rd := record.NewReader(r)
 	if !strict {
 		rd.SkipDamaged()

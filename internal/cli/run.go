@@ -33,6 +33,7 @@ Examples:
   servebench run --url http://127.0.0.1:11434 --api ollama-chat --model llama3.1 --rate 0.5,1,2 --duration 60s
   servebench run --prompt-tokens 128 --prompt-tokens 2048 --output-tokens 64 --output-tokens 512 --concurrency 1,4,16
   servebench run --url https://llm.example.com --api-key-env MY_KEY --header 'X-Team: infra' --json
+  servebench run --url http://127.0.0.1:8000 --model M --concurrency 1000 --duration 1h --out runs/soak --compress gzip
   servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
 
@@ -74,6 +75,7 @@ type runFlags struct {
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
 	seed                               uint64
 	out, format, simConfig             string
+	compress                           string      // records compressed: "gzip", or "none"
 	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
 	jsonOut                            bool
 	slice                              sliceFlag      // sustained runs (run_slice.go)
@@ -105,6 +107,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.slice.define(fs)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for lengths, prompts and arrival times")
 	fs.StringVar(&f.out, "out", "", "directory for records.jsonl, run.json and summary.json (must not hold a run already)")
+	fs.StringVar(&f.compress, "compress", "none", "write the records compressed: gzip (records.jsonl.gz, read by every command as records.jsonl is) or none")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the summary JSON on stdout instead of the table")
 	fs.StringVar(&f.format, "format", "text", "table format: text, markdown, csv, json")
 	fs.DurationVar(&f.grace, "grace", load.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
@@ -144,6 +147,9 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	f.apiGiven = flagSet(fs, "api")
 	if err := f.shard.check(&f); err != nil {
 		return err
+	}
+	if f.compress != "none" && f.compress != bench.CompressGzip {
+		return usagef("servebench run --out runs/a --compress gzip", "--compress must be gzip or none (got %q)", f.compress)
 	}
 	restore, err := limitCPUs(f.cpus)
 	if err != nil {

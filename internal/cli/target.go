@@ -215,6 +215,9 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *target, plan *l
 		return bench.Config{}, err
 	}
 	cfg, err := bench.NewConfig(ctx, s)
+	if f.compress == bench.CompressGzip {
+		cfg.Compress = bench.CompressGzip
+	}
 	if cfg.Telemetry != nil {
 		f.tel.showNotes(env, cfg.Telemetry.Notes)
 	}

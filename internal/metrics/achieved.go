@@ -51,6 +51,10 @@ func (p *pointAgg) achieved(s *PointSummary) {
 		// the load, though nothing is in flight.
 		iv := append(slices.Clone(p.intervals), thinking(p.turns)...)
 		s.ConcurrencyHeldShare = heldShare(iv, thr, p.firstSent, p.lastEnd)
+		if p.sw != nil && p.lastEnd > p.firstSent {
+			_, held := p.sw.final()
+			s.ConcurrencyHeldShare = float64(held) / float64(p.lastEnd-p.firstSent)
+		}
 		s.LoadHeld = s.ConcurrencyHeldShare >= heldShareMin
 		return
 	}

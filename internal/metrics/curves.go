@@ -21,6 +21,9 @@ type Curves struct {
 	loads  map[int]record.Load
 	reqs   []reqSpan
 	tel    []telSample
+	// fine holds the timeline past timelineExact requests (reqs is then
+	// empty): timeline_bins.go.
+	fine *fineTimeline
 }
 
 // cdfGrowth is the ratio between consecutive bucket bounds: a value is
@@ -61,8 +64,17 @@ func (c *Curves) Add(r *record.Record) {
 	if r.Error != nil && r.Error.Class == record.ClassCancelled {
 		return
 	}
-	c.reqs = append(c.reqs, reqSpan{sent: r.SentNS, first: r.FirstTokenNS, end: r.EndNS,
-		out: int32(r.OutputTokens), point: int32(r.Point), failed: r.Error != nil})
+	span := reqSpan{sent: r.SentNS, first: r.FirstTokenNS, end: r.EndNS,
+		out: int32(r.OutputTokens), point: int32(r.Point), failed: r.Error != nil}
+	switch {
+	case c.fine != nil:
+		c.fine.add(span)
+	case len(c.reqs) == timelineExact:
+		c.fine = newFineTimeline(append(c.reqs, span))
+		c.reqs = nil
+	default:
+		c.reqs = append(c.reqs, span)
+	}
 	if r.Phase == record.PhaseWarmup || r.Error != nil {
 		return
 	}

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -112,8 +113,52 @@ type Aggregator struct {
 	// Slice, when positive, cuts each point's window into slices of this
 	// much model time (points[].slices, points[].drift); set it before
 	// the first Add, since slicing keeps every request's chunks.
-	Slice  time.Duration
-	points map[int]*pointAgg
+	Slice time.Duration
+	// Ordered: records come in the order their requests ended, as a run
+	// hands them over and writes them. A closed loop's requests in flight
+	// are then swept as they come (inflight.go) instead of kept to the end.
+	Ordered bool
+	points  map[int]*pointAgg
+	from    map[int]int64
+	settled int64 // Settled's instant; 0 when never told
+}
+
+// Settled says that no record added from now on was sent before ns (model
+// time): the run knows which requests are still in flight. A closed loop's
+// sweep of requests in flight then lets go of what is before ns instead of
+// keeping the last sweepLookback of requests (inflight.go).
+func (a *Aggregator) Settled(ns int64) {
+	a.settled = max(a.settled, ns)
+}
+
+// From says that no measured request of point i was sent before ns (model
+// time, the records' clock): the point's start, or its measured window's
+// start as run.json holds it. With it, slicing counts each request as it
+// comes instead of keeping its chunks to the end, so that memory does not
+// grow with the length of the point; call it before the point's first Add.
+func (a *Aggregator) From(i int, ns int64) {
+	if a.from == nil {
+		a.from = map[int]int64{}
+	}
+	a.from[i] = ns
+}
+
+// FromRun gives From the points' starts that run (run.json) holds: each
+// point's measured window's first send, or else the point's start; nil
+// gives none.
+func (a *Aggregator) FromRun(run *record.Run) {
+	if run == nil {
+		return
+	}
+	for _, pc := range run.Points {
+		ns := pc.StartedNS
+		if !pc.Span.Empty() {
+			ns = pc.StartNS
+		}
+		if ns > 0 {
+			a.From(pc.Index, (&record.Record{SentNS: ns}).ModelTime(run.Scale()).SentNS)
+		}
+	}
 }
 
 // Add folds one record into its load point.
@@ -124,6 +169,12 @@ func (a *Aggregator) Add(r *record.Record) {
 	p := a.points[r.Point]
 	if p == nil {
 		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
+		if c := r.Load.Concurrency; a.Ordered && c > 0 && r.Session == 0 {
+			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c, settled: &a.settled}
+		}
+		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
+			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
+		}
 		a.points[r.Point] = p
 	}
 	p.add(r)
@@ -174,8 +225,10 @@ type pointAgg struct {
 	shortfall, shortfallToks, mismatch        int
 	mismatchChat                              bool
 
+	sw        *sweeper      // in flight swept as records come, or nil: intervals kept
 	slice     time.Duration // slices' length, 0 for none
-	sliceReqs []sliceReq
+	sliceReqs []sliceReq    // requests kept to be sliced at the end
+	stream    *sliceStream  // requests sliced as they came (slicestream.go)
 
 	warm                Warmup
 	warmSeen            bool
@@ -231,7 +284,12 @@ func (p *pointAgg) window(r *record.Record) {
 	if r.EndNS > r.SentNS {
 		p.busyNS += r.EndNS - r.SentNS
 	}
-	p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
+	if p.sw != nil {
+		p.sw.add(r.SentNS, r.EndNS)
+		p.sw.late = p.sw.late || r.Session > 0 // think time is not swept
+	} else {
+		p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
+	}
 	if r.Session > 0 {
 		p.turns = append(p.turns, turn{r.Session, r.Turn, r.ScheduledNS, r.EndNS})
 	}
@@ -348,6 +406,9 @@ func (p *pointAgg) summary() PointSummary {
 		PromptTokens: p.promptToks.Summary(), OutputTokens: p.outToks.Summary(),
 		OutputShortfall: p.shortfall, PromptMismatch: p.mismatch,
 		ConcurrencyMax: maxInFlight(p.intervals),
+	}
+	if p.sw != nil {
+		s.ConcurrencyMax, _ = p.sw.final()
 	}
 	if n := p.completed + p.failed; n > 0 {
 		s.ErrorRate = float64(p.failed) / float64(n)

@@ -87,6 +87,9 @@ func (p *pointAgg) keepForSlices(r *record.Record) {
 			q.decode = v
 		}
 	}
+	if p.stream != nil && p.stream.take(&q, p.firstSent) {
+		return
+	}
 	p.sliceReqs = append(p.sliceReqs, q)
 }
 
@@ -135,14 +138,17 @@ func (p *pointAgg) slices() []Slice {
 	sl := &slicer{w0: p.firstSent, width: width, out: make([]Slice, n), busy: make([]int64, n),
 		ttft: make([]stats.Sample, n), dec: make([]stats.Sample, n)}
 	for k := range sl.out {
+		sl.ttft[k], sl.dec[k] = sliceSample(), sliceSample()
 		from := p.firstSent + int64(k)*width
 		sl.out[k] = Slice{Index: k, fromNS: from, toNS: min(from+width, p.lastEnd)}
 	}
-	for _, v := range p.intervals {
-		sl.inFlight(v.start, v.end)
+	if p.stream != nil {
+		p.stream.into(sl, p.firstSent)
 	}
 	for i := range p.sliceReqs {
-		sl.add(&p.sliceReqs[i])
+		q := &p.sliceReqs[i]
+		sl.inFlight(q.sent, q.end)
+		sl.add(q)
 	}
 	sl.finish()
 	markPhases(sl.out, width, p.lastSend(), p.firstRound())
@@ -210,6 +216,9 @@ func quantile(s *stats.Sample, p float64) *float64 {
 
 // lastSend is the latest send of a measured request.
 func (p *pointAgg) lastSend() int64 {
+	if p.sw != nil {
+		return p.sw.lastStart
+	}
 	var last int64
 	for _, v := range p.intervals {
 		last = max(last, v.start)
@@ -224,8 +233,11 @@ func (p *pointAgg) lastSend() int64 {
 // burst of simultaneous prefills a running server does not see.
 func (p *pointAgg) firstRound() int64 {
 	c := p.load.Concurrency
-	if c <= 0 || len(p.intervals) == 0 || p.warm.Count >= c {
+	if c <= 0 || p.measured == 0 || p.warm.Count >= c {
 		return 0
+	}
+	if p.sw != nil {
+		return p.sw.firstRound()
 	}
 	iv := slices.Clone(p.intervals)
 	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })

@@ -49,6 +49,12 @@ func (c *Curves) Timeline(bins int) Timeline {
 	if !ok {
 		return tl
 	}
+	if c.fine != nil {
+		start, width, n := c.fine.timeline(&tl, from, to, max(bins, 1))
+		c.telemetryBins(&tl, start, width, n)
+		tl.Spans = c.fine.pointSpans(c)
+		return tl
+	}
 	span := to - from + 1
 	width := (span + int64(max(bins, 1)) - 1) / int64(max(bins, 1))
 	n := int((span + width - 1) / width)
@@ -72,6 +78,9 @@ func (c *Curves) Timeline(bins int) Timeline {
 // extent is the span of the requests and telemetry samples, in ns.
 func (c *Curves) extent() (from, to int64, ok bool) {
 	from, to = math.MaxInt64, math.MinInt64
+	if c.fine != nil && len(c.fine.spans) > 0 {
+		from, to = c.fine.extent()
+	}
 	for _, r := range c.reqs {
 		from, to = min(from, r.sent), max(to, r.end)
 	}

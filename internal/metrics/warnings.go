@@ -31,6 +31,12 @@ func (p *pointAgg) warnings(s PointSummary) []string {
 		w = append(w, fmt.Sprintf("%d requests were cancelled when the run was interrupted; they are excluded from latencies", p.cancelled))
 	}
 	w = append(w, p.loadWarnings(s)...)
+	if p.stream != nil && p.stream.broken && len(s.Slices) > 0 {
+		w = append(w, "slices approximate: a request was sent before the point's start as run.json gives it (an edited or foreign run.json?); the point's other figures are unaffected")
+	}
+	if p.sw != nil && p.sw.late {
+		w = append(w, "concurrency figures approximate (concurrency_max, concurrency_held_share, slices' in_flight_mean): a request was sent before an instant already swept, longer than any seen before it, or a multi-turn request came in a point begun without sessions")
+	}
 	if d := s.Drift.Warning(); d != "" {
 		w = append(w, d)
 	}

@@ -20,6 +20,8 @@ type Writer struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// close ends a compressed stream (gzip.go); nil for plain lines.
+	close func() error
 }
 
 // NewWriter returns a Writer appending to w.
@@ -187,12 +189,20 @@ func (r *Reader) SkipDamaged() { r.skip = true }
 // Damaged returns the lines passed over after SkipDamaged, in file order.
 func (r *Reader) Damaged() []*LineError { return r.damaged }
 
-// NewReader returns a Reader over r.
+// NewReader returns a Reader over r, plain or gzip-compressed (gzip.go).
 func NewReader(r io.Reader) *Reader {
+	r, err := maybeGunzip(r)
+	if err != nil {
+		return &Reader{err: err, s: bufio.NewScanner(eofReader{})}
+	}
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	return &Reader{s: s}
 }
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Next reads the next record; it returns false at the end or on error.
 func (r *Reader) Next() bool {
@@ -226,6 +236,14 @@ func (r *Reader) Next() bool {
 		if err := r.s.Err(); err != nil {
 			if errors.Is(err, bufio.ErrTooLong) {
 				err = fmt.Errorf("a line longer than %d bytes", MaxLine)
+			}
+			if cutShort(err) {
+				err = fmt.Errorf("compressed stream cut short (a killed run): %w", err)
+			}
+			if cutShort(err) && r.skip {
+				// A killed run's compressed file: its last line is damaged.
+				r.damaged = append(r.damaged, &LineError{Line: r.line + 1, Err: errors.New("compressed stream cut short (a killed run)")})
+				return false
 			}
 			r.err = fmt.Errorf("line %d: %w", r.line+1, err)
 		}

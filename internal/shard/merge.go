@@ -72,6 +72,7 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 	if opt.SliceSet {
 		agg.Slice = opt.Slice
 	}
+	agg.FromRun(run)
 	var warn []string
 	// Ids restart at 0 in every worker: the merged run numbers its
 	// records afresh, worker by worker, so that each id is one request.

@@ -60,7 +60,7 @@ func (w *Worker) Name() string {
 // records streams the worker's records to add; damaged lines are skipped
 // and counted unless strict, and duplicated records dropped and listed.
 func (w *Worker) records(strict bool, add func(*record.Record)) (n, damaged int, dups []record.Duplicate, err error) {
-	path := filepath.Join(w.Dir, bench.RecordsFile)
+	path := bench.RecordsPath(w.Dir)
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("%s: %w", w.Dir, err)

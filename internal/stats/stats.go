@@ -4,6 +4,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -70,6 +71,10 @@ type Dist struct {
 	Max   *float64 `json:"max"`
 	Min   *float64 `json:"min"`
 	Count int      `json:"count"`
+	// QuantileError is set when the distribution had more than ExactMax
+	// observations: each quantile is then within this relative error of
+	// the exact value (count, mean, min and max stay exact).
+	QuantileError float64 `json:"quantile_rel_error,omitempty"`
 }
 
 // Sample accumulates observations. The zero value is ready to use.
@@ -81,6 +86,12 @@ type Sample struct {
 	// makes (about five times over at append's 1.25x growth).
 	more   [][]float64
 	sorted bool
+	// sk holds the observations once there are more than ExactMax
+	// (sketch.go); xs and more are then empty.
+	sk *sketch
+	// ExactLimit, when positive, is the sample's ExactMax: many small
+	// samples (a long run's slices) keep less each.
+	ExactLimit int
 }
 
 // sampleBlock is the size of xs before blocks, and of each block.
@@ -90,6 +101,15 @@ const sampleBlock = 8192
 // come only from undefined ratios (e.g. a zero-length interval).
 func (s *Sample) Add(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return
+	}
+	if s.sk != nil {
+		s.sk.add(x)
+		return
+	}
+	if limit := cmp.Or(s.ExactLimit, ExactMax); s.Len() >= limit {
+		s.fold()
+		s.sk.add(x)
 		return
 	}
 	s.sorted = false
@@ -104,8 +124,48 @@ func (s *Sample) Add(x float64) {
 	*last = append(*last, x)
 }
 
+// fold moves the observations into a sketch and lets them go.
+func (s *Sample) fold() {
+	s.sk = newSketch()
+	for _, x := range s.xs {
+		s.sk.add(x)
+	}
+	for _, b := range s.more {
+		for _, x := range b {
+			s.sk.add(x)
+		}
+	}
+	s.xs, s.more = nil, nil
+}
+
+// Merge adds o's observations to s; o is unchanged.
+func (s *Sample) Merge(o *Sample) {
+	if o.sk == nil {
+		for _, x := range o.xs {
+			s.Add(x)
+		}
+		for _, b := range o.more {
+			for _, x := range b {
+				s.Add(x)
+			}
+		}
+		return
+	}
+	if s.sk == nil {
+		s.fold()
+	}
+	s.sk.merge(o.sk)
+}
+
+// Exact reports whether the sample still holds every observation, so that
+// its quantiles are exact (at most ExactMax of them).
+func (s *Sample) Exact() bool { return s.sk == nil }
+
 // Len returns the number of observations.
 func (s *Sample) Len() int {
+	if s.sk != nil {
+		return s.sk.n
+	}
 	n := len(s.xs)
 	for _, b := range s.more {
 		n += len(b)
@@ -113,8 +173,12 @@ func (s *Sample) Len() int {
 	return n
 }
 
-// Sorted returns the observations in ascending order (shared, do not modify).
+// Sorted returns the observations in ascending order (shared, do not
+// modify); nil once the sample is sketched (Exact is false).
 func (s *Sample) Sorted() []float64 {
+	if s.sk != nil {
+		return nil
+	}
 	if len(s.more) > 0 {
 		all := make([]float64, 0, s.Len())
 		all = append(all, s.xs...)
@@ -130,11 +194,27 @@ func (s *Sample) Sorted() []float64 {
 	return s.xs
 }
 
-// Quantile returns the p-quantile (type 7) of the observations.
-func (s *Sample) Quantile(p float64) float64 { return Quantile(s.Sorted(), p) }
+// Quantile returns the p-quantile (type 7) of the observations, within
+// SketchError of it once the sample is sketched.
+func (s *Sample) Quantile(p float64) float64 {
+	if s.sk != nil {
+		return s.sk.quantile(s.sk.ordered(), p)
+	}
+	return Quantile(s.Sorted(), p)
+}
 
-// FractionAtMost returns the fraction of observations ≤ x.
+// FractionAtMost returns the fraction of observations ≤ x; once the
+// sample is sketched, of those whose bucket is reported at or below x.
 func (s *Sample) FractionAtMost(x float64) float64 {
+	if s.sk != nil {
+		var n int64
+		for _, b := range s.sk.ordered() {
+			if b.v <= x {
+				n += b.n
+			}
+		}
+		return float64(n) / float64(s.sk.n)
+	}
 	xs := s.Sorted()
 	if len(xs) == 0 {
 		return math.NaN()
@@ -145,6 +225,9 @@ func (s *Sample) FractionAtMost(x float64) float64 {
 
 // Summary computes the Dist of the observations.
 func (s *Sample) Summary() Dist {
+	if s.sk != nil {
+		return s.sk.summary()
+	}
 	xs := s.Sorted()
 	d := Dist{Count: len(xs)}
 	if len(xs) == 0 {

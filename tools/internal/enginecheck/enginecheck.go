@@ -25,10 +25,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
@@ -120,7 +120,7 @@ func Check(dirs []string, o Options) (*Result, error) {
 
 // readGroups reads dir's records and splits them by load point and API.
 func readGroups(dir string) ([]*Group, error) {
-	path := filepath.Join(dir, RecordsFile)
+	path := bench.RecordsPath(dir)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", dir, err)

@@ -1,0 +1,136 @@
+package metrics
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/record"
+)
+
+// streamRecords makes n measured requests of a closed loop of users,
+// some failed, some without a first token, with chunks of one to three
+// tokens, returned in the order they ended (as a run writes them).
+func streamRecords(rng *rand.Rand, n int) []*record.Record {
+	const base = int64(5 * time.Second)
+	recs := make([]*record.Record, n)
+	for i := range recs {
+		sent := base + rng.Int64N(int64(60*time.Second))
+		if i < 50 {
+			sent = base + rng.Int64N(int64(time.Millisecond)) // the first round, at the mark
+		}
+		r := &record.Record{Point: 0, ID: int64(i), Phase: record.PhaseMeasured, Load: record.Load{Concurrency: 50},
+			ScheduledNS: sent, SentNS: sent}
+		at := int64(0)
+		switch rng.IntN(10) {
+		case 0:
+			r.EndNS = sent + rng.Int64N(int64(3*time.Second))
+			r.Error = &record.Error{Class: record.ClassServerError, Message: "boom"}
+		case 1:
+			r.EndNS = sent + rng.Int64N(int64(time.Second)) // a reply without tokens
+		default:
+			at = int64(50*time.Millisecond) + rng.Int64N(int64(500*time.Millisecond))
+			r.FirstTokenNS = sent + at
+			for range 1 + rng.IntN(40) {
+				k := 1 + rng.IntN(3)
+				r.Chunks = append(r.Chunks, record.Chunk{AtNS: at, Tokens: k})
+				r.OutputTokens += k
+				at += rng.Int64N(int64(80 * time.Millisecond))
+			}
+			r.OutputTokens += rng.IntN(2) // tokens no chunk accounts for
+			r.EndNS = sent + at
+		}
+		recs[i] = r
+	}
+	slices.SortStableFunc(recs, func(a, b *record.Record) int { return int(a.EndNS - b.EndNS) })
+	return recs
+}
+
+// TestSlicesStreamedEqualKept: slices counted as records come, given a
+// lower bound of the point's first send, are the slices counted from every
+// request kept to the end: for a bound at the first send or below it, for
+// records in the order they ended or in any order, and for slices narrower
+// than the bound's slack (everything kept).
+func TestSlicesStreamedEqualKept(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		slack    time.Duration // the bound below the first send
+		slice    time.Duration
+		shuffled bool
+	}{
+		{"bound at the first send", 0, 1700 * time.Millisecond, false},
+		{"bound below it", 300 * time.Millisecond, 1700 * time.Millisecond, false},
+		{"any order", 300 * time.Millisecond, 2 * time.Second, true},
+		{"slack wider than a slice", 3 * time.Second, time.Second, false},
+		{"slices of a minute", 20 * time.Millisecond, time.Minute, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, uint64(c.slack)))
+			recs := streamRecords(rng, 3000)
+			if c.shuffled {
+				rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+			}
+			first := recs[0].SentNS
+			for _, r := range recs {
+				first = min(first, r.SentNS)
+			}
+			kept := Aggregator{Slice: c.slice}
+			streamed := Aggregator{Slice: c.slice}
+			streamed.From(0, first-int64(c.slack))
+			for _, r := range recs {
+				kept.Add(r)
+				streamed.Add(r)
+			}
+			want, _ := kept.Point(0)
+			got, _ := streamed.Point(0)
+			if len(want.Slices) < 2 {
+				t.Fatalf("%d slices: the test needs several", len(want.Slices))
+			}
+			if !reflect.DeepEqual(got.Slices, want.Slices) {
+				for i := range want.Slices {
+					if !reflect.DeepEqual(got.Slices[i], want.Slices[i]) {
+						t.Errorf("slice %d:\n got %+v\nwant %+v", i, got.Slices[i], want.Slices[i])
+					}
+				}
+			}
+			if !reflect.DeepEqual(got.Warnings, want.Warnings) {
+				t.Errorf("warnings %q, want %q", got.Warnings, want.Warnings)
+			}
+		})
+	}
+}
+
+// TestSlicesStreamedKeepFew: with the bound at the point's first send and
+// records in the order they ended, nearly no request is kept for the end.
+func TestSlicesStreamedKeepFew(t *testing.T) {
+	recs := streamRecords(rand.New(rand.NewPCG(1, 1)), 3000)
+	first := recs[0].SentNS
+	for _, r := range recs {
+		first = min(first, r.SentNS)
+	}
+	a := Aggregator{Slice: 2 * time.Second}
+	a.From(0, first)
+	for _, r := range recs {
+		a.Add(r)
+	}
+	if n := len(a.points[0].sliceReqs); n > 300 {
+		t.Errorf("%d of %d requests kept for slicing", n, len(recs))
+	}
+}
+
+// TestSlicesStreamedBoundWrong: a request sent before the bound makes the
+// slices say they are approximate.
+func TestSlicesStreamedBoundWrong(t *testing.T) {
+	recs := streamRecords(rand.New(rand.NewPCG(2, 2)), 500)
+	a := Aggregator{Slice: 2 * time.Second}
+	a.From(0, recs[len(recs)/2].SentNS)
+	for _, r := range recs {
+		a.Add(r)
+	}
+	s, _ := a.Point(0)
+	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return len(w) > 20 && w[:20] == "slices approximate: " }) {
+		t.Errorf("no warning that the slices are approximate: %q", s.Warnings)
+	}
+}
