@@ -57,9 +57,7 @@ func loadCPUs(t *testing.T) {
 }
 
 func TestCompareNoiseUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("30 simulator runs of about two seconds each")
-	}
+	longTest(t, "30 simulator runs of about two seconds each")
 	dir := t.TempDir()
 	same, slow := filepath.Join(dir, "same.yaml"), filepath.Join(dir, "slow.yaml")
 	for path, cfg := range map[string]string{same: "time_scale: 1\n", slow: "time_scale: 1\ndevice:\n  mem_bandwidth_gbs: 2680\n"} {

@@ -284,3 +284,16 @@ func jsonLines[T any](t *testing.T, path string) []T {
 	}
 	return out
 }
+
+// longTestsEnv runs the tests that measure over minutes (the compare noise
+// pairs, the soak); .ci/run sets it in a step of its own, so that the
+// README's `go test ./...` stays within its five minutes on two cores.
+const longTestsEnv = "SERVEBENCH_LONG_TESTS"
+
+// longTest skips t, saying how to run it, unless longTestsEnv is set.
+func longTest(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv(longTestsEnv) == "" {
+		t.Skipf("%s: run with %s=1 (.ci/run does)", what, longTestsEnv)
+	}
+}

@@ -171,8 +171,8 @@ const soakMaxSlope = 1000
 // TestSoakMemoryDoesNotGrowWithRequests: the client's memory, after the
 // first third of a soak, does not grow with the requests it completes.
 func TestSoakMemoryDoesNotGrowWithRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a soak of 40 s")
+	if os.Getenv("SERVEBENCH_SOAK") == "" {
+		longTest(t, "a soak of 40 s")
 	}
 	d, streams := 40*time.Second, 300
 	srv := &soakServer{ttft: 20 * time.Millisecond, gap: 2 * time.Millisecond, tokens: 50}
