@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/servebench/servebench/internal/record"
@@ -74,7 +75,7 @@ func observe(reqs []request) []gap {
 	for i := range byFirst {
 		byFirst[i] = i
 	}
-	slices.SortFunc(byFirst, func(a, b int) int { return cmpFloat(reqs[a].first, reqs[b].first) })
+	slices.SortFunc(byFirst, func(a, b int) int { return cmp.Compare(reqs[a].first, reqs[b].first) })
 	var gaps []gap
 	for i := range reqs {
 		r := &reqs[i]
@@ -133,16 +134,6 @@ func (r *request) tokensBefore(t float64) int {
 	return n
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // peakGenerating is the most requests the run saw generating at once,
 // between their first token and their end. At equal times an end counts
 // before a first token: a slot freed at a step's end is taken in the next.
@@ -156,7 +147,7 @@ func peakGenerating(reqs []request) int {
 		ev = append(ev, event{reqs[i].first, 1}, event{reqs[i].end, -1})
 	}
 	slices.SortFunc(ev, func(a, b event) int {
-		if c := cmpFloat(a.t, b.t); c != 0 {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
 		return a.delta - b.delta

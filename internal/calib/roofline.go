@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -199,7 +200,7 @@ func weightedMedian(reqs []request, lone []int, w []float64, step func(request) 
 	if len(xs) == 0 {
 		return 0, false
 	}
-	slices.SortFunc(xs, func(a, b ex) int { return cmpFloat(a.x, b.x) })
+	slices.SortFunc(xs, func(a, b ex) int { return cmp.Compare(a.x, b.x) })
 	var cum float64
 	for _, e := range xs {
 		if cum += e.w; cum >= total/2 {

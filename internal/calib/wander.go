@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -144,7 +145,7 @@ func speedWindows(gaps []gap, m Model) (wins []speedWindow, w, jitter float64) {
 	jitter = 1.4826 * stats.Quantile(dev, 0.5)
 	slices.Sort(ms)
 	w = wanderSteps * stats.Quantile(ms, 0.5)
-	slices.SortFunc(seen, func(a, b obs) int { return cmpFloat(a.at, b.at) })
+	slices.SortFunc(seen, func(a, b obs) int { return cmp.Compare(a.at, b.at) })
 	for i := 0; i < len(seen); {
 		k := int((seen[i].at - seen[0].at) / w)
 		var slow []float64

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -61,23 +62,13 @@ func NewClustered(groups [][][]float64) *Clustered {
 		}
 		c.groups = append(c.groups, [2]int{first, len(c.sizes)})
 	}
-	slices.SortFunc(all, func(a, b tagged) int { return cmpFloat(a.v, b.v) })
+	slices.SortFunc(all, func(a, b tagged) int { return cmp.Compare(a.v, b.v) })
 	c.sorted, c.unitOf = make([]float64, len(all)), make([]int32, len(all))
 	for i, t := range all {
 		c.sorted[i], c.unitOf[i] = t.v, t.u
 	}
 	c.n = len(all)
 	return c
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Len is the number of values.
