@@ -192,3 +192,32 @@ func TestMigrateConclusion(t *testing.T) {
 		}
 	}
 }
+
+// A schema-1 history that cannot be written (opened read-only) is read as
+// it stands: its runs are listed, their conclusion taken from holds.
+func TestReadOnlyOlderSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	db := open(t, path)
+	old := testEntry("2026-12-01T07:00:00Z", "http://127.0.0.1:8000", "llama")
+	old.Verdict = &slo.Verdict{Holds: true, Conclusion: slo.ConclusionHolds}
+	id := put(t, db, old)
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN conclusion`, `PRAGMA user_version = 1`} {
+		if _, err := db.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ctx := context.Background()
+	ro, err := Open(ctx, path, Options{MustExist: true, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open of a schema-1 file: %v", err)
+	}
+	defer ro.Close()
+	runs, err := ro.List(ctx, Filter{})
+	if err != nil || len(runs) != 1 || runs[0].Conclusion != slo.ConclusionHolds {
+		t.Fatalf("list: %+v, %v; want the one run, holding", runs, err)
+	}
+	if d, err := ro.Get(ctx, id); err != nil || d.Conclusion != slo.ConclusionHolds {
+		t.Errorf("get: %v; want the run, holding", err)
+	}
+}

@@ -98,6 +98,15 @@ const selectRuns = `SELECT id, started, coalesce(ended, ''), stored, coalesce(ru
 	coalesce(gpu_count, 0), coalesce(gpu_driver, ''), workload_hash, coalesce(objective_name, ''),
 	coalesce(objective_hash, ''), holds, coalesce(verdict_text, ''), interrupted, flags, coalesce(conclusion, '') FROM runs`
 
+// selectRuns is selectRuns for s's schema: a schema-1 file opened
+// read-only has no conclusion, which scanRun derives from holds.
+func (s *DB) selectRuns() string {
+	if s.schema == 1 {
+		return strings.Replace(selectRuns, "coalesce(conclusion, '')", "''", 1)
+	}
+	return selectRuns
+}
+
 // where is f as an SQL condition and its arguments.
 func (f Filter) where() (string, []any) {
 	conds, args := []string{"1"}, []any{}
@@ -127,7 +136,7 @@ func (f Filter) where() (string, []any) {
 // List returns the runs f selects, newest first, with their points.
 func (s *DB) List(ctx context.Context, f Filter) ([]Run, error) {
 	cond, args := f.where()
-	query := selectRuns + " WHERE " + cond + " ORDER BY started_ns DESC, id DESC"
+	query := s.selectRuns() + " WHERE " + cond + " ORDER BY started_ns DESC, id DESC"
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -178,7 +187,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 
 // Get returns run id in full, or an error wrapping ErrNotFound.
 func (s *DB) Get(ctx context.Context, id int64) (*Detail, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, selectRuns+" WHERE id = ?", id))
+	r, err := scanRun(s.db.QueryRowContext(ctx, s.selectRuns()+" WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, s.notFound(id)
 	}

@@ -31,6 +31,9 @@ const DefaultBusyTimeout = 10 * time.Second
 type DB struct {
 	db   *sql.DB
 	path string
+	// schema is the version of a file opened read-only below
+	// SchemaVersion, which it reads as it stands; 0 for the current one.
+	schema int
 }
 
 // Options tune Open; the zero value is ready to use.
@@ -131,7 +134,7 @@ func openReadOnly(ctx context.Context, path string, busy time.Duration) (*DB, er
 		s := &DB{db: db, path: path}
 		var v int
 		if v, err = s.check(ctx, db); err == nil && v != SchemaVersion && v != 0 {
-			err = fmt.Errorf("history database %s has schema %d, which this servebench (schema %d) upgrades only when it can write the file: store one run in it where it is writable", path, v, SchemaVersion)
+			s.schema = v // older: read as it stands, upgraded by the next write where it can be written
 		}
 		if err == nil {
 			return s, nil
