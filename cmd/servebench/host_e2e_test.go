@@ -125,7 +125,7 @@ func TestHostFollowsLoopbackServer(t *testing.T) {
 	var sum struct {
 		Points []struct{ Telemetry *telemetry.Point }
 	}
-	tcoreJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	telemetryJSON(t, filepath.Join(dir, "summary.json"), &sum)
 	for i, p := range sum.Points {
 		if p.Telemetry == nil || p.Telemetry.Host == nil || p.Telemetry.Host.ServerRSSBytesMax == nil || p.Telemetry.Host.RAMAvailableBytesMin == nil ||
 			p.Telemetry.Host.StealPercentMean == nil {

@@ -19,10 +19,10 @@ import (
 // over a window long enough to measure, hints that fit the failure, and
 // report exiting as run does.
 
-// polishServer lists model "m" and answers every completion with status,
+// messagesServer lists model "m" and answers every completion with status,
 // or, when status is 0, holds it until the client gives up (a server that
 // never answers).
-func polishServer(t *testing.T, status int) string {
+func messagesServer(t *testing.T, status int) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -44,12 +44,12 @@ func polishServer(t *testing.T, status int) string {
 	return srv.URL
 }
 
-// polishFailedRun records a run whose 3 requests all failed with HTTP 400,
+// allFailedRun records a run whose 3 requests all failed with HTTP 400,
 // and returns its directory and what run printed on stderr.
-func polishFailedRun(t *testing.T) (dir, stderr string) {
+func allFailedRun(t *testing.T) (dir, stderr string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "r")
-	code, _, stderr := run(t, "run", "--url", polishServer(t, http.StatusBadRequest), "--model", "m",
+	code, _, stderr := run(t, "run", "--url", messagesServer(t, http.StatusBadRequest), "--model", "m",
 		"--concurrency", "1", "--requests", "3", "--tokenizer", "cl100k_base", "--out", dir)
 	if code != 1 {
 		t.Fatalf("run: exit %d, want 1\n%s", code, stderr)
@@ -57,8 +57,8 @@ func polishFailedRun(t *testing.T) (dir, stderr string) {
 	return dir, stderr
 }
 
-// polishEditRun rewrites run.json in dir through edit.
-func polishEditRun(t *testing.T, dir string, edit func(run map[string]any)) {
+// editedRun rewrites run.json in dir through edit.
+func editedRun(t *testing.T, dir string, edit func(run map[string]any)) {
 	t.Helper()
 	path := filepath.Join(dir, "run.json")
 	b, err := os.ReadFile(path)
@@ -80,7 +80,7 @@ func polishEditRun(t *testing.T, dir string, edit func(run map[string]any)) {
 
 // The thin-sample warning names the percentiles as the table's columns and
 // the SLOs do ("speed p95", not "decode_tps_per_request p5").
-func TestPolishThinSampleWarningNamesColumns(t *testing.T) {
+func TestThinSampleWarningNamesColumns(t *testing.T) {
 	code, stdout, stderr := run(t, "run", "--concurrency", "1", "--requests", "8", "--output-tokens", "16")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -101,13 +101,13 @@ func TestPolishThinSampleWarningNamesColumns(t *testing.T) {
 // handful of dispatches is their maximum: neither is judged. The same
 // figures over a measurable window and sample are. report recomputes the
 // warnings from run.json, so it is checked there, with known figures.
-func TestPolishClientWarningsNeedAMeasuredWindow(t *testing.T) {
+func TestClientWarningsNeedAMeasuredWindow(t *testing.T) {
 	code, stdout, stderr := run(t, "run", "--url", loadDeadPort(t), "--model", "m", "--no-preflight",
 		"--tokenizer", "cl100k_base")
 	if code != 1 || strings.Contains(stdout, "client used") {
 		t.Errorf("dead port: exit %d, a client CPU warning over a window of milliseconds:\n%s\n%s", code, stdout, stderr)
 	}
-	dir, _ := polishFailedRun(t)
+	dir, _ := allFailedRun(t)
 	tests := []struct {
 		name             string
 		cpuSeconds, pct  float64
@@ -124,7 +124,7 @@ func TestPolishClientWarningsNeedAMeasuredWindow(t *testing.T) {
 		{"many dispatches", 0.1, 10, 500, 50, false, true},
 	}
 	for _, tt := range tests {
-		polishEditRun(t, dir, func(m map[string]any) {
+		editedRun(t, dir, func(m map[string]any) {
 			m["client_cpus"] = 2
 			c := m["points"].([]any)[0].(map[string]any)["client"].(map[string]any)
 			c["cpu_seconds"], c["cpu_percent_of_one_core"] = tt.cpuSeconds, tt.pct
@@ -143,14 +143,14 @@ func TestPolishClientWarningsNeedAMeasuredWindow(t *testing.T) {
 // When every request failed, the hint fits what failed: a server that
 // refuses the requests is checked for its URL, model and credentials; one
 // that never answers in time is given less load or more time.
-func TestPolishAllFailedHintByKind(t *testing.T) {
-	_, failing := polishFailedRun(t)
+func TestAllFailedHintByKind(t *testing.T) {
+	_, failing := allFailedRun(t)
 	if !strings.Contains(failing, "Try: check --url, --model, --api") || strings.Contains(failing, "lower the load") {
 		t.Errorf("HTTP 400 on every request: stderr\n%s", failing)
 	}
 	dir := filepath.Join(t.TempDir(), "r")
 	start := time.Now()
-	code, _, stderr := run(t, "run", "--url", polishServer(t, 0), "--model", "m", "--no-preflight",
+	code, _, stderr := run(t, "run", "--url", messagesServer(t, 0), "--model", "m", "--no-preflight",
 		"--rate", "200", "--requests", "20", "--first-token-timeout", "300ms", "--grace", "1s",
 		"--prompt-tokens", "8", "--output-tokens", "4", "--tokenizer", "cl100k_base", "--out", dir)
 	t.Logf("stalled open loop ran %v", time.Since(start))
@@ -165,8 +165,8 @@ func TestPolishAllFailedHintByKind(t *testing.T) {
 
 // report on a run where every request failed prints the report, then
 // exits 1 with the message run gave.
-func TestPolishReportAllFailedExits1(t *testing.T) {
-	dir, runErr := polishFailedRun(t)
+func TestReportAllFailedExits1(t *testing.T) {
+	dir, runErr := allFailedRun(t)
 	code, stdout, stderr := run(t, "report", dir)
 	if code != 1 {
 		t.Errorf("report: exit %d, want 1 as run\n%s", code, stderr)
@@ -193,7 +193,7 @@ func TestPolishReportAllFailedExits1(t *testing.T) {
 }
 
 // The credentials hint names the variable the key was read from.
-func TestPolishAuthHintNamesKeyVariable(t *testing.T) {
+func TestAuthHintNamesKeyVariable(t *testing.T) {
 	url := targetStart(t, &targetServer{models: []string{"m"}, authStatus: http.StatusUnauthorized})
 	tests := []struct {
 		name     string
@@ -216,7 +216,7 @@ func TestPolishAuthHintNamesKeyVariable(t *testing.T) {
 
 // A preflight error against the built-in simulator names it, not the
 // loopback address it happened to listen on.
-func TestPolishSimulatorPreflightNamesNoURL(t *testing.T) {
+func TestSimulatorPreflightNamesNoURL(t *testing.T) {
 	code, _, stderr := run(t, "run", "--model", "nope")
 	if code != 1 || !strings.Contains(stderr, `Error: preflight: the built-in simulator does not serve model "nope"`) ||
 		strings.Contains(stderr, "127.0.0.1") {
@@ -226,7 +226,7 @@ func TestPolishSimulatorPreflightNamesNoURL(t *testing.T) {
 
 // With no --model, a server's only model is used: the header and run.json
 // say so, not only stderr.
-func TestPolishOnlyModelInHeader(t *testing.T) {
+func TestOnlyModelInHeader(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := run(t, targetArgs(targetStart(t, &targetServer{models: []string{"only-model"}}), dir)...)
 	if code != 0 {

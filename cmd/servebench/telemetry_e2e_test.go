@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// tcoreSample is the part of a telemetry.jsonl line these tests read.
-type tcoreSample struct {
+// telemetrySample is the part of a telemetry.jsonl line these tests read.
+type telemetrySample struct {
 	TNS    int64  `json:"t_ns"`
 	Source string `json:"source"`
 	Event  *struct {
@@ -24,8 +24,8 @@ type tcoreSample struct {
 	} `json:"event"`
 }
 
-// tcoreRecord is the part of a record these tests read.
-type tcoreRecord struct {
+// telemetryRecord is the part of a record these tests read.
+type telemetryRecord struct {
 	Point   int    `json:"point"`
 	Phase   string `json:"phase"`
 	SchedNS int64  `json:"scheduled_ns"`
@@ -33,7 +33,7 @@ type tcoreRecord struct {
 	EndNS   int64  `json:"end_ns"`
 }
 
-func tcoreJSON(t *testing.T, path string, v any) {
+func telemetryJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -44,8 +44,8 @@ func tcoreJSON(t *testing.T, path string, v any) {
 	}
 }
 
-// tcoreSummary is the part of summary.json these tests read.
-type tcoreSummary struct {
+// telemetrySummary is the part of summary.json these tests read.
+type telemetrySummary struct {
 	Points []struct {
 		Telemetry *struct {
 			Server *struct {
@@ -64,7 +64,7 @@ type tcoreSummary struct {
 // none lies past the last record by more than the run's end takes), and
 // every point of summary.json has the server's running, waiting and KV
 // cache; the table shows the peak KV-cache column.
-func TestTcoreSimulatorTelemetry(t *testing.T) {
+func TestSimulatorTelemetry(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, out, stderr := run(t, "run", "--concurrency", "1,4", "--requests", "16", "--out", dir)
 	if code != 0 {
@@ -73,8 +73,8 @@ func TestTcoreSimulatorTelemetry(t *testing.T) {
 	if !strings.Contains(out, "KV cache") || !strings.Contains(out, "Telemetry over each point's window") {
 		t.Errorf("the table has no KV-cache column or telemetry table:\n%s", out)
 	}
-	recs := jsonLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl"))
-	samples := jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl"))
+	recs := jsonLines[telemetryRecord](t, filepath.Join(dir, "records.jsonl"))
+	samples := jsonLines[telemetrySample](t, filepath.Join(dir, "telemetry.jsonl"))
 	var last int64
 	windows := map[int][2]int64{}
 	for _, r := range recs {
@@ -106,8 +106,8 @@ func TestTcoreSimulatorTelemetry(t *testing.T) {
 			t.Errorf("point %d: no server reading inside its window %v", p, w)
 		}
 	}
-	var sum tcoreSummary
-	tcoreJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	var sum telemetrySummary
+	telemetryJSON(t, filepath.Join(dir, "summary.json"), &sum)
 	for i, p := range sum.Points {
 		if p.Telemetry == nil || p.Telemetry.Server == nil || p.Telemetry.Server.RunningRaw == nil ||
 			p.Telemetry.Server.WaitingRaw == nil || p.Telemetry.Server.KVRaw == nil {
@@ -118,7 +118,7 @@ func TestTcoreSimulatorTelemetry(t *testing.T) {
 
 // --no-telemetry samples nothing: no telemetry.jsonl, no telemetry in
 // summary.json, no telemetry columns.
-func TestTcoreNoTelemetry(t *testing.T) {
+func TestTelemetryNoTelemetry(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, out, stderr := run(t, "run", "--no-telemetry", "--concurrency", "2", "--requests", "8", "--out", dir)
 	if code != 0 {
@@ -136,8 +136,8 @@ func TestTcoreNoTelemetry(t *testing.T) {
 	}
 }
 
-// tcoreVLLM is a vLLM /metrics page: two slots running, one waiting.
-const tcoreVLLM = `# TYPE vllm:num_requests_running gauge
+// telemetryVLLM is a vLLM /metrics page: two slots running, one waiting.
+const telemetryVLLM = `# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{model_name="m"} 2
 # TYPE vllm:num_requests_waiting gauge
 vllm:num_requests_waiting{model_name="m"} 1
@@ -145,9 +145,9 @@ vllm:num_requests_waiting{model_name="m"} 1
 vllm:kv_cache_usage_perc{model_name="m"} 0.5
 `
 
-// tcoreMetricsServer serves tcoreVLLM after sleeping delay, counting the
+// telemetryMetricsServer serves telemetryVLLM after sleeping delay, counting the
 // scrapes it began.
-func tcoreMetricsServer(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int64) {
+func telemetryMetricsServer(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int64) {
 	var scrapes atomic.Int64
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scrapes.Add(1)
@@ -156,7 +156,7 @@ func tcoreMetricsServer(t *testing.T, delay time.Duration) (*httptest.Server, *a
 		case <-r.Context().Done():
 			return
 		}
-		fmt.Fprint(w, tcoreVLLM)
+		fmt.Fprint(w, telemetryVLLM)
 	}))
 	t.Cleanup(hs.Close)
 	return hs, &scrapes
@@ -165,10 +165,10 @@ func tcoreMetricsServer(t *testing.T, delay time.Duration) (*httptest.Server, *a
 // A --metrics-url that goes away mid-run: the run completes every
 // request, and the scrape failure and the gap are events on the timeline,
 // listed in the summary's warnings and in the point's telemetry.
-func TestTcoreMetricsURLDisappears(t *testing.T) {
+func TestTelemetryMetricsURLDisappears(t *testing.T) {
 	target := httptest.NewServer(&slowServer{gap: 15 * time.Millisecond, tokens: 5})
 	defer target.Close()
-	metrics, scrapes := tcoreMetricsServer(t, 0)
+	metrics, scrapes := telemetryMetricsServer(t, 0)
 	go func() {
 		for scrapes.Load() < 3 {
 			time.Sleep(5 * time.Millisecond)
@@ -185,7 +185,7 @@ func TestTcoreMetricsURLDisappears(t *testing.T) {
 		t.Errorf("%d requests completed, want all 25", n)
 	}
 	var kinds []string
-	for _, s := range jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
+	for _, s := range jsonLines[telemetrySample](t, filepath.Join(dir, "telemetry.jsonl")) {
 		if s.Event != nil && strings.HasPrefix(s.Event.Source, "server metrics at "+metrics.URL) {
 			kinds = append(kinds, s.Event.Kind)
 		}
@@ -193,8 +193,8 @@ func TestTcoreMetricsURLDisappears(t *testing.T) {
 	if !slices.Contains(kinds, "scrape_failed") || !slices.Contains(kinds, "gap") {
 		t.Errorf("events of the vanished endpoint %v, want scrape_failed and gap", kinds)
 	}
-	var sum tcoreSummary
-	tcoreJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	var sum telemetrySummary
+	telemetryJSON(t, filepath.Join(dir, "summary.json"), &sum)
 	listed := strings.Join(sum.Warnings, "\n")
 	if !strings.Contains(listed, "telemetry: 1 scrape_failed event at ") || !strings.Contains(listed, "gap event") {
 		t.Errorf("summary warnings do not list the events:\n%s", listed)
@@ -213,7 +213,7 @@ func TestTcoreMetricsURLDisappears(t *testing.T) {
 // scripted time, has the same median with and without the slow scrape
 // (within a margin far below the scrape's 500 ms), and the slow page was
 // indeed scraped during the run.
-func TestTcoreSlowMetricsDoesNotDelayRequests(t *testing.T) {
+func TestTelemetrySlowMetricsDoesNotDelayRequests(t *testing.T) {
 	e2e := func(extra ...string) (time.Duration, string) {
 		target := httptest.NewServer(&slowServer{gap: 10 * time.Millisecond, tokens: 5})
 		defer target.Close()
@@ -223,13 +223,13 @@ func TestTcoreSlowMetricsDoesNotDelayRequests(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		var d []time.Duration
-		for _, r := range jsonLines[tcoreRecord](t, filepath.Join(dir, "records.jsonl")) {
+		for _, r := range jsonLines[telemetryRecord](t, filepath.Join(dir, "records.jsonl")) {
 			d = append(d, time.Duration(r.EndNS-r.SchedNS)) // from the schedule: a late send counts
 		}
 		slices.Sort(d)
 		return d[len(d)/2], dir
 	}
-	slow, scrapes := tcoreMetricsServer(t, 500*time.Millisecond)
+	slow, scrapes := telemetryMetricsServer(t, 500*time.Millisecond)
 	base, _ := e2e("--no-telemetry")
 	withSlow, dir := e2e("--metrics-url", slow.URL+"/metrics")
 	if scrapes.Load() < 2 {
@@ -241,7 +241,7 @@ func TestTcoreSlowMetricsDoesNotDelayRequests(t *testing.T) {
 	}
 	// the slow scrape missed its deadline: an event, not a stall
 	failed := false
-	for _, s := range jsonLines[tcoreSample](t, filepath.Join(dir, "telemetry.jsonl")) {
+	for _, s := range jsonLines[telemetrySample](t, filepath.Join(dir, "telemetry.jsonl")) {
 		failed = failed || (s.Event != nil && s.Event.Kind == "scrape_failed")
 	}
 	if !failed {
