@@ -13,7 +13,7 @@ import (
 func calibRun(t *testing.T, args ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	code, _, stderr := runMain(t, append([]string{"run", "--concurrency", "1,3", "--requests", "6", "--warmup", "0",
+	code, _, stderr := runKeepingClock(t, append([]string{"run", "--concurrency", "1,3", "--requests", "6", "--warmup", "0",
 		"--prompt-tokens", "64", "--output-tokens", "24", "--out", dir}, args...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)

@@ -20,7 +20,7 @@ func TestCalibrateWander(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	code, _, stderr := runMain(t, "run", "--sim-config", cfg, "--concurrency", "1,4", "--requests", "32", "--warmup", "0",
+	code, _, stderr := runKeepingClock(t, "run", "--sim-config", cfg, "--concurrency", "1,4", "--requests", "32", "--warmup", "0",
 		"--prompt-tokens", "64", "--output-tokens", "64", "--out", dir)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
