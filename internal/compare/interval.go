@@ -213,7 +213,7 @@ type NoiseEstimate struct {
 	// Source is "runs" when both sides have repeats (the bootstrap over
 	// runs carries their spread), else "time slices": a side of one run is
 	// cut into Slices contiguous slices and their spread stands in for
-	// the spread between runs (stats.BlockSE).
+	// the spread between runs (stats.SlicesSE).
 	Source  string `json:"source"`
 	RunsA   int    `json:"runs_a"`
 	RunsB   int    `json:"runs_b"`

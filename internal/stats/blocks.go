@@ -6,7 +6,7 @@ import (
 )
 
 // Blocks bounds the time slices a run is cut into to estimate its
-// between-run noise (BlockSE): at least MinBlocks, so the spread between
+// between-run noise (SlicesSE): at least MinBlocks, so the spread between
 // them has some degrees of freedom (a t quantile of 3 df is 3.18, of 7 is
 // 2.36), and at most MaxBlocks, since slices longer than a few seconds
 // each are what slow drift shows up in.
@@ -27,27 +27,9 @@ const (
 // median).
 func BlockNeed(p float64) int { return BlockTail * MinSamples(p) }
 
-// BlockSE estimates the standard error of e over one run from the spread
-// between its own time slices (the method of batch means): the run's
-// units, in the order they were recorded, are cut into k contiguous blocks
-// of equal count, e is computed on each, and se = sd(block values)/√k.
-// A block needs MinBlockUnits units and need values (a p99 needs 100 to be
-// a tail, not the maximum), so k = min(MaxBlocks, units/MinBlockUnits,
-// values/need); ok is false when k < MinBlocks: the run is too short to
-// tell its noise. Unlike resampling
-// requests, which treats them as independent, this sees whatever drifts
-// or comes in bursts over the run (a busy host, a server's batches), so a
-// change must rise above the run's own slow variation to be called.
-func BlockSE(units [][]float64, e Estimator, need int) (se float64, k int, ok bool) {
-	k = BlockCount(units, need)
-	if k < MinBlocks {
-		return math.NaN(), k, false
-	}
-	return SlicesSE(Slices(units, k), e)
-}
-
-// BlockCount is how many time slices BlockSE cuts units into for a
-// statistic needing need values a slice.
+// BlockCount is how many time slices units are cut into (Slices) for a
+// statistic needing need values a slice; below MinBlocks the run is too
+// short to tell its noise.
 func BlockCount(units [][]float64, need int) int {
 	values := 0
 	for _, u := range units {
@@ -72,7 +54,11 @@ func Slices(units [][]float64, k int) [][]float64 {
 	return out
 }
 
-// SlicesSE is BlockSE from slices already cut and sorted (Slices).
+// SlicesSE estimates the standard error of e over one run from the spread
+// between its own time slices, already cut and sorted (Slices): the method
+// of batch means, se = sd(slice values)/√k. Unlike resampling requests,
+// which treats them as independent, it sees whatever drifts or comes in
+// bursts over the run (a busy host, a server's batches).
 func SlicesSE(sorted [][]float64, e Estimator) (se float64, k int, ok bool) {
 	vals := make([]float64, 0, len(sorted))
 	for _, s := range sorted {

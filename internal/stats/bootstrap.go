@@ -46,31 +46,6 @@ func BootstrapInterval(groups [][][]float64, stat func([]float64) float64, level
 	return percentiles(est, level)
 }
 
-// BootstrapDiffInterval is BootstrapInterval of a difference: each
-// resample draws a and b independently (each as BootstrapInterval draws
-// its groups) and takes stat(b) − stat(a), so the interval of the change
-// from a to b carries the noise of both. ok is false when either side has
-// no values or no resample gives a number.
-func BootstrapDiffInterval(a, b [][][]float64, stat func([]float64) float64, level float64, iters int, seed uint64) (lo, hi float64, ok bool) {
-	a, b = nonEmpty(a), nonEmpty(b)
-	if len(a) == 0 || len(b) == 0 || iters <= 0 {
-		return math.NaN(), math.NaN(), false
-	}
-	rng := newRNG(seed)
-	var bufA, bufB []float64
-	est := make([]float64, 0, iters)
-	for range iters {
-		bufA, bufB = resample(rng, a, bufA[:0]), resample(rng, b, bufB[:0])
-		if len(bufA) == 0 || len(bufB) == 0 {
-			continue
-		}
-		if d := stat(bufB) - stat(bufA); !math.IsNaN(d) {
-			est = append(est, d)
-		}
-	}
-	return percentiles(est, level)
-}
-
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed_b007)) }
 
 func nonEmpty(groups [][][]float64) [][][]float64 {

@@ -71,31 +71,6 @@ func NewClustered(groups [][][]float64) *Clustered {
 	return c
 }
 
-// Len is the number of values.
-func (c *Clustered) Len() int { return c.n }
-
-// Groups is the number of non-empty groups.
-func (c *Clustered) Groups() int { return len(c.groups) }
-
-// Value is the estimator on the data as they are (every unit once).
-func (c *Clustered) Value(e Estimator) float64 {
-	if c.n == 0 {
-		return math.NaN()
-	}
-	if e.Mean {
-		return sumOf(c.sums) / float64(c.n)
-	}
-	return Quantile(c.sorted, e.P)
-}
-
-func sumOf(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s
-}
-
 // resampler reads an estimator from weights over a Clustered.
 type resampler struct {
 	c *Clustered
@@ -194,14 +169,15 @@ type Interval struct {
 	OK     bool
 }
 
-// DiffIntervals is BootstrapDiffInterval of several statistics at once:
-// a[i] and b[i] are the values statistic es[i] reads from the same units
-// (requests) of A and B, a unit empty where it gave that statistic no
-// value, so that one resample of the units serves every statistic: each
-// interval is the one BootstrapDiffInterval gives for that statistic
-// alone (exactly, for a quantile of data without empty units), and the
-// units are drawn once. Every a[i] must have the units of a[0], and every
-// b[i] those of b[0].
+// DiffIntervals is the bootstrap interval of a difference, B − A, each
+// side drawn as BootstrapInterval draws its groups, of several statistics
+// at once: a[i] and b[i] are the values statistic es[i] reads from the
+// same units (requests) of A and B, a unit empty where it gave that
+// statistic no value, so that one resample of the units serves every
+// statistic. Each interval is the one a plain bootstrap of the difference
+// gives for that statistic alone (the tests' reference; exactly, for a
+// quantile of data without empty units), and the units are drawn once.
+// Every a[i] must have the units of a[0], and every b[i] those of b[0].
 func DiffIntervals(a, b []*Clustered, es []Estimator, level float64, iters int, seed uint64) []Interval {
 	out := make([]Interval, len(es))
 	if len(es) == 0 || iters <= 0 {
