@@ -177,6 +177,10 @@ func TestSweepFailsWithExit3(t *testing.T) {
 		t.Fatalf("summary.json: %v %s", err, b[:min(len(b), 300)])
 	}
 	v := rep.Verdict
+	// a load below the failing one that this machine could not measure
+	// bounds the capacity there, inconclusive beyond (exit 3 stands: c=8
+	// fails on valid evidence)
+	skipIfMachineBehind(t, v.Capacity.BoundedBy == slo.BoundedByInvalid, v.Capacity.Invalid)
 	if v.Holds || v.Capacity.Method != "sweep" || v.Capacity.Load == nil || v.Capacity.Load.Concurrency != testSlots {
 		t.Errorf("capacity %+v", v.Capacity)
 	}
