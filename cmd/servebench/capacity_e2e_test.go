@@ -73,7 +73,7 @@ func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Contains(stdout, "≥c=") {
+	if strings.Contains(stdout, "≥c=") || strings.Contains(stdout, " inconclusive ") {
 		// the search stopped at a probe this machine could not measure:
 		// its capacity is a lower bound, and the candidate's line says why
 		skipIfMachineBehind(t, stderr)

@@ -217,6 +217,9 @@ func TestMatrixFindsCapacityPerWorkload(t *testing.T) {
 		t.Fatalf("verdict %+v", v)
 	}
 	short, long := v.Workloads[0].Capacity, v.Workloads[1].Capacity
+	for _, c := range []slo.Capacity{short, long} {
+		skipIfMachineBehind(t, c.Invalid) // a search stopped at a probe this machine could not measure
+	}
 	for i, c := range []slo.Capacity{short, long} {
 		cell := []string{"in=64 out=16", "in=2048 out=16"}[i]
 		if c.Method != "search" || !c.Found || c.Load.Workload != cell || c.Probes < 2 {
