@@ -164,18 +164,8 @@ func TestReadOnly(t *testing.T) {
 // added, a run stored before reads its conclusion from holds, and a new
 // run stores its own.
 func TestMigrateConclusion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "h.db")
+	path, id := schemaOne(t)
 	db := open(t, path)
-	old := testEntry("2026-12-01T07:00:00Z", "http://127.0.0.1:8000", "llama")
-	old.Verdict = &slo.Verdict{Holds: true, Conclusion: slo.ConclusionHolds}
-	id := put(t, db, old)
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN conclusion`, `PRAGMA user_version = 1`} {
-		if _, err := db.db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	db = open(t, path)
 	if v, _ := db.check(context.Background(), db.db); v != SchemaVersion {
 		t.Fatalf("version %d after migrating, want %d", v, SchemaVersion)
 	}
@@ -196,17 +186,7 @@ func TestMigrateConclusion(t *testing.T) {
 // A schema-1 history that cannot be written (opened read-only) is read as
 // it stands: its runs are listed, their conclusion taken from holds.
 func TestReadOnlyOlderSchema(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "h.db")
-	db := open(t, path)
-	old := testEntry("2026-12-01T07:00:00Z", "http://127.0.0.1:8000", "llama")
-	old.Verdict = &slo.Verdict{Holds: true, Conclusion: slo.ConclusionHolds}
-	id := put(t, db, old)
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN conclusion`, `PRAGMA user_version = 1`} {
-		if _, err := db.db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	path, id := schemaOne(t)
 	ctx := context.Background()
 	ro, err := Open(ctx, path, Options{MustExist: true, ReadOnly: true})
 	if err != nil {
@@ -220,4 +200,22 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 	if d, err := ro.Get(ctx, id); err != nil || d.Conclusion != slo.ConclusionHolds {
 		t.Errorf("get: %v; want the run, holding", err)
 	}
+}
+
+// schemaOne is a history as schema 1 left it (no runs.conclusion), closed,
+// holding one run whose verdict holds: its path and the run's id.
+func schemaOne(t *testing.T) (string, int64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db := open(t, path)
+	old := testEntry("2026-12-01T07:00:00Z", "http://127.0.0.1:8000", "llama")
+	old.Verdict = &slo.Verdict{Holds: true, Conclusion: slo.ConclusionHolds}
+	id := put(t, db, old)
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN conclusion`, `PRAGMA user_version = 1`} {
+		if _, err := db.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	return path, id
 }
