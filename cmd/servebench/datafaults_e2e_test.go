@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,23 +72,9 @@ func TestFaultInterruptBuiltinSimulator(t *testing.T) {
 // still ends at about duration plus grace, as an open loop does, with each
 // request recorded as a timeout and the files written.
 func TestFaultStalledClosedLoopEnds(t *testing.T) {
-	var got atomic.Int64
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/completions") {
-			http.NotFound(w, r)
-			return
-		}
-		got.Add(1)
-		<-r.Context().Done()
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	defer srv.Close()
+	url, got := stalledServer(t)
 	dir := filepath.Join(t.TempDir(), "r")
-	cmd := exec.Command(binary, loadArgs(t, "http://"+l.Addr().String(), dir, "--concurrency", "2", "--duration", "3s", "--grace", "2s", "--json")...)
+	cmd := exec.Command(binary, loadArgs(t, url, dir, "--concurrency", "2", "--duration", "3s", "--grace", "2s", "--json")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -183,22 +183,7 @@ func TestLoadServerKilledMidRun(t *testing.T) {
 // last arrival (the drain), every request recorded as a timeout, and the
 // point reported as overloaded with its evidence.
 func TestLoadStalledOpenLoopEnds(t *testing.T) {
-	var got atomic.Int64
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/completions") {
-			http.NotFound(w, r)
-			return
-		}
-		got.Add(1)
-		<-r.Context().Done()
-	})}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	defer srv.Close()
-	url := "http://" + l.Addr().String()
+	url, got := stalledServer(t)
 	dir := filepath.Join(t.TempDir(), "r")
 	start := time.Now()
 	// 40 arrivals at 100/s: the last at 0.39 s, then a 1 s drain.
@@ -292,4 +277,27 @@ func TestLoadConcurrencyNotHeld(t *testing.T) {
 	if p.Held == nil || *p.Held || p.Achieved > 10 || !strings.Contains(strings.Join(p.Warnings, " "), "load not held") {
 		t.Errorf("c=64 with 10 requests: achieved %v, held %v, warnings %q", p.Achieved, p.Held, p.Warnings)
 	}
+}
+
+// stalledServer accepts completions and never answers them (the model list
+// 404s, so the preflight lets it pass): its URL, and how many requests it
+// saw. It is closed when the test ends.
+func stalledServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	got := new(atomic.Int64)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		got.Add(1)
+		<-r.Context().Done()
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String(), got
 }
