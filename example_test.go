@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -26,6 +27,20 @@ func ExampleRun() {
 	// Output:
 	// c=1: 20 requests completed
 	// c=4: 20 requests completed
+}
+
+// Find the highest load at which a server meets an objective: the load
+// is raised from the lowest given, then bisected.
+func ExampleJudge() {
+	rep, err := servebench.Judge(context.Background(), servebench.Benchmark{
+		Target: servebench.Target{URL: "http://127.0.0.1:8000", Model: "meta-llama/Llama-3.1-8B-Instruct"},
+		Loads:  servebench.Loads{Concurrency: []int{1}},
+	}, servebench.Objective{SLOs: []string{"ttft p95 <= 500ms", "speed p95 >= 20 tok/s"}, FindCapacity: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rep.WriteText(os.Stdout)
+	fmt.Println(rep.Verdict.Text)
 }
 
 // Plan a model on one device before any server exists.

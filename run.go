@@ -15,6 +15,7 @@ import (
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
@@ -156,6 +157,10 @@ type Result struct {
 	// eval holds the records by load, for Compare's intervals.
 	eval *slo.Evaluator
 }
+
+// WriteText writes the summary as servebench run prints it: a row per
+// load, then the warnings.
+func (r *Result) WriteText(w io.Writer) error { return report.Text(w, r.Summary) }
 
 // Types of a Summary, from summary.json (docs/OUTPUT.md): the run, one
 // PointSummary per load, and the distributions of each metric (in model

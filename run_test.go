@@ -71,6 +71,10 @@ func TestCompareFindsRegression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var table strings.Builder
+	if err := before.WriteText(&table); err != nil || !strings.Contains(table.String(), "c=8") {
+		t.Errorf("WriteText: %v, a table without the load c=8:\n%s", err, table.String())
+	}
 	sim := servebench.DefaultSimConfig()
 	sim.Engine.MaxNumSeqs = 2
 	b.Target.Sim = &sim
