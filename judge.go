@@ -81,8 +81,8 @@ func (b Benchmark) objective(o Objective) (*slo.Objective, error) {
 		obj.SetSLO(s)
 	}
 	w, opts := b.Workload, b.Options
-	obj.Workload.PromptTokens = cmp.Or(w.PromptTokens, DefaultPromptTokens)
-	obj.Workload.OutputTokens = cmp.Or(w.OutputTokens, DefaultOutputTokens)
+	obj.Workload.PromptTokens = cmp.Or(w.PromptTokens, defaultPromptTokens)
+	obj.Workload.OutputTokens = cmp.Or(w.OutputTokens, defaultOutputTokens)
 	_, loads, err := b.points()
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (b Benchmark) objective(o Objective) (*slo.Objective, error) {
 	if opts.Duration > 0 {
 		obj.Load.Duration = opts.Duration.String()
 	} else if opts.Requests == 0 {
-		obj.Load.Requests = DefaultRequests
+		obj.Load.Requests = defaultRequests
 	}
 	if opts.WarmupDuration > 0 {
 		obj.Load.Warmup = opts.WarmupDuration.String()

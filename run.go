@@ -88,17 +88,17 @@ type Workload struct {
 
 // Defaults of a zero Workload, Loads and Options: servebench run's.
 const (
-	DefaultPromptTokens = "512"
-	DefaultOutputTokens = "128"
-	DefaultRequests     = 100
+	defaultPromptTokens = "512"
+	defaultOutputTokens = "128"
+	defaultRequests     = 100
 )
 
-// DefaultConcurrency are the loads of zero Loads.
-var DefaultConcurrency = []int{1, 2, 4, 8, 16}
+// defaultConcurrency are the loads of zero Loads.
+var defaultConcurrency = []int{1, 2, 4, 8, 16}
 
 // Loads are the load points, measured one after the other: closed-loop
 // virtual users, or open-loop request rates. Zero Loads are
-// DefaultConcurrency.
+// concurrencies 1, 2, 4, 8 and 16.
 type Loads struct {
 	// Concurrency are closed-loop loads: users each sending a request as
 	// soon as their previous one ended.
@@ -115,7 +115,7 @@ type Loads struct {
 // Options say how long each load runs and where the records go.
 type Options struct {
 	// Requests measured per load; with Duration, whichever comes first
-	// ends it. Both zero: DefaultRequests.
+	// ends it. Both zero: 100 requests.
 	Requests int
 	Duration time.Duration
 	// WarmupRequests and WarmupDuration are excluded from the figures at
@@ -255,7 +255,7 @@ func (b Benchmark) note(lines ...string) {
 // parsed, loads made points, defaults filled in.
 func (b Benchmark) setup() (bench.Setup, error) {
 	w, o := b.Workload, b.Options
-	cells, err := workload.Cross([]string{cmp.Or(w.PromptTokens, DefaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, DefaultOutputTokens)})
+	cells, err := workload.Cross([]string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, defaultOutputTokens)})
 	if err != nil {
 		return bench.Setup{}, err
 	}
@@ -290,7 +290,7 @@ func (b Benchmark) points() (load.Point, []record.Load, error) {
 	base := load.Point{Requests: o.Requests, Duration: o.Duration, WarmupRequests: o.WarmupRequests,
 		WarmupDuration: o.WarmupDuration, Arrival: arrival}
 	if base.Requests == 0 && base.Duration == 0 {
-		base.Requests = DefaultRequests
+		base.Requests = defaultRequests
 	}
 	var loads []record.Load
 	switch {
@@ -303,7 +303,7 @@ func (b Benchmark) points() (load.Point, []record.Load, error) {
 	default:
 		conc := l.Concurrency
 		if len(conc) == 0 {
-			conc = DefaultConcurrency
+			conc = defaultConcurrency
 		}
 		for _, c := range conc {
 			loads = append(loads, record.Load{Concurrency: c})
