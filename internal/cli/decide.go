@@ -184,7 +184,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		case err != nil:
 			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}
-		t.close()
+		t.Close()
 	}
 	return nil
 }
@@ -214,9 +214,9 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 		x.Error = env.redact(errorText(err))
 		return x
 	}
-	defer t.close()
-	cf.describeTarget(ctx, env, t)
-	x.Server = t.info
+	defer t.Close()
+	t.Describe(ctx)
+	x.Server = t.Info
 	rep, _, err := cf.judge(ctx, env, o, t, plan)
 	if rep != nil {
 		x.Verdict = rep.Verdict

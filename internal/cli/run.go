@@ -182,8 +182,8 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer target.close()
-	f.describeTarget(ctx, env, target)
+	defer target.Close()
+	target.Describe(ctx)
 	cfg, err := f.benchConfig(ctx, env, target, plan)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
@@ -65,8 +64,8 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if err != nil {
 		return err
 	}
-	defer t.close()
-	f.describeTarget(ctx, env, t)
+	defer t.Close()
+	t.Describe(ctx)
 	rep, res, err := f.judge(ctx, env, o, t, plan)
 	if res == nil {
 		return err
@@ -100,7 +99,7 @@ func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
 
 // judge measures the objective against a started target in one session
 // (bench.Judge) and returns the report.
-func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
+func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *bench.Target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
 	cfg, err := f.benchConfig(ctx, env, t, plan)
 	if err != nil {
 		return nil, nil, err
@@ -111,19 +110,6 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *tar
 		f.remember(ctx, env, rep.Summary, o, rep.Verdict)
 	}
 	return rep, res, benchError(err)
-}
-
-// describeTarget asks the server what it is (backend.Describe) and keeps
-// the answers in the run's target.server.
-func (f *runFlags) describeTarget(ctx context.Context, env *Env, t *target) {
-	if t.info == nil {
-		t.info = map[string]string{}
-	}
-	for k, v := range backend.Describe(ctx, t.server, t.model) {
-		if _, ok := t.info[k]; !ok {
-			t.info[k] = v
-		}
-	}
 }
 
 // objective builds the objective of a run: --objective (or one made of
