@@ -91,6 +91,9 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	dir := fs.Arg(0)
+	if dir == "" {
+		return usagef("servebench calibrate runs/a", "calibrate needs a run directory written by servebench run --out")
+	}
 	// The held-out run is read first: a wrong path is told before the fit.
 	var against *calib.HeldOut
 	if f.against != "" {
@@ -99,7 +102,7 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 		}
 	}
 	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
-	c, err := loadCalibration(env, "calibrate", dir, opts, only)
+	c, err := loadCalibration(env, "", "servebench calibrate runs/a", dir, opts, only)
 	if err != nil {
 		return err
 	}
@@ -175,12 +178,12 @@ func calibError(err error, name string) error {
 }
 
 // loadRun reads a run directory with its records, for a calibration;
-// the error names the run as flag does, with the command's hint.
-func loadRun(env *Env, flag, dir, hint string) (calib.Run, error) {
+// the error names the run as flagName does, with the command's hint.
+func loadRun(env *Env, flagName, dir, hint string) (calib.Run, error) {
 	run := calib.Run{Dir: dir}
 	var err error
 	if run.Summary, err = loadSummary(env, dir, false, sliceFlag{}, keepRecords(&run.Records)); err != nil {
-		return run, runDirError(flag, dir, hint, err)
+		return run, runDirError(flagName, dir, hint, err)
 	}
 	return run, nil
 }
@@ -203,25 +206,18 @@ func loadHeldOut(env *Env, dir, fitDir string, only calib.ConcSet) (*calib.HeldO
 	return h, nil
 }
 
-// loadCalibration reads a run directory and fits the model to it, for
-// servebench calibrate and sim --calibrate (cmd): to its closed-loop
-// points at the concurrencies of only, or to the whole run when only is
-// nil.
-func loadCalibration(env *Env, cmd, dir string, o calib.Options, only calib.ConcSet) (*calib.Calibration, error) {
-	example, flag := "servebench calibrate runs/a", ""
-	if cmd == "sim" {
-		example, flag = "servebench sim --calibrate runs/a", "--calibrate"
-	}
-	if dir == "" {
-		return nil, usagef(example, "%s needs a run directory written by servebench run --out", strings.TrimSpace(cmd+" "+flag))
-	}
-	run, err := loadRun(env, flag, dir, example+" (a directory written by servebench run --out)")
+// loadCalibration reads the run directory dir and fits the model to it:
+// to its closed-loop points at the concurrencies of only, or to the whole
+// run when only is nil. Errors name the run as the command does (by
+// flagName, "" for a positional argument) and give example as the hint.
+func loadCalibration(env *Env, flagName, example, dir string, o calib.Options, only calib.ConcSet) (*calib.Calibration, error) {
+	run, err := loadRun(env, flagName, dir, example+" (a directory written by servebench run --out)")
 	if err != nil {
 		return nil, err
 	}
 	c, err := calib.Calibrate(run, only, o)
 	if err != nil {
-		return nil, calibError(err, strings.TrimSpace(flag+" "+dir))
+		return nil, calibError(err, strings.TrimSpace(flagName+" "+dir))
 	}
 	return c, nil
 }
@@ -229,10 +225,10 @@ func loadCalibration(env *Env, cmd, dir string, o calib.Options, only calib.Conc
 // runDirError names the run directory (with the flag that named it, if
 // one did) that could not be read, and gives the hint of that command:
 // loadSummary's own is report's.
-func runDirError(flag, dir, hint string, err error) error {
+func runDirError(flagName, dir, hint string, err error) error {
 	e := &Error{Err: err, Code: ExitFailure}
 	errors.As(err, &e)
-	return &Error{Err: fmt.Errorf("%s: %w", strings.TrimSpace(flag+" "+dir), e.Err), Hint: hint, Code: e.Code}
+	return &Error{Err: fmt.Errorf("%s: %w", strings.TrimSpace(flagName+" "+dir), e.Err), Hint: hint, Code: e.Code}
 }
 
 // keepRecords returns a record callback that appends a copy of each

@@ -251,7 +251,7 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc stri
 	if err != nil {
 		return cfg, err
 	}
-	c, err := loadCalibration(env, "sim", dir, calib.Options{Bootstrap: 1}, only)
+	c, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", dir, calib.Options{Bootstrap: 1}, only)
 	if err != nil {
 		return cfg, err
 	}
