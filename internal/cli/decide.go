@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -89,7 +89,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, c := range cands {
-		if err := benchError(bench.CheckRunDir(candidateDir(f.out, c))); err != nil {
+		if err := benchError(rundir.Check(candidateDir(f.out, c))); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -57,7 +58,7 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if _, err := formatRenderer("run", f.format); err != nil {
 		return err
 	}
-	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
+	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
 	t, err := startTarget(ctx, env, f)

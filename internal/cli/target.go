@@ -12,6 +12,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -249,9 +250,9 @@ func benchError(err error) error {
 	switch {
 	case errors.Is(err, bench.ErrNoServerTokenizer):
 		return &Error{Err: fmt.Errorf("--tokenizer server: %w", err), Hint: "use --tokenizer auto to fall back to a local tokenizer", Code: ExitFailure}
-	case errors.Is(err, bench.ErrRunExists):
+	case errors.Is(err, rundir.ErrRunExists):
 		return &Error{Err: fmt.Errorf("--out %w", err), Hint: "choose another directory, so that nothing measured is overwritten", Code: ExitUsage}
-	case errors.Is(err, bench.ErrRunDir):
+	case errors.Is(err, rundir.ErrRunDir):
 		return &Error{Err: fmt.Errorf("--out %w", err), Code: ExitFailure}
 	}
 	return err
