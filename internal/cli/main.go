@@ -72,6 +72,7 @@ type command struct {
 // one's flags and usage live in its own file), in the order help lists
 // them.
 var commands = []command{
+	{"calibrate", "fit a performance model to a measured run and predict loads that were not run", calibrateCmd},
 	{"compare", "compare two recorded runs: changes with confidence intervals, regression gates", compareCmd},
 	{"decide", "run one objective against several servers and recommend one", decideCmd},
 	{"history", "list the runs stored in the history database, show one, import run directories", historyCmd},
