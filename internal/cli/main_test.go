@@ -78,13 +78,15 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 }
 
 // TestUnknownFlagTry: an unknown flag is a usage error with a Try line,
-// which names the flag meant when the name is a typo of one.
+// which names the flag meant when the name is a typo of one, or the
+// command a flag moved to.
 func TestUnknownFlagTry(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"run", "--concurency", "2"}, "Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"},
+		{[]string{"plan", "--calibrate", "runs/a"}, "Error: unknown flag --calibrate\nTry: servebench calibrate RUN_DIR (calibration is a command of its own)\n"},
 		{[]string{"report", "runs/a", "-jsn"}, "Error: unknown flag --jsn\nTry: --json (servebench report -h lists its flags)\n"},
 		{[]string{"run", "--prompt-token", "8"}, "Error: unknown flag --prompt-token\nTry: --prompt-tokens (servebench run -h lists its flags)\n"},
 		// Nothing near: the flags' list.
