@@ -139,7 +139,7 @@ func New(o Options) (*Client, error) {
 		api: a, url: t.URL(a.path), host: t.Host(), model: o.Model, red: t.Redactor(),
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), firstTimeout: o.FirstTokenTimeout,
 		ignoreEOS: o.IgnoreEOS, extra: o.ExtraBody, counter: o.Counter,
-		tr: newTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
+		tr: NewTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
 	}
 	c.header = t.Header()
 	c.header.Set("Content-Type", "application/json")
@@ -163,7 +163,13 @@ func CheckAPI(api, model string) error {
 // CloseIdleConnections closes the pooled connections not in use.
 func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 
-// newTransport is tuned for thousands of concurrent streams to one host:
+// NewTransport is the transport of every request to a server: the load,
+// and the preflight, self-description, tokenizer and metrics requests
+// beside it, so that a passing preflight has been through the proxy, TLS
+// and chunked decoding that the load goes through. maxConns bounds the
+// idle connections kept.
+//
+// It is tuned for thousands of concurrent streams to one host:
 // internal/h1 reads each stream on its sender's goroutine, with no
 // goroutines per connection, and writes each request in one system call.
 // HTTP/1.1 only: one connection per stream, as a fleet of independent
@@ -174,7 +180,7 @@ func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 // connections either: waiting for one would be client-side queueing hidden
 // inside TTFT. No gzip: a compressor and a decompressor buffer chunks,
 // delaying their arrival (h1 never asks for it).
-func newTransport(tlsConf *tls.Config, maxConns int) *h1.Transport {
+func NewTransport(tlsConf *tls.Config, maxConns int) *h1.Transport {
 	return &h1.Transport{
 		TLS:         tlsConf,
 		Proxy:       http.ProxyFromEnvironment,
