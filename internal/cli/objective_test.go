@@ -5,7 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -148,23 +148,39 @@ func TestObjectiveFlagsPlanTheRun(t *testing.T) {
 }
 
 // TestWorkloadFlagsOverrideTheObjective: every workload flag other than
-// the lengths (which make a matrix) and the client's own is one that
-// overrides its key of an objective's workload.
+// the lengths (which make a matrix) and the client's own overrides a
+// field of an objective's workload, and together they override every
+// field but the lengths.
 func TestWorkloadFlagsOverrideTheObjective(t *testing.T) {
+	var full workload.Spec // every field set
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(1)
+		default:
+			t.Fatalf("workload.Spec.%s: a %v field this test cannot fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	f.defineWorkload(fs)
-	var got []string
+	var all []string
 	fs.VisitAll(func(fl *flag.Flag) {
 		switch fl.Name {
 		case "prompt-tokens", "output-tokens", "tokenizer", "ignore-eos":
-		default:
-			got = append(got, fl.Name)
+			return
+		}
+		all = append(all, fl.Name)
+		if (workload.Spec{}).Override(full, []string{fl.Name}) == (workload.Spec{}) {
+			t.Errorf("--%s overrides no field of an objective's workload", fl.Name)
 		}
 	})
-	want := workload.SpecFlags()
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("workload flags %q, overriding an objective %q", got, want)
+	want := full
+	want.PromptTokens, want.OutputTokens = "", ""
+	if got := (workload.Spec{}).Override(full, all); got != want {
+		t.Errorf("the workload flags override %+v, want every field but the lengths", got)
 	}
 }

@@ -21,15 +21,6 @@ var specFlags = []struct {
 	{"long-context", func(d *Spec, s Spec) { d.LongContext = s.LongContext }},
 }
 
-// SpecFlags are the names of the flags Override knows, in Spec's order.
-func SpecFlags() []string {
-	out := make([]string, len(specFlags))
-	for i, f := range specFlags {
-		out[i] = f.flag
-	}
-	return out
-}
-
 // Override returns s with the fields of over whose flags are named in
 // given put in their place; other names (the length flags among them,
 // which make a matrix) are ignored.
