@@ -249,20 +249,16 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// sloCharts maps the summary fields an SLO reads to the chart it is drawn
-// on; an SLO on another field is stated in the verdict only.
-var sloCharts = map[string]string{
-	"ttft_ms": "ttft", "itl_ms": "itl", "e2e_ms": "e2e", "decode_tps_per_request": "speed", "output_tps": "throughput",
-}
-
 func sloLines(o *slo.Objective) []sloLine {
 	out := []sloLine{}
 	if o == nil {
 		return out
 	}
 	for _, s := range o.Checks() {
-		if c, ok := sloCharts[s.Field]; ok {
-			out = append(out, sloLine{Chart: c, Stat: s.Stat, Value: s.Value, Expr: s.Expr})
+		// drawn on the chart named as the metric, where it has one; an SLO
+		// on another metric is stated in the verdict only
+		if m, ok := metrics.LookupMetric(s.Metric); ok && m.Chart {
+			out = append(out, sloLine{Chart: s.Metric, Stat: s.Stat, Value: s.Value, Expr: s.Expr})
 		}
 	}
 	return out
