@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/servebench/servebench/internal/stats"
 )
 
 // Put stores e and returns its id. A run already stored (the same start,
@@ -117,27 +115,20 @@ func (s *DB) putPoints(ctx context.Context, tx *sql.Tx, id int64, e *Entry) erro
 			pass, verdict = v.Pass, string(b)
 		}
 		l := p.Load
+		args := []any{id, p.Index, l.Workload, nullInt(l.Concurrency), nullFloat(l.Rate), nullInt(l.MaxConcurrency), l.Label(),
+			p.Requests.Completed, p.Requests.Failed, p.ErrorRate, p.OutputTPS}
+		for _, ps := range pointStats {
+			args = append(args, ps.value(p))
+		}
+		args = append(args, pass, string(summary), verdict)
 		_, err = tx.ExecContext(ctx, `INSERT INTO points (run_id, idx, workload, concurrency, rate, max_concurrency, load,
-			completed, failed, error_rate, output_tps, ttft_p50_ms, ttft_p95_ms, itl_p95_ms, e2e_p95_ms, speed_p50,
-			pass, summary, verdict) VALUES (`+placeholders(19)+`)`,
-			id, p.Index, l.Workload, nullInt(l.Concurrency), nullFloat(l.Rate), nullInt(l.MaxConcurrency), l.Label(),
-			p.Requests.Completed, p.Requests.Failed, p.ErrorRate, p.OutputTPS,
-			q(p.TTFT, 50), q(p.TTFT, 95), q(p.ITL, 95), q(p.E2E, 95), q(p.DecodeTPSReq, 50),
-			pass, string(summary), verdict)
+			completed, failed, error_rate, output_tps, `+pointStatColumns()+`,
+			pass, summary, verdict) VALUES (`+placeholders(len(args))+`)`, args...)
 		if err != nil {
 			return s.wrap(err)
 		}
 	}
 	return nil
-}
-
-// q is a percentile of d for a column, NULL when nothing was measured.
-func q(d stats.Dist, p int) any {
-	v := map[int]*float64{50: d.P50, 95: d.P95}[p]
-	if v == nil {
-		return nil
-	}
-	return *v
 }
 
 func placeholders(n int) string {
