@@ -193,7 +193,7 @@ func loadCalibration(env *Env, cmd, dir string, o calib.Options, only concSet) (
 		}
 		sum, recs = only.part(sum, recs, true)
 	}
-	var server map[string]string
+	var server map[record.ServerKey]string
 	if sum.Run != nil {
 		server = sum.Run.Target.Server
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -116,7 +117,7 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *tar
 // the answers in the run's target.server.
 func (f *runFlags) describeTarget(ctx context.Context, env *Env, t *target) {
 	if t.info == nil {
-		t.info = map[string]string{}
+		t.info = map[record.ServerKey]string{}
 	}
 	for k, v := range backend.Describe(ctx, t.server, t.model) {
 		if _, ok := t.info[k]; !ok {

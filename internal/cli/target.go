@@ -25,7 +25,7 @@ type target struct {
 	model     string
 	picked    bool // model is the server's only one, none was given
 	simulated bool
-	info      map[string]string
+	info      map[record.ServerKey]string
 	close     func()
 }
 
@@ -92,16 +92,16 @@ func (f *runFlags) openTarget(ctx context.Context, env *Env) (*target, error) {
 	if model == "" {
 		model = cfg.Model.Name
 	}
-	info := map[string]string{
-		"engine": "servebench-sim", "device": cfg.Device.Name,
-		backend.InfoTimeScale: strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
-		"max_num_seqs":        strconv.Itoa(cfg.Engine.MaxNumSeqs),
+	info := map[record.ServerKey]string{
+		record.ServerEngine: "servebench-sim", record.ServerDevice: cfg.Device.Name,
+		record.ServerTimeScale:  strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
+		record.ServerMaxNumSeqs: strconv.Itoa(cfg.Engine.MaxNumSeqs),
 	}
 	if ch := cfg.Changes(sim.DefaultConfig()); len(ch) > 0 {
 		info[record.ServerSimChanges] = strings.Join(ch, ", ")
 	}
 	if settings, err := json.Marshal(cfg.Settings()); err == nil {
-		info[backend.InfoSimSettings] = string(settings)
+		info[record.ServerSimSettings] = string(settings)
 	}
 	return &target{server: server, model: model, simulated: true, info: info,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil

@@ -84,7 +84,7 @@ type Requirement struct {
 // per workload ("" when the run has one), and a workload without one
 // reads its capacity off the sweep; server is what the server said about
 // itself (max_model_len). A workload matrix is judged per cell (judgeMatrix).
-func Judge(o *Objective, pts []PointVerdict, capy map[string]*Capacity, server map[string]string) *Verdict {
+func Judge(o *Objective, pts []PointVerdict, capy map[string]*Capacity, server map[record.ServerKey]string) *Verdict {
 	if cells := byWorkload(pts); len(cells) > 1 || (len(cells) == 1 && cells[0][0].Load.Workload != "") {
 		return judgeMatrix(o, cells, capy, requirements(o, server))
 	}
@@ -178,13 +178,13 @@ func saturation(pts []PointVerdict) Saturation {
 	return s
 }
 
-func requirements(o *Objective, server map[string]string) []Requirement {
+func requirements(o *Objective, server map[record.ServerKey]string) []Requirement {
 	out := []Requirement{}
 	if o.ContextLength <= 0 {
 		return out
 	}
 	r := Requirement{Name: "context_length", Required: o.ContextLength}
-	n, err := strconv.Atoi(server["max_model_len"])
+	n, err := strconv.Atoi(server[record.ServerMaxModelLen])
 	if err != nil || n <= 0 {
 		r.Note = fmt.Sprintf("the server did not report its context length; the objective requires %d tokens", o.ContextLength)
 		return append(out, r)

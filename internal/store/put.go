@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 // Put stores e and returns its id. A run already stored (the same start,
@@ -65,7 +67,7 @@ func (s *DB) putRun(ctx context.Context, tx *sql.Tx, e *Entry) (int64, bool, err
 	}
 	args := []any{e.key(), null(e.Dir), e.Run.Started, started.UnixNano(), null(e.Run.Ended), time.Now().UTC().Format(time.RFC3339Nano),
 		e.Run.Version, t.URL, t.API, t.Model, t.Simulated,
-		null(srv["model_id"]), null(srv["runtime"]), null(srv["runtime_version"]), nullInt(e.maxContext()),
+		null(srv[record.ServerModelID]), null(srv[record.ServerRuntime]), null(srv[record.ServerRuntimeVersion]), nullInt(e.maxContext()),
 		null(e.labels(gpu)["quantization"]), null(gpu), nullInt(gpus), null(driver),
 		w, wHash, null(obj), null(oHash), null(oName), holds, verdict,
 		string(flags), e.Run.Interrupted, string(runJSON), conclusion}
