@@ -129,7 +129,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 	}
 	spec := s.Workload
 	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
-	chat := s.API == backend.OpenAIChat || s.API == backend.OllamaChat
+	chat := record.ChatAPI(s.API)
 	seed := shardSeed(s.Seed, s.Shard)
 	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, seed), Counter: promptCounter, Chat: chat, Seed: seed})
 	if err != nil {
