@@ -240,9 +240,9 @@ func TestSearchRampDownStopsAtALoadNotHeld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := LoadText(start)
+		name := start.Text(record.LoadLong)
 		if c.Found || c.Load != nil {
-			t.Errorf("%s: capacity %v found below a load not held; tried %v", name, LoadText(*c.Load), tried)
+			t.Errorf("%s: capacity %v found below a load not held; tried %v", name, c.Load.Text(record.LoadLong), tried)
 		}
 		if c.BoundedBy != BoundedBySample || !strings.Contains(c.NotHeld, "8") {
 			t.Errorf("%s: bounded by %q (%q), want %q at 8", name, c.BoundedBy, c.NotHeld, BoundedBySample)

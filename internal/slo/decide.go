@@ -139,9 +139,9 @@ func e2eAtTarget(x Outcome) float64 {
 
 func why(best Outcome, meeting, total int) string {
 	c := best.Candidate
-	s := fmt.Sprintf("%s meets the objective at %s", c.Name, LoadText(best.Verdict.TargetLoad))
+	s := fmt.Sprintf("%s meets the objective at %s", c.Name, best.Verdict.TargetLoad.Text(record.LoadLong))
 	if l := best.Verdict.Capacity.Load; l != nil {
-		s += fmt.Sprintf(" (capacity %s)", LoadText(*l))
+		s += fmt.Sprintf(" (capacity %s)", l.Text(record.LoadLong))
 	}
 	var basis []string
 	if g, ok := c.Number("gpus"); ok {
