@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
@@ -85,17 +86,8 @@ var Table = []Metric{
 // LookupMetric finds the row an objective names by its name or an alias.
 func LookupMetric(name string) (*Metric, bool) {
 	for i := range Table {
-		m := &Table[i]
-		if m.Name == "" {
-			continue
-		}
-		if m.Name == name {
+		if m := &Table[i]; name != "" && (m.Name == name || slices.Contains(m.Aliases, name)) {
 			return m, true
-		}
-		for _, a := range m.Aliases {
-			if a == name {
-				return m, true
-			}
 		}
 	}
 	return nil, false

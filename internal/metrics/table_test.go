@@ -34,6 +34,9 @@ func TestTable(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	if m, ok := LookupMetric(""); ok {
+		t.Errorf("the empty name looks up %s, a row no objective can name", m.Field)
+	}
 	seen := map[string]bool{}
 	for _, m := range Table {
 		for _, name := range append([]string{m.Name, m.Field}, m.Aliases...) {

@@ -114,14 +114,14 @@ func one(x float64) []float64 {
 	return []float64{x}
 }
 
+// lookupMetric is the definition of the metric a name or alias names.
 func lookupMetric(name string) (*metricDef, bool) {
-	for i := range metricDefs {
-		m := &metricDefs[i]
-		if m.Name == name || slices.Contains(m.Aliases, name) {
-			return m, true
-		}
+	m, ok := metrics.LookupMetric(name)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	i := slices.IndexFunc(metricDefs, func(d metricDef) bool { return d.Metric == m })
+	return &metricDefs[i], true
 }
 
 func metricNames() string {
