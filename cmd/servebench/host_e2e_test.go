@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -102,7 +103,7 @@ func TestHostFollowsLoopbackServer(t *testing.T) {
 		t.Errorf("stderr does not say it follows this process (%q):\n%s", want, stderr)
 	}
 	read, steal := 0, 0
-	for _, s := range jsonLines[telemetry.Sample](t, filepath.Join(dir, telemetry.File)) {
+	for _, s := range jsonLines[telemetry.Sample](t, filepath.Join(dir, rundir.TelemetryFile)) {
 		if h := s.Host; h != nil && h.ServerPID == pid && h.ServerRSSBytes != nil && *h.ServerRSSBytes > 0 {
 			read++
 		}

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,30 +18,12 @@ import (
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/workload"
-)
-
-// File names inside a run directory.
-const (
-	RecordsFile = "records.jsonl"
-	SummaryFile = "summary.json"
-	RunFile     = "run.json"
-	// RecordsFileGzip holds the records instead of RecordsFile when the
-	// run compresses them (Config.Compress); RecordsPath finds either.
-	RecordsFileGzip = RecordsFile + ".gz"
 )
 
 // CompressGzip is Config.Compress for gzip-compressed records.
 const CompressGzip = "gzip"
-
-// Errors of the run directory.
-var (
-	// ErrRunExists: the directory holds a run already; a run never
-	// overwrites another.
-	ErrRunExists = errors.New("already holds a run")
-	// ErrRunDir: the directory cannot be created or written.
-	ErrRunDir = errors.New("run directory")
-)
 
 // Config is one benchmark run.
 type Config struct {
@@ -167,8 +147,7 @@ func Open(cfg Config) (*Session, error) {
 	sink.epoch = epoch
 	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
 	if err != nil {
-		sink.remove()
-		os.Remove(filepath.Join(cfg.OutDir, RunFile))
+		sink.removeRun()
 		return nil, err
 	}
 	return &Session{cfg: cfg, sink: sink, run: run, tel: tel, runner: runner}, nil
@@ -244,7 +223,7 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 	}
 	if re, ok := errors.AsType[*RecordsError](err); ok {
 		s.run.Stopped = fmt.Sprintf("%s could not be written (%v): the load stopped at the first record lost; the %d records before it are in the file",
-			RecordsFile, re.Err, re.Written)
+			rundir.RecordsFile, re.Err, re.Written)
 	}
 	s.run.Interrupted = ctx.Err() != nil
 	s.run.Ended = time.Now().UTC().Format(time.RFC3339Nano)

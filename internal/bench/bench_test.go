@@ -16,6 +16,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -76,10 +77,10 @@ func TestRunWritesEveryRecordAndFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Records != 13 || hits.Load() != 13 || lines(t, filepath.Join(dir, RecordsFile)) != 13 {
-		t.Errorf("records %d, server hits %d, lines %d; want 13", res.Records, hits.Load(), lines(t, filepath.Join(dir, RecordsFile)))
+	if res.Records != 13 || hits.Load() != 13 || lines(t, filepath.Join(dir, rundir.RecordsFile)) != 13 {
+		t.Errorf("records %d, server hits %d, lines %d; want 13", res.Records, hits.Load(), lines(t, filepath.Join(dir, rundir.RecordsFile)))
 	}
-	for _, f := range []string{RunFile, SummaryFile} {
+	for _, f := range []string{rundir.RunFile, rundir.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -125,21 +126,21 @@ func TestWorkloadFailingMidwayKeepsRecords(t *testing.T) {
 	if res == nil || res.Summary.Points[0].Requests.Completed != 3 {
 		t.Fatalf("want the 3 completed requests summarised, got %+v", res)
 	}
-	if n := lines(t, filepath.Join(dir, RecordsFile)); n < 3 {
+	if n := lines(t, filepath.Join(dir, rundir.RecordsFile)); n < 3 {
 		t.Errorf("%d records on disk, want at least 3", n)
 	}
-	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err != nil {
 		t.Errorf("summary not written after a workload failure: %v", err)
 	}
 }
 
 func TestOpenRefusesAUsedDirectory(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, RecordsFile), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.RecordsFile), []byte("{}\n"), 0o644)
 	if _, err := Open(Config{OutDir: dir}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
 		t.Errorf("got %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, RecordsFile)); string(b) != "{}\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.RecordsFile)); string(b) != "{}\n" {
 		t.Error("existing records were touched")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // TestSinkModelTime: against a target running 10× faster than it models,
@@ -37,7 +38,7 @@ func TestSinkModelTime(t *testing.T) {
 	if err := s.close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, RecordsFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ type JudgeOptions struct {
 	// swept or searched on its own, in this order; none or [""] for a run
 	// with one workload.
 	Workloads []string
+	// Eval, when set, is the evaluator the records are judged with; the
+	// caller keeps it, the records by load, once Judge returns.
+	Eval *slo.Evaluator
 }
 
 // Judge measures an objective in one session (one records file, one
@@ -36,7 +39,7 @@ type JudgeOptions struct {
 // the session opened, the report covers what completed.
 func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) (*slo.Report, *Result, error) {
 	repeat := max(opt.Repeat, 1)
-	m := &measurer{ev: &slo.Evaluator{}, checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
+	m := &measurer{ev: cmp.Or(opt.Eval, &slo.Evaluator{}), checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
 		opts: slo.Options{Intervals: repeat > 1, Seed: cfg.Run.Seed}}
 	rep := &slo.Report{Objective: o}
 	capy := map[string]*slo.Capacity{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // TestProgressShowsTTFTP95: the live line's "TTFT p95" is the p95 of the
@@ -102,7 +103,7 @@ func TestPromptTokensFallBackToWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, RecordsFile))
+	f, err := os.Open(filepath.Join(dir, rundir.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -43,7 +44,7 @@ func TestAheadPreparesCountedPointsWhole(t *testing.T) {
 // (a caller maps them to its flags) and can be told apart.
 func TestErrorsNameNoFlag(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, RecordsFile), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.RecordsFile), nil, 0o644)
 	file := filepath.Join(dir, "a-file")
 	os.WriteFile(file, nil, 0o644)
 	tests := []struct {
@@ -51,8 +52,8 @@ func TestErrorsNameNoFlag(t *testing.T) {
 		err  func() error
 		is   error
 	}{
-		{"run exists", func() error { _, err := Open(Config{OutDir: dir}); return err }, ErrRunExists},
-		{"not a directory", func() error { _, err := Open(Config{OutDir: filepath.Join(file, "x")}); return err }, ErrRunDir},
+		{"run exists", func() error { _, err := Open(Config{OutDir: dir}); return err }, rundir.ErrRunExists},
+		{"not a directory", func() error { _, err := Open(Config{OutDir: filepath.Join(file, "x")}); return err }, rundir.ErrRunDir},
 		{"unknown tokenizer", func() error {
 			_, err := NewConfig(t.Context(), Setup{Tokenizer: "words"})
 			return err

@@ -1,19 +1,15 @@
 package bench
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -33,17 +29,14 @@ type sink struct {
 	agg   metrics.Aggregator
 	w     *record.Writer
 	f     recordsFile
-	lines *wholeLines // f as w writes it
-	dir   string
+	lines *wholeLines    // f as w writes it
+	out   *rundir.Writer // nil without a run directory
 	n     int
 	werr  error
 	// failed closes at the first record that cannot be written: the run
 	// stops at once (load.Runner.Halt), for a record not on disk is lost.
 	failed chan struct{}
-	// reserve is the room the run keeps on its disk (reserveFile) until
-	// it ends; "" when none is held.
-	reserve string
-	notify  func(*record.Record)
+	notify func(*record.Record)
 	// scale converts records to model time before they are aggregated,
 	// observed or shown; the file keeps the measured times.
 	scale float64
@@ -66,14 +59,6 @@ type sink struct {
 	// gzip: the records file is a compressed stream (run --compress gzip).
 	gzip bool
 }
-
-// reserveFile holds reserveSize bytes of the run's disk while it runs,
-// given back when it ends (sink.close): a disk that fills during the run
-// still takes the run.json and summary.json that say why it stopped.
-const (
-	reserveFile = ".reserve"
-	reserveSize = 64 << 10
-)
 
 // settleEvery is how many records pass between two settle calls; and
 // settleMargin covers a request scheduled and not yet handed over (a
@@ -108,37 +93,16 @@ func (s *sink) settle() {
 }
 
 func newSink(dir, compress string) (*sink, error) {
-	s := &sink{dir: dir}
+	s := &sink{}
 	if dir == "" {
 		return s, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
-	}
-	name := RecordsFile
-	if compress == CompressGzip {
-		name = RecordsFileGzip
-	}
-	if other, ok := recordsIn(dir); ok {
-		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, filepath.Base(other))
-	}
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, name)
-	}
+	out, err := rundir.Create(dir, compress == CompressGzip)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
+		return nil, err
 	}
-	s.reserve = filepath.Join(dir, reserveFile)
-	if err := os.WriteFile(s.reserve, make([]byte, reserveSize), 0o644); err != nil {
-		// a disk full from the start: nothing is left that blocks a rerun
-		f.Close()
-		os.Remove(path)
-		os.Remove(s.reserve)
-		return nil, fmt.Errorf("%w %s: no room to start a run: %w", ErrRunDir, dir, cause(err))
-	}
-	s.f, s.lines, s.failed = f, &wholeLines{f: f}, make(chan struct{})
+	f := out.Records()
+	s.out, s.f, s.lines, s.failed = out, f, &wholeLines{f: f}, make(chan struct{})
 	s.w = record.NewWriter(s.lines)
 	if compress == CompressGzip {
 		// A compressed stream's writes are its flushes, not records:
@@ -150,21 +114,18 @@ func newSink(dir, compress string) (*sink, error) {
 
 // remove takes away what newSink created, for a run that could not start.
 func (s *sink) remove() {
-	if s.f == nil {
-		return
+	if s.out != nil {
+		s.out.Remove()
 	}
-	name := s.f.Name()
-	s.close()
-	os.Remove(name)
 }
 
-// cause is the operating system's reason for a failed file operation
-// (no space left on device), without the path a caller names already.
-func cause(err error) error {
-	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		return pe.Err
+// removeRun takes away run.json too, for a run that wrote it and then
+// could not start.
+func (s *sink) removeRun() {
+	if s.out != nil {
+		s.out.Remove()
+		s.out.RemoveRun()
 	}
-	return err
 }
 
 // wholeLines is the records file as the writer sees it: a write that fails
@@ -280,7 +241,7 @@ func (s *sink) fail(err error) {
 	if s.gzip {
 		written = s.n // of which the last second's may be lost with the stream's end
 	}
-	s.werr = &RecordsError{Path: s.f.Name(), Err: cause(err), Written: written}
+	s.werr = &RecordsError{Path: s.f.Name(), Err: rundir.Cause(err), Written: written}
 	close(s.failed)
 }
 
@@ -301,71 +262,25 @@ func (e *RecordsError) Unwrap() error { return e.Err }
 
 // writeRun writes run.json next to the records.
 func (s *sink) writeRun(run *record.Run) error {
-	if s.dir == "" {
+	if s.out == nil {
 		return nil
 	}
-	return writeJSON(filepath.Join(s.dir, RunFile), run)
+	return s.out.WriteRun(run)
 }
 
 // finish completes run.json and writes summary.json next to the records.
 func (s *sink) finish(run *record.Run, sum any) error {
-	if s.dir == "" {
+	if s.out == nil {
 		return nil
 	}
-	if err := s.writeRun(run); err != nil {
-		return err
-	}
-	return writeJSON(filepath.Join(s.dir, SummaryFile), sum)
+	return s.out.Finish(run, sum)
 }
 
-// close flushes the records file to disk and closes it; a failure of
-// either means records may be lost, which the user must hear of.
+// close flushes the records file to disk and closes it; a failure means
+// records may be lost, which the user must hear of.
 func (s *sink) close() error {
-	if s.reserve != "" {
-		os.Remove(s.reserve)
-		s.reserve = ""
-	}
-	if s.f == nil {
+	if s.out == nil {
 		return nil
 	}
-	f := s.f
-	s.f = nil
-	if err := s.w.Close(); err != nil { // a compressed stream's end
-		f.Close()
-		return fmt.Errorf("writing %s: %w", f.Name(), err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("flushing %s: %w", f.Name(), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", f.Name(), err)
-	}
-	return nil
-}
-
-// writeJSON writes v to path through a temporary file and a rename, so a
-// reader never sees half a file.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFile(path, append(b, '\n'))
-}
-
-// WriteFile writes b to path through a temporary file and a rename: a
-// reader never sees half a file, and a write that fails (a full disk)
-// leaves neither a torn file nor the temporary one.
-func WriteFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, cause(err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return s.out.Close(s.w)
 }

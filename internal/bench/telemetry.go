@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -86,13 +86,9 @@ func startSampling(t *Telemetry, dir string, runner *load.Runner) (*sampling, er
 	srcs := append(slices.Clip(t.Sources), telemetry.NewClientSource(load.CPUSeconds, runner.TakeDispatchLag))
 	o := telemetry.SamplerOptions{Epoch: runner.Epoch, Interval: t.Interval, Sources: srcs, Redact: t.Redact}
 	if dir != "" {
-		path := filepath.Join(dir, telemetry.File)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%s %w (%s)", dir, ErrRunExists, telemetry.File)
-		}
+		f, err := rundir.CreateTelemetry(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%w %s: %w", ErrRunDir, dir, err)
+			return nil, err
 		}
 		sm.f, o.Out = f, f
 	}

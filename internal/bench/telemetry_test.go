@@ -16,6 +16,7 @@ import (
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -85,10 +86,10 @@ func TestRunTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var run record.Run
-	readJSON(t, filepath.Join(dir, RunFile), &run)
+	readJSON(t, filepath.Join(dir, rundir.RunFile), &run)
 	started, _ := time.Parse(time.RFC3339Nano, run.Started)
 	upper := int64(time.Since(started))
-	f, err := os.Open(filepath.Join(dir, telemetry.File))
+	f, err := os.Open(filepath.Join(dir, rundir.TelemetryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +103,9 @@ func TestRunTelemetry(t *testing.T) {
 			t.Errorf("sample at t_ns %d outside the run [0, %d]", s.TNS, upper)
 		}
 	}
-	recs := readRecords(t, filepath.Join(dir, RecordsFile))
+	recs := readRecords(t, filepath.Join(dir, rundir.RecordsFile))
 	var sum metrics.Summary
-	readJSON(t, filepath.Join(dir, SummaryFile), &sum)
+	readJSON(t, filepath.Join(dir, rundir.SummaryFile), &sum)
 	for i, pc := range run.Points {
 		// the measured window: first send to last end, warm-up excluded
 		want := record.Span{StartNS: 1 << 62}
@@ -142,8 +143,8 @@ func TestRunWithoutTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, telemetry.File)); !os.IsNotExist(err) {
-		t.Errorf("%s written without telemetry (%v)", telemetry.File, err)
+	if _, err := os.Stat(filepath.Join(dir, rundir.TelemetryFile)); !os.IsNotExist(err) {
+		t.Errorf("%s written without telemetry (%v)", rundir.TelemetryFile, err)
 	}
 	if tel := res.Summary.Points[0].Telemetry; tel != nil {
 		t.Errorf("telemetry %+v without telemetry", tel)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // TestCalibrateFitConcurrency: --fit-concurrency fits to some points of a
@@ -98,14 +98,14 @@ func copyPoints(t *testing.T, from, to string, keep map[int]bool) {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run, err := os.ReadFile(filepath.Join(from, bench.RunFile))
+	run, err := os.ReadFile(filepath.Join(from, rundir.RunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(to, bench.RunFile), run, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(to, rundir.RunFile), run, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.Open(filepath.Join(from, bench.RecordsFile))
+	in, err := os.Open(filepath.Join(from, rundir.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func copyPoints(t *testing.T, from, to string, keep map[int]bool) {
 	if err := sc.Err(); err != nil || n == 0 {
 		t.Fatalf("records: %v, %d kept", err, n)
 	}
-	if err := os.WriteFile(filepath.Join(to, bench.RecordsFile), []byte(kept.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(to, rundir.RecordsFile), []byte(kept.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -89,7 +89,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, c := range cands {
-		if err := benchError(bench.CheckRunDir(candidateDir(f.out, c))); err != nil {
+		if err := benchError(rundir.Check(candidateDir(f.out, c))); err != nil {
 			return err
 		}
 	}
@@ -184,7 +184,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		case err != nil:
 			return fmt.Errorf("candidate %s: %w", c.Name, err)
 		}
-		t.close()
+		t.Close()
 	}
 	return nil
 }
@@ -214,9 +214,9 @@ func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Object
 		x.Error = env.redact(errorText(err))
 		return x
 	}
-	defer t.close()
-	cf.describeTarget(ctx, env, t)
-	x.Server = t.info
+	defer t.Close()
+	t.Describe(ctx)
+	x.Server = t.Info
 	rep, _, err := cf.judge(ctx, env, o, t, plan)
 	if rep != nil {
 		x.Verdict = rep.Verdict

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/store"
 )
 
@@ -60,7 +60,7 @@ func historyImport(ctx context.Context, env *Env, args []string) error {
 // for importDir to explain), else the run directories directly inside it,
 // as decide --out and a folder of runs lay them out.
 func runDirs(arg string) []string {
-	if exists(filepath.Join(arg, bench.RunFile)) {
+	if rundir.IsRun(arg) {
 		return []string{arg}
 	}
 	entries, err := os.ReadDir(arg)
@@ -69,7 +69,7 @@ func runDirs(arg string) []string {
 	}
 	var dirs []string
 	for _, e := range entries {
-		if sub := filepath.Join(arg, e.Name()); e.IsDir() && exists(filepath.Join(sub, bench.RunFile)) {
+		if sub := filepath.Join(arg, e.Name()); e.IsDir() && rundir.IsRun(sub) {
 			dirs = append(dirs, sub)
 		}
 	}
@@ -100,34 +100,40 @@ func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
 	return nil
 }
 
-// loadEntry reads a run directory: run.json for the run's context,
-// summary.json for its points and verdict, or, when the run left none
-// (killed), the summary rebuilt from its records as report does.
+// loadEntry reads a run directory: run.json for the run's context (a
+// damaged one recovered as report recovers it), summary.json for its
+// points and verdict, or, when the run left none (killed) or a damaged
+// one, the summary rebuilt from its records as report does.
 func loadEntry(env *Env, dir string) (*store.Entry, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	run, err := readRun(filepath.Join(dir, bench.RunFile))
+	if !rundir.IsRun(dir) {
+		return nil, fmt.Errorf("no %s: not a run directory written by servebench run --out", rundir.RunFile)
+	}
+	// Held back: a summary rebuilt from the records says them again.
+	var runWarnings []string
+	run, err := rundir.LoadRun(dir, func(w string) { runWarnings = append(runWarnings, w) })
 	if err != nil {
 		return nil, err
 	}
-	if run == nil {
-		return nil, fmt.Errorf("no %s: not a run directory written by servebench run --out", bench.RunFile)
-	}
 	e := &store.Entry{Run: run, Dir: abs}
-	r, err := readRecorded(dir)
-	var damaged *recordedError
+	r, err := rundir.ReadRecorded(dir)
+	var damaged *rundir.RecordedError
 	switch {
 	case r != nil:
+		for _, w := range runWarnings {
+			env.warn(w)
+		}
 		e.Points, e.Objective, e.Verdict = r.Points, r.Objective, r.Verdict
 		return e, nil
 	case errors.As(err, &damaged):
-		fmt.Fprintf(env.Stderr, "warning: %s is damaged (%v): stored from the summary rebuilt from the records, without a verdict\n", damaged.path, damaged.err)
+		fmt.Fprintf(env.Stderr, "warning: %s is damaged (%v): stored from the summary rebuilt from the records, without a verdict\n", damaged.Path, damaged.Err)
 	case err != nil:
 		return nil, err
 	default:
-		fmt.Fprintf(env.Stderr, "warning: %s has no %s (the run was killed): stored from the summary rebuilt from its records\n", dir, bench.SummaryFile)
+		fmt.Fprintf(env.Stderr, "warning: %s has no %s (the run was killed): stored from the summary rebuilt from its records\n", dir, rundir.SummaryFile)
 	}
 	s, err := loadSummary(env, dir, false, sliceFlag{}, nil)
 	if err != nil {

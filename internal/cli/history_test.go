@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/store"
 )
 
@@ -136,7 +136,7 @@ func TestRunHistoryFailureIsAWarning(t *testing.T) {
 		!strings.Contains(stderr, "servebench history import "+dir+" adds it later") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
-	for _, f := range []string{bench.RecordsFile, bench.RunFile, bench.SummaryFile} {
+	for _, f := range []string{rundir.RecordsFile, rundir.RunFile, rundir.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the run's %s: %v", f, err)
 		}
@@ -189,31 +189,34 @@ func TestHistoryEmpty(t *testing.T) {
 
 // import rebuilds the history from run directories: a folder of runs, a
 // run killed before its summary (rebuilt from its records, with a
-// warning), a damaged summary likewise; a directory that is no run is
-// named, and the others are still imported.
+// warning), a damaged summary likewise, a damaged run.json taken from
+// summary.json as report takes it; a directory that is no run is named,
+// and the others are still imported.
 func TestHistoryImport(t *testing.T) {
 	h := newHistoryEnv(t)
 	root := t.TempDir()
-	for _, name := range []string{"a", "killed", "damaged"} {
+	for _, name := range []string{"a", "killed", "damaged", "badrun"} {
 		h.quickRun(filepath.Join(root, name), "--no-history")
 	}
-	os.Remove(filepath.Join(root, "killed", bench.SummaryFile))
-	os.WriteFile(filepath.Join(root, "damaged", bench.SummaryFile), []byte(`{"schema": "servebench.summ`), 0o644)
+	os.Remove(filepath.Join(root, "killed", rundir.SummaryFile))
+	os.WriteFile(filepath.Join(root, "damaged", rundir.SummaryFile), []byte(`{"schema": "servebench.summ`), 0o644)
+	os.WriteFile(filepath.Join(root, "badrun", rundir.RunFile), []byte(`{"schema":"servebench.run/v1","tar`), 0o644)
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	code, stdout, stderr := h.run("history", "import", root, filepath.Join(root, "empty"))
-	if code != ExitFailure || !strings.Contains(stderr, "1 of 4 run directories were not imported") ||
+	if code != ExitFailure || !strings.Contains(stderr, "1 of 5 run directories were not imported") ||
 		!strings.Contains(stderr, "Error: "+filepath.Join(root, "empty")+": no run.json") {
 		t.Errorf("import: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"killed has no summary.json (the run was killed): stored from the summary rebuilt from its records",
-		"damaged/summary.json is damaged"} {
+		"damaged/summary.json is damaged",
+		"warning: " + filepath.Join(root, "badrun", "run.json") + " is damaged: unexpected end of JSON input: the run is taken from summary.json instead"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 	runs := h.list()
-	if len(runs) != 3 {
-		t.Fatalf("%d runs imported, want 3: %+v", len(runs), runs)
+	if len(runs) != 4 {
+		t.Fatalf("%d runs imported, want 4: %+v", len(runs), runs)
 	}
 	for _, r := range runs {
 		if len(r.Points) != 2 || r.Points[1].Completed != 4 {
@@ -224,7 +227,7 @@ func TestHistoryImport(t *testing.T) {
 		}
 	}
 	code, stdout, _ = h.run("history", "import", root)
-	if code != 0 || strings.Count(stdout, "(already in history, updated)") != 3 || len(h.list()) != 3 {
+	if code != 0 || strings.Count(stdout, "(already in history, updated)") != 4 || len(h.list()) != 4 {
 		t.Errorf("second import: exit %d\n%s", code, stdout)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const planUsage = `
@@ -243,7 +244,7 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 	if len(devs) != 1 {
 		return usagef("servebench plan --compare RUN_DIR --gpu H100-SXM", "--compare needs exactly one device (--gpu NAME)")
 	}
-	sum, err := plan.ReadSummary(f.compare)
+	sum, err := compareSummary(env, f.compare)
 	if err != nil {
 		return &Error{Err: err, Hint: "--compare takes a run directory written by servebench run (summary.json)", Code: ExitFailure}
 	}
@@ -255,6 +256,26 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 		return writeJSON(env.Stdout, c)
 	}
 	return plan.WriteCompareText(env.Stdout, c)
+}
+
+// compareSummary reads the run --compare names: a run directory's summary,
+// rebuilt from its records when the run left none or a damaged one, as
+// every reader of a run directory does; or a summary file given directly.
+func compareSummary(env *Env, path string) (*plan.Summary, error) {
+	var b []byte
+	var err error
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		var rebuilt bool
+		if b, rebuilt, err = rundir.SummaryJSON(path, rundir.Options{Warn: env.warn}); rebuilt {
+			env.warn(fmt.Sprintf("%s has no whole %s (the run was killed): compared with the summary rebuilt from its records", path, rundir.SummaryFile))
+		}
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return plan.ParseSummary(b)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/gguf"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // The -update flag may be defined by another test file of this package;
@@ -192,5 +193,30 @@ func TestPlanGGUF(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %s:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestPlanCompareKilledRun: --compare on a run that left no summary.json
+// (killed) compares with the summary rebuilt from its records, as every
+// reader of a run directory rebuilds it, and says so; the comparison is
+// the one the finished run's summary.json gives.
+func TestPlanCompareKilledRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runMain(t, "run", "--concurrency", "1,2", "--requests", "4", "--output-tokens", "16", "--prompt-tokens", "64",
+		"--out", dir, "--no-history"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	args := []string{"plan", "--config", planModels + "Llama-3.1-8B", "--gpu", "H100-SXM", "--compare", dir, "--json"}
+	code, want, stderr := planRun(t, args...)
+	if code != 0 {
+		t.Fatalf("plan --compare: exit %d\n%s", code, stderr)
+	}
+	os.Remove(filepath.Join(dir, rundir.SummaryFile))
+	code, got, stderr := planRun(t, args...)
+	if code != 0 || !strings.Contains(stderr, "compared with the summary rebuilt from its records") {
+		t.Fatalf("plan --compare on a killed run: exit %d, stderr %q; want the summary rebuilt, with a warning", code, stderr)
+	}
+	if got != want {
+		t.Errorf("the rebuilt summary compares otherwise:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -1,23 +1,17 @@
 package cli
 
 import (
-	"cmp"
-	"slices"
-
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/telemetry"
@@ -258,215 +252,29 @@ func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe fun
 }
 
 // loadSummarySampled is loadSummary that also hands the run's telemetry
-// samples (telemetry.jsonl, when the run has one) to sampled.
+// samples (when the run has any) to sampled.
 func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record), sampled func([]telemetry.Sample)) (*metrics.Summary, error) {
-	var r io.Reader = env.Stdin
-	var run *record.Run
-	name, dir := "standard input", ""
-	if arg != "" && arg != "-" {
-		const hint = "servebench report runs/a (a directory written by servebench run --out)"
-		path := arg
-		st, err := os.Stat(arg)
-		if err != nil {
-			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
-		}
-		if st.IsDir() {
-			path, dir = bench.RecordsPath(arg), arg
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
-		}
-		defer f.Close()
-		r, name = f, path
-		runPath := filepath.Join(filepath.Dir(path), bench.RunFile)
-		run, err = record.ReadRun(runPath)
-		switch {
-		case err == nil:
-			dir = filepath.Dir(path) // a records file inside a run directory
-		case errors.Is(err, os.ErrNotExist):
-			run = nil // records suffice
-		case errors.Is(err, record.ErrRunDamaged):
-			dir = filepath.Dir(path)
-			run = recoverRun(env, dir, err)
-		default:
-			return nil, err
-		}
-	}
-	// The run's own slices unless --slice asks for others.
-	agg := metrics.Aggregator{Slice: run.Slice()}
-	if slice.set {
-		agg.Slice = slice.d
-	}
-	agg.FromRun(run)
-	// One run's records file holds them in the order they ended; a merged
-	// run's holds its workers' one after the other.
-	agg.Ordered = run != nil && len(run.Workers) == 0
-	rd := record.NewReader(r)
-	if !strict {
-		rd.SkipDamaged()
-	}
-	n := 0
-	var events []telemetry.Sample // what the records stand for on the timeline
-	for rd.Next() {
-		if e, ok := telemetry.RecordEvent(rd.Record()); ok {
-			events = append(events, e)
-		}
-		rec := rd.Record().ModelTime(run.Scale()) // a sped-up simulator's records, in model time
-		agg.Add(rec)
-		// A point measured again is judged by the later one, as run did.
-		if observe != nil && !run.Superseded(rec.Point) {
-			observe(rec)
-		}
-		n++
-	}
-	if err := rd.Err(); err != nil {
-		hint := ""
-		var le *record.LineError
-		if errors.As(err, &le) {
-			hint = "without --strict, report skips damaged lines with a warning"
-		}
-		return nil, &Error{Err: fmt.Errorf("%s: %w", name, err), Hint: hint, Code: ExitFailure}
-	}
-	warnDamaged(env, name, rd.Damaged())
-	warnDuplicates(env, name, rd.Duplicates())
-	if dir != "" {
-		// a damaged run.json rebuilt, a killed run's last point added
-		run = rd.Complete(run)
-	}
-	if n == 0 {
-		return nil, &Error{Err: fmt.Errorf("%s holds no records", name), Hint: "servebench run --out DIR writes DIR/records.jsonl", Code: ExitFailure}
-	}
-	unfinished := dir != "" && !exists(filepath.Join(dir, bench.SummaryFile))
-	stopped := run != nil && run.Stopped != "" // it says why it ended
-	if unfinished && run != nil && !stopped {
-		run.Interrupted = true
-	}
-	s := metrics.Summarize(run, &agg)
-	if run != nil && len(run.Workers) > 0 {
-		// A merged sharded run (report --out): its workers' warnings again.
-		s.Warnings = append(shard.Warnings(run), s.Warnings...)
-	}
-	if dir != "" {
-		if err := addTelemetry(env, s, dir, events, sampled); err != nil {
-			return nil, err
-		}
-	}
-	if unfinished && !stopped {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no %s: the run was interrupted before it finished (killed, or a second Ctrl-C); this report is rebuilt from the %d records it wrote", dir, bench.SummaryFile, n))
+	s, err := rundir.Summarize(arg, env.Stdin, rundir.Options{Strict: strict, Slice: slice.d, SliceSet: slice.set,
+		Observe: observe, Samples: sampled, Warn: env.warn, RunWarnings: shard.Warnings})
+	if err != nil {
+		return nil, readError(err)
 	}
 	return s, nil
 }
 
-// maxDamagedLines is how many damaged lines a warning names; the rest are
-// counted.
-const maxDamagedLines = 5
+// warn prints a warning on stderr.
+func (env *Env) warn(w string) { fmt.Fprintf(env.Stderr, "warning: %s\n", w) }
 
-// warnDamaged names the damaged lines a lenient read passed over.
-func warnDamaged(env *Env, name string, damaged []*record.LineError) {
-	if len(damaged) == 0 {
-		return
+// readError gives a run that could not be read the hint that helps.
+func readError(err error) error {
+	var hint string
+	switch {
+	case errors.As(err, new(*rundir.SourceError)):
+		hint = "servebench report runs/a (a directory written by servebench run --out)"
+	case errors.As(err, new(*record.LineError)):
+		hint = "without --strict, report skips damaged lines with a warning"
+	case errors.Is(err, rundir.ErrNoRecords):
+		hint = "servebench run --out DIR writes DIR/" + rundir.RecordsFile
 	}
-	lines := make([]string, 0, maxDamagedLines)
-	for _, d := range damaged[:min(len(damaged), maxDamagedLines)] {
-		lines = append(lines, strconv.Itoa(d.Line))
-	}
-	more := ""
-	if len(damaged) > maxDamagedLines {
-		more = fmt.Sprintf(" and %d more", len(damaged)-maxDamagedLines)
-	}
-	fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted: line %s%s (first: %v); --strict refuses the file\n",
-		name, len(damaged), strings.Join(lines, ", "), more, damaged[0].Err)
-}
-
-// recoverRun is the run of a directory whose run.json is damaged: the
-// copy summary.json holds when the run finished, else nil, for the records
-// to rebuild (record.Reader.Complete).
-func recoverRun(env *Env, dir string, damaged error) *record.Run {
-	var sum struct {
-		Run *record.Run `json:"run"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, bench.SummaryFile)); err == nil && json.Unmarshal(b, &sum) == nil && sum.Run != nil {
-		fmt.Fprintf(env.Stderr, "warning: %v: the run is taken from %s instead\n", damaged, bench.SummaryFile)
-		return sum.Run
-	}
-	fmt.Fprintf(env.Stderr, "warning: %v: the run is rebuilt from its records (target, load points); what only run.json held is missing "+
-		"(client figures, seed, workload, and the time scale of a sped-up simulator, whose figures are then in its wall time)\n", damaged)
-	return nil
-}
-
-// warnDuplicates names the records a read dropped because an earlier line
-// holds their id.
-func warnDuplicates(env *Env, name string, dups []record.Duplicate) {
-	if len(dups) == 0 {
-		return
-	}
-	lines := make([]string, 0, maxDamagedLines)
-	for _, d := range dups[:min(len(dups), maxDamagedLines)] {
-		lines = append(lines, d.String())
-	}
-	more := ""
-	if len(dups) > maxDamagedLines {
-		more = fmt.Sprintf(" and %d more", len(dups)-maxDamagedLines)
-	}
-	fmt.Fprintf(env.Stderr, "warning: %s: dropped %d duplicated record(s), counted once: %s%s repeat an id an earlier line holds\n",
-		name, len(dups), strings.Join(lines, ", "), more)
-}
-
-// addTelemetry summarises the run directory's telemetry.jsonl, with the
-// records' events, into s as run did, and hands its samples to sampled
-// (when not nil); a run without the file (sampled
-// nothing, or --no-telemetry) has no telemetry. Damaged lines are skipped
-// with a warning on stderr.
-func addTelemetry(env *Env, s *metrics.Summary, dir string, events []telemetry.Sample, sampled func([]telemetry.Sample)) error {
-	samples, damaged, err := readTelemetry(dir)
-	if err != nil {
-		return err
-	}
-	if damaged > 0 {
-		fmt.Fprintf(env.Stderr, "warning: %s: skipped %d damaged line(s), not counted\n", filepath.Join(dir, telemetry.File), damaged)
-	}
-	if samples == nil {
-		return nil
-	}
-	if sampled != nil {
-		sampled(samples)
-	}
-	all := append(slices.Clip(samples), events...) // sampled keeps samples in the file's order
-	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
-	s.AddTelemetry(all)
-	return nil
-}
-
-// readTelemetry reads a run directory's telemetry.jsonl: no samples and
-// no error when the run has none.
-func readTelemetry(dir string) (samples []telemetry.Sample, damaged int, err error) {
-	path := filepath.Join(dir, telemetry.File)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, &Error{Err: err, Code: ExitFailure}
-	}
-	defer f.Close()
-	samples, damaged, err = telemetry.ReadSamples(f)
-	if err != nil {
-		return nil, 0, &Error{Err: fmt.Errorf("%s: %w", path, err), Code: ExitFailure}
-	}
-	return samples, damaged, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// readRun reads run.json; a missing file is no error (records suffice).
-func readRun(path string) (*record.Run, error) {
-	run, err := record.ReadRun(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return run, err
+	return &Error{Err: err, Hint: hint, Code: ExitFailure}
 }

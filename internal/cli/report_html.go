@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,12 +12,10 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/telemetry"
 )
-
-// HTMLFile is the name of the HTML report every run with --out writes.
-const HTMLFile = "report.html"
 
 // reportHTML prints the HTML report of one run, or of several runs
 // overlaid as candidates (one page, their load points on the same charts).
@@ -125,10 +122,9 @@ func runName(arg string) string {
 // (nil when the run was not judged, or did not finish).
 func recordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
 	const hint = "servebench report --format json DIR recomputes the summary from the records"
-	r, err := readRecorded(dir)
-	var damaged *recordedError
-	if errors.As(err, &damaged) {
-		return nil, nil, &Error{Err: damaged, Hint: hint, Code: ExitFailure}
+	r, err := rundir.ReadRecorded(dir)
+	if errors.As(err, new(*rundir.RecordedError)) {
+		return nil, nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
 	}
 	if err != nil {
 		return nil, nil, &Error{Err: err, Code: ExitFailure}
@@ -136,48 +132,11 @@ func recordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
 	if r == nil || r.Verdict == nil {
 		return nil, nil, nil
 	}
-	var o *slo.Objective
-	if len(r.Objective) > 0 {
-		if err := json.Unmarshal(r.Objective, &o); err != nil {
-			return nil, nil, &Error{Err: &recordedError{path: filepath.Join(dir, bench.SummaryFile), err: err}, Hint: hint, Code: ExitFailure}
-		}
+	o, err := r.DecodeObjective(dir)
+	if err != nil {
+		return nil, nil, &Error{Err: err, Hint: hint, Code: ExitFailure}
 	}
 	return o, r.Verdict, nil
-}
-
-// recorded is summary.json as run writes it: the summary, and with an
-// objective the objective (kept as written) and its verdict (slo.Report).
-type recorded struct {
-	metrics.Summary
-	Objective json.RawMessage `json:"objective"`
-	Verdict   *slo.Verdict    `json:"verdict"`
-}
-
-// recordedError: a summary.json that does not decode.
-type recordedError struct {
-	path string
-	err  error
-}
-
-func (e *recordedError) Error() string { return e.path + ": " + e.err.Error() }
-func (e *recordedError) Unwrap() error { return e.err }
-
-// readRecorded reads a run directory's summary.json; (nil, nil) when the
-// run left none (it did not finish), a *recordedError when it is damaged.
-func readRecorded(dir string) (*recorded, error) {
-	path := filepath.Join(dir, bench.SummaryFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r recorded
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, &recordedError{path: path, err: err}
-	}
-	return &r, nil
 }
 
 // writeRunHTML writes a finished run's report.html: the page report
@@ -189,7 +148,7 @@ func readRecorded(dir string) (*recorded, error) {
 // nothing: its records are already on disk.
 func writeRunHTML(env *Env, dir string, res *bench.Result) bool {
 	if err := writePage(dir, res); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: %s not written: %v (servebench report --format html %s writes it later)\n", HTMLFile, err, dir)
+		fmt.Fprintf(env.Stderr, "warning: %s not written: %v (servebench report --format html %s writes it later)\n", rundir.ReportFile, err, dir)
 		return false
 	}
 	return true
@@ -200,12 +159,12 @@ func writeRunHTML(env *Env, dir string, res *bench.Result) bool {
 // files went, or that without --out none were kept.
 func writeRunFiles(env *Env, dir string, res *bench.Result) {
 	if dir == "" {
-		fmt.Fprintf(env.Stderr, "no files kept: --out DIR writes the records, run.json, summary.json and the HTML report DIR/%s\n", HTMLFile)
+		fmt.Fprintf(env.Stderr, "no files kept: --out DIR writes the records, run.json, summary.json and the HTML report DIR/%s\n", rundir.ReportFile)
 		return
 	}
 	html := ""
 	if writeRunHTML(env, dir, res) {
-		html = "; HTML report " + filepath.Join(dir, HTMLFile)
+		html = "; HTML report " + filepath.Join(dir, rundir.ReportFile)
 	}
 	fmt.Fprintf(env.Stderr, "%d records written to %s%s\n", res.Records, dir, html)
 }
@@ -214,9 +173,9 @@ func writePage(dir string, res *bench.Result) error {
 	if res.Curves == nil {
 		return errors.New("the run gathered no curves")
 	}
-	samples, _, err := readTelemetry(dir)
+	samples, _, err := rundir.ReadTelemetry(dir)
 	if err != nil {
-		return err
+		return &Error{Err: err, Code: ExitFailure}
 	}
 	res.Curves.AddTelemetry(samples, res.Summary.Run.Scale())
 	r := report.HTMLRun{Name: runName(dir), Summary: res.Summary, Curves: res.Curves}
@@ -227,5 +186,5 @@ func writePage(dir string, res *bench.Result) error {
 	if err := report.WriteHTML(&b, htmlPage([]report.HTMLRun{r})); err != nil {
 		return err
 	}
-	return bench.WriteFile(filepath.Join(dir, HTMLFile), b.Bytes())
+	return rundir.WriteReport(dir, b.Bytes())
 }

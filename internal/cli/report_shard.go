@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -49,20 +49,24 @@ func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metri
 		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %s %s", strings.Join(runs, ", "), what)
 	}
 	opt := shard.Options{Strict: m.strict, Partial: m.partial, Slice: m.slice.d, SliceSet: m.slice.set, Observe: observe}
-	var out *bench.RunDir
+	var out *rundir.Writer
+	var records *record.Writer
 	if m.out != "" {
-		d, err := bench.CreateRunDir(m.out)
+		d, err := rundir.Create(m.out, false)
 		if err != nil {
 			return nil, benchError(err)
 		}
-		out, opt.Records = d, d.Write
+		out, records = d, record.NewWriter(d.Records())
+		opt.Records = records.Write
 	}
 	s, err := shard.Merge(workers, opt)
 	if out != nil && err != nil {
-		out.Abandon()
+		out.Remove()
 	}
 	if out != nil && err == nil {
-		err = out.Finish(s.Run, s)
+		if err = out.Close(records); err == nil {
+			err = out.Finish(s.Run, s)
+		}
 	}
 	if ie, ok := errors.AsType[*shard.IncompleteError](err); ok {
 		return nil, &Error{Err: fmt.Errorf("not every worker finished: %w", ie),

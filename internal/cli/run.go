@@ -16,6 +16,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -171,7 +172,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
+	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
 	if f.jsonOut {
@@ -181,8 +182,8 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer target.close()
-	f.describeTarget(ctx, env, target)
+	defer target.Close()
+	target.Describe(ctx)
 	cfg, err := f.benchConfig(ctx, env, target, plan)
 	if err != nil {
 		return err

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
-	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -58,15 +57,15 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if _, err := formatRenderer("run", f.format); err != nil {
 		return err
 	}
-	if err := benchError(bench.CheckRunDir(f.out)); err != nil {
+	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
 	t, err := startTarget(ctx, env, f)
 	if err != nil {
 		return err
 	}
-	defer t.close()
-	f.describeTarget(ctx, env, t)
+	defer t.Close()
+	t.Describe(ctx)
 	rep, res, err := f.judge(ctx, env, o, t, plan)
 	if res == nil {
 		return err
@@ -100,7 +99,7 @@ func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
 
 // judge measures the objective against a started target in one session
 // (bench.Judge) and returns the report.
-func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
+func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *bench.Target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
 	cfg, err := f.benchConfig(ctx, env, t, plan)
 	if err != nil {
 		return nil, nil, err
@@ -111,19 +110,6 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *tar
 		f.remember(ctx, env, rep.Summary, o, rep.Verdict)
 	}
 	return rep, res, benchError(err)
-}
-
-// describeTarget asks the server what it is (backend.Describe) and keeps
-// the answers in the run's target.server.
-func (f *runFlags) describeTarget(ctx context.Context, env *Env, t *target) {
-	if t.info == nil {
-		t.info = map[record.ServerKey]string{}
-	}
-	for k, v := range backend.Describe(ctx, t.server, t.model) {
-		if _, ok := t.info[k]; !ok {
-			t.info[k] = v
-		}
-	}
 }
 
 // objective builds the objective of a run: --objective (or one made of

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -62,7 +63,7 @@ func controlled(ds []Difference) bool {
 func Differences(a, b *record.Run, la, lb []record.Load) []Difference {
 	ds := []Difference{}
 	if a == nil || b == nil {
-		return append(ds, Difference{Property: "run context", Key: "run.json", A: present(a), B: present(b),
+		return append(ds, Difference{Property: "run context", Key: rundir.RunFile, A: present(a), B: present(b),
 			Consequence: "a run without run.json says nothing of its server or workload, so nothing can be checked"})
 	}
 	ds = append(ds, serverDifferences(a.Target.Server, b.Target.Server)...)
@@ -89,7 +90,7 @@ func present(r *record.Run) string {
 	if r == nil {
 		return "(no run.json)"
 	}
-	return "run.json"
+	return rundir.RunFile
 }
 
 func unlessUnknown(a, b, consequence string) string {

@@ -382,9 +382,18 @@ func TestInterruptLetsShortRequestsFinish(t *testing.T) {
 	epoch := time.Now()
 	f := &fakeServer{epoch: epoch, latency: 40 * time.Millisecond}
 	var s sink
-	r := &Runner{Epoch: epoch, Send: f.send, Emit: s.emit, Grace: time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(10*time.Millisecond, cancel)
+	// Interrupt when both users' first requests are in flight, not after
+	// a fixed time: a busy machine can fire a timer after the first
+	// answers came back and the next requests went out.
+	var sent atomic.Int64
+	send := func(ctx context.Context, rec *record.Record) {
+		if sent.Add(1) == 2 {
+			cancel()
+		}
+		f.send(ctx, rec)
+	}
+	r := &Runner{Epoch: epoch, Send: send, Emit: s.emit, Grace: time.Second}
 	if _, err := r.Run(ctx, Point{Load: record.Load{Concurrency: 2}, Requests: 100}); err != nil {
 		t.Fatal(err)
 	}

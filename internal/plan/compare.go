@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 )
 
@@ -100,18 +98,6 @@ type SummaryDist struct {
 
 // SummarySchema is the summary.json schema the comparison reads.
 const SummarySchema = "servebench.summary/v1"
-
-// ReadSummary reads dir/summary.json (or a summary file given directly).
-func ReadSummary(path string) (*Summary, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "summary.json")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseSummary(data)
-}
 
 // ParseSummary decodes and checks a summary.
 func ParseSummary(data []byte) (*Summary, error) {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,11 @@ import (
 // simulator (configured as an 8B model on an H100, time scale 1) and sets
 // the measurements beside the predictions.
 func TestCompare(t *testing.T) {
-	sum, err := ReadSummary("testdata/runs/sim-llama-8b-h100")
+	b, err := os.ReadFile("testdata/runs/sim-llama-8b-h100/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := ParseSummary(b)
 	if err != nil {
 		t.Fatal(err)
 	}

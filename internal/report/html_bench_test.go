@@ -10,6 +10,7 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -73,7 +74,7 @@ func writeBenchRun(b *testing.B, dir string, recs []*record.Record, run *record.
 		b.Fatal(err)
 	}
 	writeLines(b, filepath.Join(dir, "records.jsonl"), recs)
-	writeLines(b, filepath.Join(dir, telemetry.File), samples)
+	writeLines(b, filepath.Join(dir, rundir.TelemetryFile), samples)
 	rj, _ := json.Marshal(run)
 	if err := os.WriteFile(filepath.Join(dir, "run.json"), rj, 0o644); err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // Options of a merge.
@@ -80,7 +81,8 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 	var werr error
 	for i, w := range workers {
 		shift := int64(w.epoch.Sub(zero))
-		n, damaged, dups, err := w.records(opt.Strict, func(r *record.Record) {
+		warn = append(warn, w.warnings...)
+		read, err := w.records(opt.Strict, func(r *record.Record) {
 			shiftRecord(r, shift)
 			r.ID, id = id, id+1
 			if opt.Records != nil && werr == nil {
@@ -98,12 +100,12 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		run.Workers[i].Records = n
-		if damaged > 0 {
-			warn = append(warn, fmt.Sprintf("%s: %d damaged line(s) of records.jsonl skipped, not counted", w.Name(), damaged))
+		run.Workers[i].Records = read.Records
+		if damaged := len(read.Damaged); damaged > 0 {
+			warn = append(warn, fmt.Sprintf("%s: %d damaged line(s) of %s skipped, not counted", w.Name(), damaged, rundir.RecordsFile))
 		}
-		if len(dups) > 0 {
-			warn = append(warn, fmt.Sprintf("%s: %d duplicated record(s) of records.jsonl dropped, counted once (first: %s)", w.Name(), len(dups), dups[0]))
+		if dups := read.Duplicates; len(dups) > 0 {
+			warn = append(warn, fmt.Sprintf("%s: %d duplicated record(s) of %s dropped, counted once (first: %s)", w.Name(), len(dups), rundir.RecordsFile, dups[0]))
 		}
 	}
 	sum := metrics.Summarize(run, &agg)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // mark is the start mark of the test runs.
@@ -206,5 +208,38 @@ func TestMergeRecords(t *testing.T) {
 		if sent[i] != want[i] {
 			t.Errorf("record %d sent at %d ns, want %d", i, sent[i], want[i])
 		}
+	}
+}
+
+// TestReadDamagedRunJSON: a worker's damaged run.json is taken from its
+// summary.json as every reader of a run directory takes it, and the merged
+// summary says so; a killed worker's (no summary.json) cannot say which
+// worker it was, and is refused naming the file.
+func TestReadDamagedRunJSON(t *testing.T) {
+	root := t.TempDir()
+	a := worker{index: 0, count: 2, lead: time.Second, n: 3}.write(t, root)
+	b := worker{index: 1, count: 2, lead: 3 * time.Second, n: 3}.write(t, root)
+	run, err := rundir.ReadRun(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := json.Marshal(map[string]any{"run": run})
+	writeFile(t, filepath.Join(b, rundir.SummaryFile), string(sum))
+	writeFile(t, filepath.Join(b, rundir.RunFile), `{"schema":"servebench.run/v1","sha`)
+	s, err := Merge(readAll(t, a, b), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(s.Warnings, func(w string) bool {
+		return strings.Contains(w, filepath.Join(b, rundir.RunFile)+" is damaged") && strings.Contains(w, "taken from summary.json")
+	}) {
+		t.Errorf("warnings %q: want worker 1's run.json named as damaged and taken from summary.json", s.Warnings)
+	}
+	if got := s.Points[0].Requests.Completed; got != 6 {
+		t.Errorf("%d requests completed, want both workers' 6", got)
+	}
+	os.Remove(filepath.Join(b, rundir.SummaryFile))
+	if _, err := Read(b); !errors.Is(err, record.ErrRunDamaged) {
+		t.Errorf("a killed worker's damaged run.json: %v, want it refused as damaged", err)
 	}
 }

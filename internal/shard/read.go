@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // Worker is one worker's run directory: its run.json, and whether it
@@ -25,6 +25,9 @@ type Worker struct {
 	Finished bool
 	// epoch is the wall-clock time of the worker's records' zero.
 	epoch time.Time
+	// warnings say what reading the directory recovered (a damaged
+	// run.json taken from summary.json), for the merged summary.
+	warnings []string
 }
 
 // ErrNotShard: a directory holds a run that was not one worker of a
@@ -33,22 +36,26 @@ var ErrNotShard = errors.New("not a worker of a sharded run (run --shard)")
 
 // Read reads a worker's run directory. A directory whose run.json names no
 // shard is returned with ErrNotShard, so that a caller can tell a list of
-// shards from a list of separate runs.
+// shards from a list of separate runs. A damaged run.json is taken from
+// summary.json as every reader of a run directory takes it (rundir); one
+// that a killed worker left damaged cannot say which worker it was.
 func Read(dir string) (*Worker, error) {
-	path := filepath.Join(dir, bench.RunFile)
-	run, err := record.ReadRun(path) // its errors name the file
+	w := &Worker{Dir: dir}
+	run, err := rundir.LoadRun(dir, func(s string) { w.warnings = append(w.warnings, s) })
+	if err == nil && run == nil {
+		_, err = rundir.ReadRun(dir) // missing, or damaged past recovery: its error names the file
+	}
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{Dir: dir, Run: run}
+	w.Run = run
 	if run.Shard == nil {
 		return w, fmt.Errorf("%s: %w", dir, ErrNotShard)
 	}
 	if w.epoch, err = time.Parse(time.RFC3339Nano, run.Started); err != nil {
-		return nil, fmt.Errorf("%s: started %q: %w", path, run.Started, err)
+		return nil, fmt.Errorf("%s: started %q: %w", filepath.Join(dir, rundir.RunFile), run.Started, err)
 	}
-	_, err = os.Stat(filepath.Join(dir, bench.SummaryFile))
-	w.Finished = err == nil && !run.Interrupted
+	w.Finished = rundir.Finished(dir) && !run.Interrupted
 	return w, nil
 }
 
@@ -57,27 +64,16 @@ func (w *Worker) Name() string {
 	return fmt.Sprintf("worker %d (%s)", w.Run.Shard.Index, w.Dir)
 }
 
-// records streams the worker's records to add; damaged lines are skipped
-// and counted unless strict, and duplicated records dropped and listed.
-func (w *Worker) records(strict bool, add func(*record.Record)) (n, damaged int, dups []record.Duplicate, err error) {
-	path := bench.RecordsPath(w.Dir)
+// records streams the worker's records to add, as measured, under the
+// policy of every reader of a run directory (rundir.ReadRecords).
+func (w *Worker) records(strict bool, add func(*record.Record)) (*rundir.Read, error) {
+	path := rundir.RecordsPath(w.Dir)
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, nil, fmt.Errorf("%s: %w", w.Dir, err)
+		return nil, fmt.Errorf("%s: %w", w.Dir, err)
 	}
 	defer f.Close()
-	rd := record.NewReader(f)
-	if !strict {
-		rd.SkipDamaged()
-	}
-	for rd.Next() {
-		add(rd.Record())
-		n++
-	}
-	if err := rd.Err(); err != nil {
-		return n, 0, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return n, len(rd.Damaged()), rd.Duplicates(), nil
+	return rundir.ReadRecords(f, path, strict, add)
 }
 
 // sameRun returns "" when w is a worker of the same run as ref, else what

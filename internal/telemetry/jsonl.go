@@ -5,19 +5,16 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 )
-
-// File is the name of the samples file in a run directory.
-const File = "telemetry.jsonl"
 
 // maxLine bounds one line of telemetry.jsonl: an unknown engine's raw
 // series can be long, but not without limit.
 const maxLine = 16 << 20
 
-// ReadSamples reads telemetry.jsonl. A damaged line (a run killed while
+// ReadSamples reads samples a line each, as the sampler writes them
+// (SamplerOptions.Out; a run directory's telemetry.jsonl). A damaged line (a run killed while
 // writing leaves half a last line) is skipped and counted: samples are
 // evidence beside the records, and what can be read still counts. Only a
 // read error of r itself is an error.
@@ -39,7 +36,7 @@ func ReadSamples(r io.Reader) (samples []Sample, damaged int, err error) {
 	// reads end out of order; a window wants time order
 	slices.SortStableFunc(samples, func(a, b Sample) int { return cmp.Compare(a.TNS, b.TNS) })
 	if err := sc.Err(); err != nil {
-		return samples, damaged, fmt.Errorf("reading %s: %w", File, err)
+		return samples, damaged, err
 	}
 	return samples, damaged, nil
 }

@@ -38,6 +38,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/tools/internal/enginecheck"
 )
 
@@ -67,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			"Examples:\n  enginecheck -requests 8 runs/openai runs/native\n"+
 			"  enginecheck -kv-log serve.log -kv-plan plan.json\n"+
 			"  enginecheck -calib calib.json\n"+
-			"  enginecheck -host-plan plan.json runs/native\n\nFlags:\n", enginecheck.RecordsFile)
+			"  enginecheck -host-plan plan.json runs/native\n\nFlags:\n", rundir.RecordsFile)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

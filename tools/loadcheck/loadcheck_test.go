@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 func checkServer(t *testing.T, chunks int, gap time.Duration) (*server, *httptest.Server) {
@@ -83,5 +89,28 @@ func TestSpread(t *testing.T) {
 		if got := spread(tt.xs); got != tt.want {
 			t.Errorf("spread(%v) = %q, want %q", tt.xs, got, tt.want)
 		}
+	}
+}
+
+// TestReadRunAsReportDoes: the check reads a run directory as servebench
+// report does: compressed records (run --compress gzip) as plain ones, a
+// damaged line skipped, a repeated record dropped.
+func TestReadRunAsReportDoes(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	w := record.NewGzipWriter(&buf)
+	for i := range 3 {
+		w.Write(&record.Record{Schema: record.Schema, ID: int64(i), Phase: record.PhaseMeasured, SentNS: int64(i+1) * 1e6, EndNS: int64(i+2) * 1e6})
+	}
+	w.Write(&record.Record{Schema: record.Schema, ID: 2, Phase: record.PhaseMeasured, SentNS: 1e9, EndNS: 2e9})
+	w.Close()
+	os.WriteFile(filepath.Join(dir, rundir.RecordsGzipFile), buf.Bytes()[:buf.Len()-4], 0o644) // cut short: a killed run
+	os.WriteFile(filepath.Join(dir, rundir.RunFile), []byte(`{"schema":"servebench.run/v1","started":"2026-12-01T09:00:00Z"}`), 0o644)
+	d, err := readRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Requests != 3 || d.Window != 3*time.Millisecond {
+		t.Errorf("%d requests over %v, want 3 over 3ms: the repeated record dropped", d.Requests, d.Window)
 	}
 }

@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // runDir is what the check reads back from a servebench run directory.
@@ -21,30 +20,15 @@ type runDir struct {
 	Client           record.ClientStats
 }
 
-// readRun reads records.jsonl and run.json of dir.
+// readRun reads the run directory dir as every reader of one does
+// (rundir.Records: either records file, damaged lines skipped with a
+// warning to stderr, duplicates dropped).
 func readRun(dir string, keep bool) (runDir, error) {
 	var d runDir
-	run, err := record.ReadRun(filepath.Join(dir, bench.RunFile))
-	if err != nil {
-		return d, err
-	}
-	if d.Epoch, err = time.Parse(time.RFC3339Nano, run.Started); err != nil {
-		return d, fmt.Errorf("run.json started: %w", err)
-	}
-	if len(run.Points) > 0 {
-		d.Client = run.Points[0].Client
-	}
-	f, err := os.Open(filepath.Join(dir, bench.RecordsFile))
-	if err != nil {
-		return d, err
-	}
-	defer f.Close()
 	var span record.Span
-	rd := record.NewReader(f)
-	for rd.Next() {
-		r := rd.Record()
+	run, err := rundir.Records(dir, func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) }, func(r *record.Record) {
 		if r.Phase != record.PhaseMeasured {
-			continue
+			return
 		}
 		d.Requests++
 		if r.Error != nil {
@@ -57,8 +41,20 @@ func readRun(dir string, keep bool) (runDir, error) {
 			c.Chunks = append([]record.Chunk(nil), r.Chunks...)
 			d.Records = append(d.Records, &c)
 		}
+	})
+	if err != nil {
+		return d, err
+	}
+	if run == nil || run.Started == "" {
+		return d, fmt.Errorf("%s: no %s: not a run written by servebench run --out", dir, rundir.RunFile)
+	}
+	if d.Epoch, err = time.Parse(time.RFC3339Nano, run.Started); err != nil {
+		return d, fmt.Errorf("%s started: %w", rundir.RunFile, err)
+	}
+	if len(run.Points) > 0 {
+		d.Client = run.Points[0].Client
 	}
 	d.Window = time.Duration(span.EndNS - span.StartNS)
 	d.First = d.Epoch.Add(time.Duration(span.StartNS))
-	return d, rd.Err()
+	return d, nil
 }

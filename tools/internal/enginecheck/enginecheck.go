@@ -24,13 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
-	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/stats"
 )
 
@@ -39,9 +38,6 @@ import (
 // differences above, narrow enough to catch a client that times chunks wrong
 // (buffering, a role-only first chunk) or counts tokens wrong.
 const DefaultDecodeTolerance = 0.10
-
-// RecordsFile is the name of a run's records inside its directory.
-const RecordsFile = "records.jsonl"
 
 // Options tune the checks. The zero value checks with the defaults.
 type Options struct {
@@ -72,6 +68,9 @@ type Result struct {
 	Groups []*Group
 	// Problems that belong to no single group.
 	Problems []string
+	// Warnings say what reading the runs passed over (damaged lines,
+	// duplicated records, a damaged run.json), as servebench report does.
+	Warnings []string
 }
 
 // OK reports whether every check passed.
@@ -98,7 +97,7 @@ func Check(dirs []string, o Options) (*Result, error) {
 	}
 	res := &Result{}
 	for _, dir := range dirs {
-		groups, err := readGroups(dir)
+		groups, err := readGroups(dir, func(w string) { res.Warnings = append(res.Warnings, w) })
 		if err != nil {
 			return nil, err
 		}
@@ -118,19 +117,15 @@ func Check(dirs []string, o Options) (*Result, error) {
 	return res, nil
 }
 
-// readGroups reads dir's records and splits them by load point and API.
-func readGroups(dir string) ([]*Group, error) {
-	path := bench.RecordsPath(dir)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading run %s: %w", dir, err)
-	}
-	defer f.Close()
+// readGroups reads dir's records as every reader of a run directory reads
+// them (rundir.Records: damaged lines skipped with a warning, duplicates
+// dropped, a sped-up simulator's times in model time), and splits them by
+// load point and API.
+func readGroups(dir string, warn func(string)) ([]*Group, error) {
 	var groups []*Group
 	index := map[string]*Group{}
-	rd := record.NewReader(f)
-	for rd.Next() {
-		r := *rd.Record()
+	_, err := rundir.Records(dir, warn, func(rec *record.Record) {
+		r := *rec
 		key := fmt.Sprintf("%d/%s", r.Point, r.API)
 		g := index[key]
 		if g == nil {
@@ -139,9 +134,9 @@ func readGroups(dir string) ([]*Group, error) {
 			groups = append(groups, g)
 		}
 		g.Records = append(g.Records, r)
-	}
-	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading run %s: %w", dir, err)
 	}
 	return groups, nil
 }

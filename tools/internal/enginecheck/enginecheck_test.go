@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const msNS = int64(1e6)
@@ -48,7 +49,7 @@ func point(api string, conc, n int, edit func(i int, r *record.Record)) []record
 func writeRun(t *testing.T, recs ...[]record.Record) string {
 	t.Helper()
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, RecordsFile))
+	f, err := os.Create(filepath.Join(dir, rundir.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,16 +204,45 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckUnreadable(t *testing.T) {
-	// No directories, a missing one, and a malformed records file are errors.
+	// No directories and a missing one are errors.
 	if _, err := Check(nil, Options{}); err == nil {
 		t.Error("no dirs: no error")
 	}
 	if _, err := Check([]string{filepath.Join(t.TempDir(), "absent")}, Options{}); err == nil || !strings.Contains(err.Error(), "absent") {
 		t.Errorf("missing dir: %v", err)
 	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, RecordsFile), []byte("{\"phase\":\"measured\"}\nnot json\n"), 0o644)
-	if _, err := Check([]string{dir}, Options{}); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("malformed: %v", err)
+}
+
+// TestCheckReadsAsReportDoes: a run directory is read as servebench
+// report reads it: a damaged line is skipped with a warning naming it,
+// a repeated record is dropped with a warning, and a sped-up simulator's
+// records are checked in model time.
+func TestCheckReadsAsReportDoes(t *testing.T) {
+	dir := writeRun(t, point("openai-chat", 1, 3, nil))
+	f, err := os.OpenFile(filepath.Join(dir, rundir.RecordsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := req(1, "openai-chat", 1)
+	w := record.NewWriter(f)
+	f.WriteString("not json\n")
+	w.Write(&dup)
+	f.Close()
+	os.WriteFile(filepath.Join(dir, rundir.RunFile), []byte(`{"schema":"servebench.run/v1","time_scale":10}`), 0o644)
+	res, err := Check([]string{dir}, Options{})
+	if err != nil {
+		t.Fatalf("a damaged line must not make the run unreadable: %v", err)
+	}
+	var out strings.Builder
+	Render(&out, res)
+	if !strings.Contains(out.String(), "skipped 1 damaged line(s), not counted: line 4") ||
+		!strings.Contains(out.String(), "dropped 1 duplicated record(s), counted once: line 5") {
+		t.Errorf("the warnings do not name the damaged and the repeated line:\n%s", out.String())
+	}
+	if len(res.Groups) != 1 || len(res.Groups[0].Records) != 3 {
+		t.Fatalf("groups %+v: want one load point with its 3 records", res.Groups)
+	}
+	if r, want := res.Groups[0].Records[0], dup.EndNS*10; r.EndNS != want {
+		t.Errorf("end_ns %d, want %d: the records in model time (time scale 10)", r.EndNS, want)
 	}
 }

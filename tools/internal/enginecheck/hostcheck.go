@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -81,25 +81,22 @@ func (c *HostCheck) OK() bool { return len(c.Problems) == 0 }
 // absurdly more than the plan.
 func CheckHost(dir string, mem PlanMemory) (*HostCheck, error) {
 	c := &HostCheck{Dir: dir, Plan: mem}
-	if err := c.readSamples(filepath.Join(dir, telemetry.File)); err != nil {
+	if err := c.readSamples(dir); err != nil {
 		return nil, err
 	}
-	if err := c.readSummary(filepath.Join(dir, "summary.json")); err != nil {
+	if err := c.readSummary(dir); err != nil {
 		return nil, err
 	}
 	c.judge()
 	return c, nil
 }
 
-func (c *HostCheck) readSamples(path string) error {
-	f, err := os.Open(path)
+// readSamples reads the run's telemetry as every reader of a run directory
+// does (rundir.ReadTelemetry: damaged lines skipped).
+func (c *HostCheck) readSamples(dir string) error {
+	samples, _, err := rundir.ReadTelemetry(dir)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	samples, _, err := telemetry.ReadSamples(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	for _, s := range samples {
 		h := s.Host
@@ -118,18 +115,16 @@ func (c *HostCheck) readSamples(path string) error {
 	return nil
 }
 
-func (c *HostCheck) readSummary(path string) error {
-	data, err := os.ReadFile(path)
+// readSummary reads the run's summary, rebuilt from its records when the
+// run left none (rundir.SummaryJSON).
+func (c *HostCheck) readSummary(dir string) error {
+	data, _, err := rundir.SummaryJSON(dir, rundir.Options{})
 	if err != nil {
 		return err
 	}
-	var s struct {
-		Points []struct {
-			Telemetry *telemetry.Point `json:"telemetry"`
-		} `json:"points"`
-	}
+	var s metrics.Summary
 	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	c.Points = len(s.Points)
 	for _, p := range s.Points {

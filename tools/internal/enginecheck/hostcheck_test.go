@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/telemetry"
 )
 
@@ -42,7 +43,7 @@ func hostRun(t *testing.T, samples []telemetry.Host, points []*telemetry.HostPoi
 		s.Points = append(s.Points, p)
 	}
 	sum, _ := json.Marshal(s)
-	for name, data := range map[string][]byte{telemetry.File: []byte(b.String()), "summary.json": sum} {
+	for name, data := range map[string][]byte{rundir.TelemetryFile: []byte(b.String()), "summary.json": sum} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

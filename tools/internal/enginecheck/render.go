@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 )
 
-// Render writes one line per load point, then every problem, then the
-// verdict as the last line.
+// Render writes one line per load point, then the warnings of reading the
+// runs, then every problem, then the verdict as the last line.
 func Render(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tAPI\tLOAD\tREQUESTS\tNATIVE\tDECODE CLIENT\tDECODE SERVER\tRESULT")
@@ -22,6 +22,9 @@ func Render(w io.Writer, r *Result) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
 	n := len(r.Problems)
 	for _, g := range r.Groups {

@@ -1,0 +1,17 @@
+// Package servebench runs servebench's benchmarks of LLM inference
+// servers from Go programs and tests, as the servebench command does: it
+// measures a server (or the built-in simulated server) under a list of
+// loads, judges the result against a serving objective, compares two runs
+// and plans a deployment before a server exists.
+//
+// The types a caller fills are plain structs whose zero values are
+// servebench's defaults: a zero Target is the built-in simulator, a zero
+// Workload sends 512-token prompts for 128 output tokens, zero Loads are
+// concurrencies 1, 2, 4, 8 and 16, and zero Options run 100 requests per
+// load, keeping the records in memory. Figures are defined in
+// docs/METRICS.md; a Result's Summary is the content of summary.json
+// (docs/OUTPUT.md).
+//
+// The API is v0: it may change in any release until servebench reaches
+// v1. The packages under internal/ are not part of it.
+package servebench

@@ -1,0 +1,334 @@
+package servebench
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/telemetry"
+	"github.com/servebench/servebench/internal/workload"
+)
+
+// Benchmark is what Run measures: where, what is sent, at which loads and
+// for how long. The zero value measures the built-in simulator with
+// servebench's defaults.
+type Benchmark struct {
+	Target   Target
+	Workload Workload
+	Loads    Loads
+	Options  Options
+}
+
+// Target is the server measured. The zero value starts the built-in
+// simulated server on a loopback port for the run and stops it after.
+type Target struct {
+	// URL is the server's root, e.g. http://127.0.0.1:8000; empty: the
+	// built-in simulator.
+	URL string
+	// API is the wire API: openai-chat, openai-completions, ollama-chat or
+	// ollama-generate; empty: the one URL's endpoint path names, else
+	// openai-chat.
+	API string
+	// Model is sent with each request; empty: the server's only model
+	// (asked before any load), or the simulator's.
+	Model string
+	// APIKey is sent as a Bearer token; Header with every request.
+	APIKey string
+	Header http.Header
+	// TLS configures https; nil: the system's defaults.
+	TLS *tls.Config
+	// NoPreflight skips the check, before any load, that the server
+	// answers, accepts the credentials and serves Model.
+	NoPreflight bool
+	// Sim configures the built-in simulator when URL is empty; nil: its
+	// defaults (DefaultSimConfig).
+	Sim *SimConfig
+}
+
+// SimConfig configures the built-in simulated server: the model, device
+// and engine it simulates, and TimeScale, how many times faster than
+// model time it runs (every figure is reported in model time). Its YAML
+// form is servebench sim --print-config.
+type SimConfig = sim.Config
+
+// DefaultSimConfig returns the simulator's defaults: a Llama-3.1-8B-like
+// model on one H100, ten times faster than real time.
+func DefaultSimConfig() SimConfig { return sim.DefaultConfig() }
+
+// Workload is what each request sends. Lengths are a count ("512") or a
+// distribution ("uniform:128,1024", "normal:512,64",
+// "lognormal:1024,256"), as servebench run --prompt-tokens takes them.
+type Workload struct {
+	// PromptTokens is the prompt length; empty: 512.
+	PromptTokens string
+	// OutputTokens is the output length (max_tokens); empty: 128.
+	OutputTokens string
+	// Tokenizer sizes the prompts: auto (the server's /tokenize, else
+	// tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json
+	// path; empty: auto.
+	Tokenizer string
+	// LetEOS lets the server stop before OutputTokens; by default it is
+	// asked to generate exactly OutputTokens where it can.
+	LetEOS bool
+}
+
+// Defaults of a zero Workload, Loads and Options: servebench run's.
+const (
+	defaultPromptTokens = "512"
+	defaultOutputTokens = "128"
+	defaultRequests     = 100
+)
+
+// defaultConcurrency are the loads of zero Loads.
+var defaultConcurrency = []int{1, 2, 4, 8, 16}
+
+// Loads are the load points, measured one after the other: closed-loop
+// virtual users, or open-loop request rates. Zero Loads are
+// concurrencies 1, 2, 4, 8 and 16.
+type Loads struct {
+	// Concurrency are closed-loop loads: users each sending a request as
+	// soon as their previous one ended.
+	Concurrency []int
+	// Rate are open-loop loads in requests per second, arriving as a
+	// Poisson process (Arrival "constant" spaces them evenly); exclusive
+	// with Concurrency.
+	Rate    []float64
+	Arrival string
+	// MaxConcurrency caps an open loop's requests in flight (0: none).
+	MaxConcurrency int
+}
+
+// Options say how long each load runs and where the records go.
+type Options struct {
+	// Requests measured per load; with Duration, whichever comes first
+	// ends it. Both zero: 100 requests.
+	Requests int
+	Duration time.Duration
+	// WarmupRequests and WarmupDuration are excluded from the figures at
+	// the start of each load.
+	WarmupRequests int
+	WarmupDuration time.Duration
+	// Seed drives lengths, prompts and arrival times; 0: 1, as the
+	// command's default.
+	Seed uint64
+	// Timeout bounds each request (0: 10 minutes); FirstTokenTimeout its
+	// first token (0: none).
+	Timeout, FirstTokenTimeout time.Duration
+	// OutDir receives records.jsonl, run.json and summary.json
+	// (docs/OUTPUT.md); it must not hold a run. Empty: kept in memory.
+	OutDir string
+	// Progress, when set, receives a progress line every 10 s.
+	Progress io.Writer
+	// NoTelemetry samples nothing beside the requests; by default the
+	// server's metrics, its host and the client are sampled, and the
+	// simulator's clock, without which a point where it fell behind
+	// cannot be told invalid.
+	NoTelemetry bool
+	// Notes, when set, receives what servebench says about the target
+	// (a model picked, an endpoint path in URL) and about what it cannot
+	// sample, one line each.
+	Notes io.Writer
+}
+
+// Result is a finished run.
+type Result struct {
+	// Summary is every figure of summary.json: one entry per load with
+	// its latency distributions, throughputs, errors, validity and
+	// warnings.
+	Summary *Summary
+	// Records counts the records written; Interrupted says the context
+	// was cancelled before the last load ended.
+	Records     int
+	Interrupted bool
+	// eval holds the records by load, for Compare's intervals.
+	eval *slo.Evaluator
+}
+
+// WriteText writes the summary as servebench run prints it: a row per
+// load, then the warnings.
+func (r *Result) WriteText(w io.Writer) error { return report.Text(w, r.Summary) }
+
+// Types of a Summary, from summary.json (docs/OUTPUT.md): the run, one
+// PointSummary per load, and the distributions of each metric (in model
+// time, milliseconds or tokens per second as docs/METRICS.md defines).
+type (
+	Summary      = metrics.Summary
+	PointSummary = metrics.PointSummary
+	Dist         = stats.Dist
+	Load         = record.Load
+)
+
+// Run measures the benchmark's loads in order and returns their summary.
+// When ctx is cancelled it stops and returns what completed, with
+// Interrupted set, and ctx's error.
+func Run(ctx context.Context, b Benchmark) (*Result, error) {
+	t, cfg, err := start(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	ev := &slo.Evaluator{}
+	cfg.Observe = ev.Add
+	res, err := bench.Run(ctx, cfg)
+	if res == nil {
+		return nil, err
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return &Result{Summary: res.Summary, Records: res.Records, Interrupted: res.Interrupted, eval: ev}, err
+}
+
+// start opens the target, asks it what it is and assembles the run.
+func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error) {
+	spec := bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
+		Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}
+	s, err := b.setup()
+	if err != nil {
+		return nil, bench.Config{}, err
+	}
+	t, err := bench.OpenTarget(ctx, spec)
+	if err != nil {
+		return nil, bench.Config{}, err
+	}
+	if err := b.preflight(ctx, t); err != nil {
+		t.Close()
+		return nil, bench.Config{}, err
+	}
+	t.Describe(ctx)
+	ts := t.Setup()
+	s.Target, s.API, s.Model, s.ModelPicked, s.Simulated, s.Server = ts.Target, ts.API, ts.Model, ts.ModelPicked, ts.Simulated, ts.Server
+	cfg, err := bench.NewConfig(ctx, s)
+	if err != nil {
+		t.Close()
+		return nil, bench.Config{}, err
+	}
+	if cfg.Telemetry != nil {
+		b.note(cfg.Telemetry.Notes...)
+	}
+	return t, cfg, nil
+}
+
+// preflight checks the target before any load, unless told not to.
+func (b Benchmark) preflight(ctx context.Context, t *bench.Target) error {
+	if b.Target.NoPreflight {
+		return nil
+	}
+	p, err := t.Preflight(ctx)
+	if err != nil {
+		return err
+	}
+	if p.Note != "" {
+		b.note("note: " + p.Note)
+	}
+	if p.Picked {
+		b.note("model: " + p.Model + " (none given; the only model the server serves)")
+	}
+	return nil
+}
+
+// note writes lines to Options.Notes, when set.
+func (b Benchmark) note(lines ...string) {
+	if b.Options.Notes == nil {
+		return
+	}
+	for _, l := range lines {
+		io.WriteString(b.Options.Notes, l+"\n")
+	}
+}
+
+// setup is the benchmark as a bench.Setup, but for its target: lengths
+// parsed, loads made points, defaults filled in.
+func (b Benchmark) setup() (bench.Setup, error) {
+	w, o := b.Workload, b.Options
+	cells, err := workload.Cross([]string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, defaultOutputTokens)})
+	if err != nil {
+		return bench.Setup{}, err
+	}
+	s := bench.Setup{Tokenizer: cmp.Or(w.Tokenizer, "auto"), IgnoreEOS: !w.LetEOS, Seed: cmp.Or(o.Seed, 1),
+		Timeout: cmp.Or(o.Timeout, backend.DefaultTimeout), FirstTokenTimeout: o.FirstTokenTimeout,
+		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: version(),
+		Workload: workload.Spec{PromptTokens: cells[0].PromptTokens, OutputTokens: cells[0].OutputTokens}, Matrix: cells}
+	if !o.NoTelemetry {
+		s.Telemetry = &telemetry.Options{}
+	}
+	if s.Prompt, err = workload.ParseLengthDist(cells[0].PromptTokens); err != nil {
+		return bench.Setup{}, err
+	}
+	if s.Output, err = workload.ParseLengthDist(cells[0].OutputTokens); err != nil {
+		return bench.Setup{}, err
+	}
+	base, loads, err := b.points()
+	if err != nil {
+		return bench.Setup{}, err
+	}
+	s.Points = bench.MatrixPoints(base, cells, loads, s.Seed)
+	return s, nil
+}
+
+// points are every load's amount and arrivals, and the loads.
+func (b Benchmark) points() (load.Point, []record.Load, error) {
+	o, l := b.Options, b.Loads
+	arrival, err := load.ParseArrival(cmp.Or(l.Arrival, load.ArrivalPoisson), 1)
+	if err != nil {
+		return load.Point{}, nil, err
+	}
+	base := load.Point{Requests: o.Requests, Duration: o.Duration, WarmupRequests: o.WarmupRequests,
+		WarmupDuration: o.WarmupDuration, Arrival: arrival}
+	if base.Requests == 0 && base.Duration == 0 {
+		base.Requests = defaultRequests
+	}
+	var loads []record.Load
+	switch {
+	case len(l.Concurrency) > 0 && len(l.Rate) > 0:
+		return base, nil, errors.New("servebench: Loads: Concurrency and Rate are exclusive")
+	case len(l.Rate) > 0:
+		for _, r := range l.Rate {
+			loads = append(loads, record.Load{Rate: r, MaxConcurrency: l.MaxConcurrency})
+		}
+	default:
+		conc := l.Concurrency
+		if len(conc) == 0 {
+			conc = defaultConcurrency
+		}
+		for _, c := range conc {
+			loads = append(loads, record.Load{Concurrency: c})
+		}
+	}
+	return base, loads, nil
+}
+
+// modulePath is servebench's module, whose version run.json records.
+const modulePath = "github.com/servebench/servebench"
+
+// version is the servebench module's version in this build, as run.json
+// records it.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if bi.Main.Path == modulePath {
+		return cmp.Or(bi.Main.Version, "(devel)")
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath {
+			return d.Version
+		}
+	}
+	return "(devel)"
+}
