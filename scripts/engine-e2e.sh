@@ -4,7 +4,7 @@
 # OpenAI-compatible and the native API at concurrency 1 and 4, and checks the
 # records against Ollama's own timings (tools/enginecheck) and the engine's
 # process tree in the runs' host telemetry against the planner's memory for
-# the model, checks plan --calibrate's predictions for held-out loads at 2, 8
+# the model, checks servebench calibrate's predictions for held-out loads at 2, 8
 # and 16 users, then checks the planner's KV-cache size against the engine's
 # log at several slot counts and contexts. Exits non-zero on any failure; the
 # engine is stopped however the script ends.
@@ -93,7 +93,7 @@ done
 	>"$STATE/host-plan.json"
 "$STATE/enginecheck" -requests "$REQUESTS" -host-plan "$STATE/host-plan.json" "${dirs[@]}"
 
-# Calibration: fitted on the loads at 1 and 4 users, plan --calibrate
+# Calibration: fitted on the loads at 1 and 4 users, servebench calibrate
 # predicts the loads at 2, 8 and 16 users of the same run. The engine's
 # speed drifts by 10-30% over minutes on a shared host, so a fit run and a
 # held-out run made one after the other differ by the drift, which no fit
@@ -116,7 +116,7 @@ log "calibration: --api $calib_api at concurrency $CALIB_CONCURRENCY, fitted at 
 "$STATE/servebench" run --url "$url" --model "$model" --api "$calib_api" \
 	--concurrency "$CALIB_CONCURRENCY" --requests "$CALIB_REQUESTS" --warmup 1 \
 	--prompt-tokens "$PROMPT" --output-tokens "$OUTPUT" --seed 2 --out "$calib_dir"
-calib=("$STATE/servebench" plan --calibrate "$calib_dir" --fit-concurrency "$CALIB_FIT" --against "$calib_dir" \
+calib=("$STATE/servebench" calibrate "$calib_dir" --fit-concurrency "$CALIB_FIT" --against "$calib_dir" \
 	--slots "${OLLAMA_NUM_PARALLEL:-4}")
 "${calib[@]}" >&2
 "${calib[@]}" --json >"$STATE/calib.json"

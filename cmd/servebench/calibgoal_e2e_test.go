@@ -37,7 +37,7 @@ engine:
 // calibWorkload is the workload of both runs.
 var calibWorkload = []string{"--prompt-tokens", "200", "--output-tokens", "32", "--warmup", "0"}
 
-// calibFigures are a point's figures as plan --calibrate predicts them.
+// calibFigures are a point's figures as servebench calibrate predicts them.
 type calibFigures struct {
 	Concurrency int     `json:"concurrency"`
 	TTFT        float64 `json:"ttft_p50_ms"`
@@ -97,7 +97,7 @@ func simBehind(ws []string) string {
 }
 
 // TestCalibPredictsHiddenSimulator is the calibration goal on the
-// simulator: fitted on a run at concurrency 1 and 4, plan --calibrate
+// simulator: fitted on a run at concurrency 1 and 4, servebench calibrate
 // predicts a run at 2, 8 and 16 of the same server within 10% for
 // aggregate throughput and per-user decode speed and 25% for TTFT p50.
 func TestCalibPredictsHiddenSimulator(t *testing.T) {
@@ -115,9 +115,9 @@ func TestCalibPredictsHiddenSimulator(t *testing.T) {
 	calibMeasured(t, cfg, fitDir, "1,4", "12")
 	calibMeasured(t, cfg, heldOut, "2,8,16", "16")
 
-	code, stdout, stderr := run(t, "plan", "--calibrate", fitDir, "--against", heldOut, "--json")
+	code, stdout, stderr := run(t, "calibrate", fitDir, "--against", heldOut, "--json")
 	if code != 0 {
-		t.Fatalf("plan --calibrate: exit %d\n%s", code, stderr)
+		t.Fatalf("servebench calibrate: exit %d\n%s", code, stderr)
 	}
 	var rep struct {
 		Fit struct {
@@ -129,7 +129,7 @@ func TestCalibPredictsHiddenSimulator(t *testing.T) {
 		} `json:"against"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Against) != 3 {
-		t.Fatalf("plan --calibrate --against --json: %v\n%s", err, stdout)
+		t.Fatalf("calibrate --against --json: %v\n%s", err, stdout)
 	}
 	if rep.Fit.Slots != 12 || rep.Fit.SlotsSource != "server" {
 		t.Errorf("slots %d from %q, want 12 from the server's description", rep.Fit.Slots, rep.Fit.SlotsSource)
@@ -159,7 +159,7 @@ func TestCalibPredictsHiddenSimulator(t *testing.T) {
 
 // calibServeFitted serves the model fitted to fitDir (sim --calibrate) and
 // runs the predicted point against it: through HTTP and the scheduler it
-// measures what plan --calibrate predicted for it.
+// measures what servebench calibrate predicted for it.
 func calibServeFitted(t *testing.T, fitDir string, want calibFigures) {
 	url := clockStartSim(t, "--calibrate", fitDir, "--time-scale", "2")
 	args := append([]string{"run", "--url", url, "--model", "hidden-7b", "--concurrency", fmt.Sprint(want.Concurrency),
@@ -189,7 +189,7 @@ func calibServeFitted(t *testing.T, fitDir string, want calibFigures) {
 		{"TTFT p50", p.TTFT.P50, want.TTFT, 0.25},
 	} {
 		if e := c.got/c.want - 1; !(math.Abs(e) <= c.tolerance) {
-			t.Errorf("sim --calibrate at c=%d: %s %.1f, plan --calibrate predicted %.1f (%+.1f%%)", want.Concurrency, c.name, c.got, c.want, 100*e)
+			t.Errorf("sim --calibrate at c=%d: %s %.1f, servebench calibrate predicted %.1f (%+.1f%%)", want.Concurrency, c.name, c.got, c.want, 100*e)
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
@@ -247,6 +249,37 @@ func TestSummarizeSpread(t *testing.T) {
 	}{{"TTFT", got.TTFT, ttft}, {"decode", got.DecodeTPS, decode}, {"output", got.OutputTPS, output}} {
 		if want := stats.StdDev(c.xs) / stats.Mean(c.xs); !(want > 0) || math.Abs(c.got-want) > 1e-12 {
 			t.Errorf("%s spread %v, want %v (replicas %v)", c.name, c.got, want, c.xs)
+		}
+	}
+}
+
+// TestPredictionRecords: a simulated request becomes the record a run
+// would have written, so metrics reads from it the TTFT, E2E, tokens and
+// phase the simulator gave it; a failed one is a failed record.
+func TestPredictionRecords(t *testing.T) {
+	p := Point{Concurrency: 2, PromptTokens: 40, OutputTokens: 5, Requests: 3, Warmup: 1}
+	ok := sim.Outcome{Request: sim.Request{Arrival: 3 * time.Millisecond, PromptTokens: 40, OutputTokens: 5},
+		TTFT: 20 * time.Millisecond, E2E: 60 * time.Millisecond, Tokens: 5}
+	failed := ok
+	failed.Tokens, failed.TTFT, failed.Err = 0, 0, sim.ErrKVCacheFull
+	for _, c := range []struct {
+		name      string
+		i         int
+		o         sim.Outcome
+		phase     string
+		ttft, tps float64 // ms; tokens/s after the first
+		err       bool
+	}{
+		{"warm-up", 0, ok, record.PhaseWarmup, 20, 4 / 0.040, false},
+		{"measured", 1, ok, record.PhaseMeasured, 20, 4 / 0.040, false},
+		{"failed", 2, failed, record.PhaseMeasured, 0, 0, true},
+	} {
+		r := p.record(c.i, c.o)
+		ttft, _ := metrics.TTFT(r)
+		tps, _ := metrics.DecodeSpeed(r)
+		if r.Phase != c.phase || math.Abs(ttft-c.ttft) > 1e-9 || math.Abs(tps-c.tps) > 1e-9 || (r.Error != nil) != c.err ||
+			metrics.E2E(r) != 60 || r.SentNS != int64(3*time.Millisecond) || r.Load.Concurrency != 2 {
+			t.Errorf("%s: record %+v: ttft %v decode %v, want %v and %v", c.name, r, ttft, tps, c.ttft, c.tps)
 		}
 	}
 }

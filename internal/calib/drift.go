@@ -12,13 +12,13 @@ import (
 
 // DriftWarn is the change in the server's own decode step between the fit's
 // run and a held-out run beyond which the comparison warns: 10%, the
-// calibration goal's tolerance for decode speed and throughput, so that a
+// calibration goal's tolerance for decode speed and throughput (Goal), so that a
 // miss of that size is not read as the fit's when the server itself moved.
 // It warns only where the change is also beyond two standard errors of the
 // two medians (a size seen in a few dozen steps moves by more than 10% by
 // chance), and only for a size that holds at least driftShare of the
 // point's decode-only steps.
-const DriftWarn = 0.10
+const DriftWarn = goalThroughput
 
 // driftShare is the share of a point's decode-only steps a batch size must
 // hold for its change to warn. A size seen only at a point's edges (one

@@ -3,10 +3,11 @@ package calib
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -81,7 +82,10 @@ func (f *Fit) corrected() bool {
 // Predict runs each point through the simulator's scheduler with the
 // fitted model, Replicas times with seeds 1, 2, ..., and reports what a
 // run of them all would summarise: the seeds are fixed, so the same fit
-// predicts the same figures.
+// predicts the same figures. Each simulated request becomes a record and
+// the records are summarised by metrics, as a measured run's are, so that
+// a prediction and a measurement are two outputs of one function
+// (Figures).
 func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 	out := make([]plan.Prediction, 0, len(pts))
 	for _, p := range pts {
@@ -97,7 +101,7 @@ func Predict(cfg sim.Config, pts []Point) ([]plan.Prediction, error) {
 			if err != nil {
 				return nil, fmt.Errorf("predicting concurrency %d: %w", p.Concurrency, err)
 			}
-			runs = append(runs, outs[p.Warmup:])
+			runs = append(runs, outs)
 		}
 		out = append(out, summarize(p, runs))
 	}
@@ -116,48 +120,70 @@ func (p Point) requests() []sim.Request {
 	return reqs
 }
 
-// summarize computes a point's figures as docs/METRICS.md defines them,
-// over every replica: medians of TTFT and per-request decode speed, and
-// the mean of each replica's output tokens over its window from the first
-// send to the last end. Each replica is a run of the point's requests, so
-// the spread of their own figures (sample sd over mean) is how much one
-// run differs from another on the fitted server.
+// record is the i-th simulated request of the point as a run would have
+// recorded it, in model time: the first Warmup requests are warm-ups, as
+// servebench run sends them. The simulator streams one token a step, so
+// the record has no chunk counts (its first chunk holds one token).
+func (p Point) record(i int, o sim.Outcome) *record.Record {
+	sent := int64(o.Arrival)
+	r := &record.Record{Load: record.Load{Concurrency: p.Concurrency}, ID: int64(i), Phase: record.PhaseMeasured,
+		PromptTokensRequested: p.PromptTokens, OutputTokensRequested: p.OutputTokens,
+		PromptTokens: o.PromptTokens, OutputTokens: o.Tokens, ScheduledNS: sent, SentNS: sent, EndNS: sent + int64(o.E2E)}
+	if i < p.Warmup {
+		r.Phase = record.PhaseWarmup
+	}
+	if o.Tokens > 0 {
+		r.FirstTokenNS = sent + int64(o.TTFT)
+	}
+	if o.Err != nil {
+		r.Error = &record.Error{Class: record.ClassServerError, Message: o.Err.Error()}
+	}
+	return r
+}
+
+// Figures is a summarised point in the terms predictions are made and
+// compared in (docs/PLANNER.md, Calibration): its TTFT p50, per-request
+// decode speed p50 and output tokens/s, as docs/METRICS.md defines them,
+// for the load p. A measured point and a predicted one go through it
+// alike; a figure the point lacks is NaN.
+func Figures(s metrics.PointSummary, p Point) plan.Prediction {
+	get := func(v float64, _ bool) float64 { return v }
+	return plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
+		TTFTP50MS: get(s.TTFT.Get("p50")), DecodeTPS: get(s.DecodeTPSReq.Get("p50")), OutputTPS: s.OutputTPS}
+}
+
+// summarize is the point's figures over every replica (runs) pooled:
+// each simulated request a record, summarised by metrics as a run's
+// records are. TTFT and decode speed are the medians over all replicas'
+// requests, output tokens/s the mean of the replicas' own (each over its
+// window from the first send to the last end: pooled replicas overlap in
+// model time). Each replica is a run of the point's requests, so the
+// spread of their own figures (sample sd over mean) is how much one run
+// differs from another on the fitted server.
 func summarize(p Point, runs [][]sim.Outcome) plan.Prediction {
-	var ttft, speed []float64
-	var tps float64
+	var pooled metrics.Aggregator
+	pred := plan.Prediction{}
 	var each [3][]float64 // each replica's TTFT p50, decode p50, output tok/s
 	for _, outs := range runs {
-		var tokens float64
-		var rt, rs []float64
-		start, end := math.Inf(1), math.Inf(-1)
-		for _, o := range outs {
-			if o.Err != nil {
-				continue
+		var one metrics.Aggregator
+		for i, o := range outs {
+			r := p.record(i, o)
+			one.Add(r)
+			pooled.Add(r)
+		}
+		s, _ := one.Point(0)
+		f := Figures(s, p)
+		pred.OutputTPS += f.OutputTPS / float64(len(runs))
+		for k, v := range []float64{f.TTFTP50MS, f.DecodeTPS, f.OutputTPS} {
+			if v > 0 {
+				each[k] = append(each[k], v)
 			}
-			rt = append(rt, o.TTFT.Seconds()*1e3)
-			if o.Tokens > 1 && o.E2E > o.TTFT {
-				rs = append(rs, float64(o.Tokens-1)/(o.E2E-o.TTFT).Seconds())
-			}
-			tokens += float64(o.Tokens)
-			start, end = math.Min(start, o.Arrival.Seconds()), math.Max(end, (o.Arrival+o.E2E).Seconds())
-		}
-		ttft, speed = append(ttft, rt...), append(speed, rs...)
-		if end > start {
-			tps += tokens / (end - start) / float64(len(runs))
-			each[2] = append(each[2], tokens/(end-start))
-		}
-		slices.Sort(rt)
-		slices.Sort(rs)
-		if len(rt) > 0 {
-			each[0] = append(each[0], stats.Quantile(rt, 0.5))
-		}
-		if len(rs) > 0 {
-			each[1] = append(each[1], stats.Quantile(rs, 0.5))
 		}
 	}
-	slices.Sort(ttft)
-	slices.Sort(speed)
-	return plan.Prediction{Concurrency: p.Concurrency, PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens,
-		TTFTP50MS: stats.Quantile(ttft, 0.5), DecodeTPS: stats.Quantile(speed, 0.5), OutputTPS: tps,
-		Spread: &plan.Ratios{TTFT: stats.RelStdDev(each[0]), DecodeTPS: stats.RelStdDev(each[1]), OutputTPS: stats.RelStdDev(each[2])}}
+	all, _ := pooled.Point(0)
+	tps := pred.OutputTPS
+	pred = Figures(all, p)
+	pred.OutputTPS = tps
+	pred.Spread = &plan.Ratios{TTFT: stats.RelStdDev(each[0]), DecodeTPS: stats.RelStdDev(each[1]), OutputTPS: stats.RelStdDev(each[2])}
+	return pred
 }

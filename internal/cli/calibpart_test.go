@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 )
@@ -26,7 +27,7 @@ func TestCalibrateFitConcurrency(t *testing.T) {
 	alone := filepath.Join(t.TempDir(), "c13")
 	copyPoints(t, dir, alone, map[int]bool{1: true, 3: true})
 
-	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--fit-concurrency", "3,1", "--against", dir, "--bootstrap", "30", "--json")
+	code, out, stderr := runMain(t, "calibrate", dir, "--fit-concurrency", "3,1", "--against", dir, "--bootstrap", "30", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -61,12 +62,12 @@ func TestCalibrateFitConcurrency(t *testing.T) {
 	for _, a := range part.Against {
 		held = append(held, a.Measured.Concurrency)
 	}
-	if intsText(fitted) != "1,3,3" || intsText(held) != "6" || len(part.Repeats) != 0 || len(part.Warnings) != 0 {
+	if calib.ListText(fitted) != "1,3,3" || calib.ListText(held) != "6" || len(part.Repeats) != 0 || len(part.Warnings) != 0 {
 		t.Errorf("fitted points %v, held out %v, repeats %d, warnings %q; want 1,3,3 fitted, 6 held out, no repeat or warning",
 			fitted, held, len(part.Repeats), part.Warnings)
 	}
 
-	code, out, stderr = runMain(t, "plan", "--calibrate", alone, "--bootstrap", "30", "--json")
+	code, out, stderr = runMain(t, "calibrate", alone, "--bootstrap", "30", "--json")
 	if code != 0 {
 		t.Fatalf("the points alone: exit %d\n%s", code, stderr)
 	}
@@ -78,7 +79,7 @@ func TestCalibrateFitConcurrency(t *testing.T) {
 		t.Errorf("fit to c=1,3 of the sweep differs from the fit to a run of those points alone:\n%s\n%s", part.Fit, whole.Fit)
 	}
 
-	code, text, stderr := runMain(t, "plan", "--calibrate", dir, "--fit-concurrency", "1,3", "--against", dir, "--bootstrap", "30")
+	code, text, stderr := runMain(t, "calibrate", dir, "--fit-concurrency", "1,3", "--against", dir, "--bootstrap", "30")
 	if code != 0 || !strings.Contains(text, "Calibration of "+dir+" at concurrency 1,3: 18 requests") ||
 		!strings.Contains(text, "Held-out points of "+dir+" (the concurrencies not fitted)") {
 		t.Errorf("text: exit %d\n%s%s", code, text, stderr)
@@ -141,11 +142,11 @@ func TestCalibrateFitConcurrencyErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"not run", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,5"}, 2, "--fit-concurrency 1,5: " + dir + " has no closed-loop point at concurrency 5 (its points: 1,3)"},
-		{"not run's hint", []string{"plan", "--calibrate", dir, "--fit-concurrency", "5"}, 2, "Try: list concurrencies the run measured, e.g. --fit-concurrency 1,3"},
-		{"not a number", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,x"}, 2, "--fit-concurrency \"1,x\""},
-		{"only commas", []string{"plan", "--calibrate", dir, "--fit-concurrency", ","}, 2, `--fit-concurrency ",": item 1 is empty`},
-		{"nothing held out", []string{"plan", "--calibrate", dir, "--fit-concurrency", "1,3", "--against", dir}, 2, "--fit-concurrency 1,3 takes every closed-loop point of " + dir + ": none is left to hold out"},
+		{"not run", []string{"calibrate", dir, "--fit-concurrency", "1,5"}, 2, "--fit-concurrency 1,5: " + dir + " has no closed-loop point at concurrency 5 (its points: 1,3)"},
+		{"not run's hint", []string{"calibrate", dir, "--fit-concurrency", "5"}, 2, "Try: list concurrencies the run measured, e.g. --fit-concurrency 1,3"},
+		{"not a number", []string{"calibrate", dir, "--fit-concurrency", "1,x"}, 2, "--fit-concurrency \"1,x\""},
+		{"only commas", []string{"calibrate", dir, "--fit-concurrency", ","}, 2, `--fit-concurrency ",": item 1 is empty`},
+		{"nothing held out", []string{"calibrate", dir, "--fit-concurrency", "1,3", "--against", dir}, 2, "--fit-concurrency 1,3 takes every closed-loop point of " + dir + ": none is left to hold out"},
 		{"sim, not run", []string{"sim", "--calibrate", dir, "--fit-concurrency", "4"}, 2, "has no closed-loop point at concurrency 4"},
 		{"sim without a run", []string{"sim", "--fit-concurrency", "1"}, 2, "--fit-concurrency picks the points of the --calibrate run"},
 	} {

@@ -5,16 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/servebench/servebench/internal/calib"
-	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/report"
 )
 
 const calibrateUsage = `
-Usage: servebench plan --calibrate RUN_DIR [flags]
+Usage: servebench calibrate RUN_DIR [flags]
 
 Fits a performance model to a measured run and predicts loads and
 workloads that were not run, through the simulator's scheduler. The model
@@ -32,17 +34,17 @@ docs/PLANNER.md (Calibration) defines the estimator and its limits.
 
 Examples:
   servebench run --url http://127.0.0.1:11434 --model m --concurrency 1,4 --out runs/c14
-  servebench plan --calibrate runs/c14
-  servebench plan --calibrate runs/c14 --concurrency 2,8,16 --json
-  servebench plan --calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
-  servebench plan --calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
-  servebench plan --calibrate runs/sweep --fit-concurrency 1,4 --against runs/sweep   # its other points held out
-  servebench plan --calibrate runs/c14 --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
+  servebench calibrate runs/c14
+  servebench calibrate runs/c14 --concurrency 2,8,16 --json
+  servebench calibrate runs/c14 --concurrency 8 --prompt-tokens 512,2048 --slots 4
+  servebench calibrate runs/c14 --against runs/c2816   # predicted vs measured, held out
+  servebench calibrate runs/sweep --fit-concurrency 1,4 --against runs/sweep   # its other points held out
+  servebench calibrate runs/c14 --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM   # as efficiencies
   servebench sim --calibrate runs/c14       # serve the fitted model for servebench run
 `
 
 type calibrateFlags struct {
-	dir, against, conc      string
+	against, conc           string
 	fitConc                 string
 	prompt, output          string
 	requests, warmup, slots int
@@ -53,7 +55,6 @@ type calibrateFlags struct {
 }
 
 func (f *calibrateFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.dir, "calibrate", "", "run `directory` (records.jsonl, run.json) to fit the model to")
 	fs.StringVar(&f.against, "against", "", "held-out run `directory`: predict its closed-loop points and set its measurements beside them")
 	defineFitConcurrency(fs, &f.fitConc, "; --against may then name the same run, whose other points are held out")
 	fs.StringVar(&f.conc, "concurrency", "", "concurrencies to predict, e.g. 2,8,16 (default: the run's)")
@@ -68,34 +69,20 @@ func (f *calibrateFlags) bind(fs *flag.FlagSet) {
 	f.shape.bind(fs)
 }
 
-// calibrateRequested reports whether plan's arguments ask for --calibrate.
-func calibrateRequested(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "calibrate" {
-			return true
-		}
-	}
-	return false
-}
-
 func calibrateCmd(_ context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "plan --calibrate", calibrateUsage)
+	fs := newFlagSet(env, "calibrate", calibrateUsage)
 	var f calibrateFlags
 	f.bind(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("servebench plan --calibrate runs/a", "unexpected argument %q", fs.Arg(0))
+	if fs.NArg() > 1 {
+		return usagef("servebench calibrate runs/a", "unexpected argument %q", fs.Arg(1))
 	}
 	if f.slots < 0 || f.bootstrap < 0 {
-		return usagef("servebench plan --calibrate runs/a --slots 4", "--slots and --bootstrap must not be negative")
+		return usagef("servebench calibrate runs/a --slots 4", "--slots and --bootstrap must not be negative")
 	}
-	conc, prompts, outputs, err := f.lists()
+	loads, err := f.loads()
 	if err != nil {
 		return err
 	}
@@ -103,116 +90,145 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	dir := fs.Arg(0)
+	if dir == "" {
+		return usagef("servebench calibrate runs/a", "calibrate needs a run directory written by servebench run --out")
+	}
 	// The held-out run is read first: a wrong path is told before the fit.
-	var against *heldOut
+	var against *calib.HeldOut
 	if f.against != "" {
-		if against, err = loadHeldOut(env, f.against, f.dir, only); err != nil {
+		if against, err = loadHeldOut(env, f.against, dir, only); err != nil {
 			return err
 		}
 	}
 	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
-	c, err := loadCalibration(env, "plan", f.dir, opts, only)
+	c, err := loadCalibration(env, "", "servebench calibrate runs/a", dir, opts, only)
 	if err != nil {
 		return err
 	}
-	if err := f.shape.fitShared(c.fit, opts); err != nil {
+	if err := f.shape.fitShared(c.Fit, opts); err != nil {
 		return err
 	}
-	pts, err := f.points(c.summary, conc, prompts, outputs)
+	pts, err := c.Points(loads)
 	if err != nil {
-		return err
+		return calibError(err, dir)
 	}
-	rep, err := c.report(pts, against)
+	rep, err := c.Report(pts, against)
 	if err != nil {
 		return err
 	}
 	if f.json {
 		return writeJSON(env.Stdout, rep)
 	}
-	return writeCalibration(env.Stdout, rep)
+	return report.WriteCalibration(env.Stdout, rep)
 }
 
-// calibration is a fit with the run it came from.
-type calibration struct {
-	dir     string
-	only    concSet // the points fitted to (--fit-concurrency); nil: all
-	fit     *calib.Fit
-	run     *record.Run
-	summary *metrics.Summary
+// loads parses the lists of loads and lengths to predict; an absent list
+// is nil.
+func (f *calibrateFlags) loads() (calib.Loads, error) {
+	l := calib.Loads{Requests: f.requests, Warmup: f.warmup}
+	for _, in := range []struct {
+		name, s string
+		dst     *[]int
+	}{{"concurrency", f.conc, &l.Concurrency}, {"prompt-tokens", f.prompt, &l.PromptTokens}, {"output-tokens", f.output, &l.OutputTokens}} {
+		if in.s == "" {
+			continue
+		}
+		var err error
+		if *in.dst, err = intList(in.name, in.s); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
 }
 
-// defineFitConcurrency defines --fit-concurrency, for plan and sim
+// defineFitConcurrency defines --fit-concurrency, for calibrate and sim
 // --calibrate.
 func defineFitConcurrency(fs *flag.FlagSet, p *string, usage string) {
 	fs.StringVar(p, "fit-concurrency", "", "fit to the run's closed-loop points at these concurrencies only, e.g. 1,4 (default: every point)"+usage)
 }
 
-// loadHeldOut reads the held-out run of --against. When it is the run the
-// fit reads, its points are those the fit does not (--fit-concurrency), or
-// with every point fitted, the run is its own check and not held out.
-func loadHeldOut(env *Env, dir, fitDir string, only concSet) (*heldOut, error) {
-	h := &heldOut{dir: dir}
-	var err error
-	if h.summary, err = loadSummary(env, dir, false, sliceFlag{}, keepRecords(&h.records)); err != nil {
-		return nil, runDirError("--against", dir, "servebench plan --calibrate runs/a --against runs/b (each a directory written by servebench run --out)", err)
+// parseConcSet parses --fit-concurrency ("" is nil).
+func parseConcSet(s string) (calib.ConcSet, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
 	}
-	if !sameDir(dir, fitDir) {
-		return h, nil
-	}
-	h.dir, h.sameRun = fitDir, true // one run, named as --calibrate names it
-	if only == nil {
-		return h, nil // a check of the fit on its own run; the report says so
-	}
-	if err := only.missing(h.summary, dir); err != nil {
+	l, err := intList("fit-concurrency", s) // an empty item is an error
+	if err != nil {
 		return nil, err
 	}
-	h.summary, h.records = only.part(h.summary, h.records, false)
-	if len(ownPoints(h.summary)) == 0 {
-		return nil, usagef("servebench plan --calibrate "+fitDir+" --fit-concurrency 1,4 --against "+dir,
-			"--fit-concurrency %s takes every closed-loop point of %s: none is left to hold out", only, dir)
+	return calib.NewConcSet(l), nil
+}
+
+// calibError gives calib's errors in what was asked of a run (named as
+// the command names it) their hint and exit code.
+func calibError(err error, name string) error {
+	var in *calib.InputError
+	switch {
+	case errors.As(err, &in) && in.Kind == calib.ErrNotMeasured:
+		return &Error{Err: err, Hint: "list concurrencies the run measured, e.g. --fit-concurrency " + in.FitExample, Code: ExitUsage}
+	case errors.Is(err, calib.ErrNoneHeldOut):
+		return usagef("servebench calibrate "+name+" --fit-concurrency 1,4 --against "+name, "%v", err)
+	case errors.Is(err, calib.ErrNoPoint):
+		return &Error{Err: err, Hint: "servebench run --concurrency 1,4 --out DIR", Code: ExitFailure}
+	case errors.Is(err, calib.ErrTooFew):
+		return &Error{Err: fmt.Errorf("%s: %w", name, err), Hint: "calibrate on a streamed run at concurrency 1 and a few users, e.g. servebench run --concurrency 1,4 --requests 16", Code: ExitFailure}
+	}
+	return err
+}
+
+// loadRun reads a run directory with its records, for a calibration;
+// the error names the run as flagName does, with the command's hint.
+func loadRun(env *Env, flagName, dir, hint string) (calib.Run, error) {
+	run := calib.Run{Dir: dir}
+	var err error
+	if run.Summary, err = loadSummary(env, dir, false, sliceFlag{}, keepRecords(&run.Records)); err != nil {
+		return run, runDirError(flagName, dir, hint, err)
+	}
+	return run, nil
+}
+
+// loadHeldOut reads the held-out run of --against. When it is the run the
+// fit reads, it goes by the fit's name for it.
+func loadHeldOut(env *Env, dir, fitDir string, only calib.ConcSet) (*calib.HeldOut, error) {
+	run, err := loadRun(env, "--against", dir, "servebench calibrate runs/a --against runs/b (each a directory written by servebench run --out)")
+	if err != nil {
+		return nil, err
+	}
+	same := sameDir(dir, fitDir)
+	if same {
+		run.Dir = fitDir
+	}
+	h, err := calib.NewHeldOut(run, same, only)
+	if err != nil {
+		return nil, calibError(err, fitDir)
 	}
 	return h, nil
 }
 
-// loadCalibration reads a run directory and fits the model to it, for
-// servebench cmd (plan or sim) --calibrate: to its closed-loop points at
-// the concurrencies of only, or to the whole run when only is nil.
-func loadCalibration(env *Env, cmd, dir string, o calib.Options, only concSet) (*calibration, error) {
-	example := "servebench " + cmd + " --calibrate runs/a"
-	if dir == "" {
-		return nil, usagef(example, "--calibrate needs a run directory written by servebench run --out")
-	}
-	var recs []*record.Record
-	sum, err := loadSummary(env, dir, false, sliceFlag{}, keepRecords(&recs))
-	if err != nil {
-		return nil, runDirError("--calibrate", dir, example+" (a directory written by servebench run --out)", err)
-	}
-	if only != nil {
-		if err := only.missing(sum, dir); err != nil {
-			return nil, err
-		}
-		sum, recs = only.part(sum, recs, true)
-	}
-	var server map[record.ServerKey]string
-	if sum.Run != nil {
-		server = sum.Run.Target.Server
-	}
-	fit, err := calib.Records(recs, server, o)
-	if errors.Is(err, calib.ErrTooFew) {
-		return nil, &Error{Err: fmt.Errorf("--calibrate %s: %w", dir, err), Hint: "calibrate on a streamed run at concurrency 1 and a few users, e.g. servebench run --concurrency 1,4 --requests 16", Code: ExitFailure}
-	}
+// loadCalibration reads the run directory dir and fits the model to it:
+// to its closed-loop points at the concurrencies of only, or to the whole
+// run when only is nil. Errors name the run as the command does (by
+// flagName, "" for a positional argument) and give example as the hint.
+func loadCalibration(env *Env, flagName, example, dir string, o calib.Options, only calib.ConcSet) (*calib.Calibration, error) {
+	run, err := loadRun(env, flagName, dir, example+" (a directory written by servebench run --out)")
 	if err != nil {
 		return nil, err
 	}
-	return &calibration{dir: dir, only: only, fit: fit, run: sum.Run, summary: sum}, nil
+	c, err := calib.Calibrate(run, only, o)
+	if err != nil {
+		return nil, calibError(err, strings.TrimSpace(flagName+" "+dir))
+	}
+	return c, nil
 }
 
-// runDirError names the flag whose run directory could not be read, and
-// gives the hint of that flag's command: loadSummary's own is report's.
-func runDirError(flag, dir, hint string, err error) error {
+// runDirError names the run directory (with the flag that named it, if
+// one did) that could not be read, and gives the hint of that command:
+// loadSummary's own is report's.
+func runDirError(flagName, dir, hint string, err error) error {
 	e := &Error{Err: err, Code: ExitFailure}
 	errors.As(err, &e)
-	return &Error{Err: fmt.Errorf("%s %s: %w", flag, dir, e.Err), Hint: hint, Code: e.Code}
+	return &Error{Err: fmt.Errorf("%s: %w", strings.TrimSpace(flagName+" "+dir), e.Err), Hint: hint, Code: e.Code}
 }
 
 // keepRecords returns a record callback that appends a copy of each
@@ -224,51 +240,66 @@ func keepRecords(dst *[]*record.Record) func(*record.Record) {
 	}
 }
 
-// calibratedSim puts the model fitted to the run in dir into cfg: its step
-// model and overhead, and its slot count, served model name and an
-// unbounded KV cache unless the flags set them.
-func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc string) (sim.Config, error) {
-	only, err := parseConcSet(fitConc)
+// sameDir reports whether two paths name one directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// calibShape names the model and device a calibration is read against
+// (--config or --gguf with one --gpu): the shared roofline model's terms.
+type calibShape struct {
+	config, gguf, gpu, devices, engine, weights, kv string
+	tp                                              int
+}
+
+func (s *calibShape) bind(fs *flag.FlagSet) {
+	fs.StringVar(&s.config, "config", "", "Hugging Face config.json (or its `directory`): also read the fit as the shared model's efficiencies and overheads (with --gpu)")
+	fs.StringVar(&s.gguf, "gguf", "", "GGUF model `file`, instead of --config")
+	fs.StringVar(&s.gpu, "gpu", "", "the device `name` the run measured (with --config or --gguf)")
+	fs.StringVar(&s.devices, "devices", "", "YAML `file` of extra devices (catalog format)")
+	fs.StringVar(&s.engine, "engine", plan.EngineVLLM, "engine: "+strings.Join(plan.Engines(), ", "))
+	fs.StringVar(&s.weights, "weights", "", "weight `format` (default: the checkpoint's)")
+	fs.StringVar(&s.kv, "kv-dtype", "auto", "KV-cache `type`")
+	fs.IntVar(&s.tp, "tp", 1, "tensor-parallel degree (vLLM); GPUs the layers are split over (llama.cpp, Ollama)")
+}
+
+// fitShared fits the shared roofline model of the model and device named
+// to the run, into fit.Shared; nothing when none is named.
+func (s *calibShape) fitShared(fit *calib.Fit, o calib.Options) error {
+	if s.config == "" && s.gguf == "" {
+		if s.gpu != "" {
+			return usagef("servebench calibrate runs/a --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM", "--gpu needs --config or --gguf")
+		}
+		return nil
+	}
+	if s.gpu == "" || strings.Contains(s.gpu, ",") {
+		return usagef("servebench calibrate runs/a --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM", "--config needs exactly one --gpu: the device the run measured")
+	}
+	pf := planFlags{config: s.config, gguf: s.gguf, devices: s.devices}
+	shape, err := pf.loadModel()
 	if err != nil {
-		return cfg, err
+		return err
 	}
-	c, err := loadCalibration(env, "sim", dir, calib.Options{Bootstrap: 1}, only)
+	devs, err := pf.loadDevices()
 	if err != nil {
-		return cfg, err
+		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	fitted := c.fit.SimConfig()
-	cfg.Timer = fitted.Timer
-	// The run's step noise and wander, as the predictions simulate them.
-	if !set["jitter"] {
-		cfg.Jitter = fitted.Jitter
+	if devs, err = selectDevices(devs, s.gpu); err != nil {
+		return err
 	}
-	if !set["wander"] && !set["wander-time"] {
-		cfg.Wander, cfg.WanderTime = fitted.Wander, fitted.WanderTime
+	opts := plan.Options{Engine: s.engine, Weights: s.weights, KVType: s.kv, GPUs: s.tp, Eff: plan.DefaultEfficiency()}
+	peak, err := plan.PeakModel(shape, opts, devs[0])
+	if err != nil {
+		return planError(err)
 	}
-	if !set["max-num-seqs"] {
-		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
+	if fit.Shared, err = fit.FitShared(peak, o); err != nil {
+		return err
 	}
-	cfg.Engine.OverheadIn = fitted.Engine.OverheadIn
-	if !set["kv-tokens"] {
-		cfg.Engine.KVTokens = fitted.Engine.KVTokens
-	}
-	if !set["max-model-len"] {
-		cfg.Model.MaxModelLen = fitted.Model.MaxModelLen
-	}
-	if !set["model-name"] && c.run != nil && c.run.Target.Model != "" {
-		cfg.Model.Name = c.run.Target.Model
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, simConfigError(err, err)
-	}
-	m := c.fit.Model
-	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots; step jitter ±%.3g%%, speed wander %.3g%% over %.3g s\n",
-		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs,
-		100*cfg.Jitter, 100*cfg.Wander, cfg.WanderTime)
-	for _, w := range c.fit.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	return cfg, nil
+	fit.Shared.Model, fit.Shared.Device = shape.Name, devs[0].Name
+	return nil
 }

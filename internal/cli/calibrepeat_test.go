@@ -2,67 +2,22 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/calib"
 )
-
-// TestRepeatedLoads: loads a held-out run measured more than once are
-// set against their mean, with their spread, in the order they first
-// appear; a load measured once is left out, and an error inside two
-// standard errors of the mean is marked as the server's own spread. A
-// load is the run's: its points' mean lengths may round apart (130 and
-// 131 prompt tokens) and it is one load still, while another workload
-// cell at the same concurrency is another load.
-func TestRepeatedLoads(t *testing.T) {
-	pt := func(c, prompt int, ttft, decode, output, predDecode, predOutput float64) measuredPoint {
-		return measuredPoint{Load: fmt.Sprintf("c=%d", c),
-			Measured:  plan.Prediction{Concurrency: c, PromptTokens: prompt, OutputTokens: 64, TTFTP50MS: ttft, DecodeTPS: decode, OutputTPS: output},
-			Predicted: plan.Prediction{Concurrency: c, PromptTokens: prompt, OutputTokens: 64, TTFTP50MS: 300, DecodeTPS: predDecode, OutputTPS: predOutput}}
-	}
-	pts := []measuredPoint{
-		pt(16, 131, 900, 30, 100, 30, 120), pt(2, 131, 300, 30, 90, 44, 90), pt(8, 131, 1, 1, 1, 1, 1),
-		pt(2, 130, 300, 40, 90, 44, 90), pt(16, 131, 1100, 30, 100, 30, 120), pt(2, 131, 300, 50, 90, 44, 90),
-		{Load: "in=512 out=64 c=2", Measured: plan.Prediction{Concurrency: 2, PromptTokens: 512, OutputTokens: 64, DecodeTPS: 1}}, // another workload
-	}
-	got := repeatedLoads(pts)
-	if len(got) != 2 || got[0].Concurrency != 16 || got[1].Concurrency != 2 {
-		t.Fatalf("repeated loads %+v, want c=16 then c=2", got)
-	}
-	sixteen, two := got[0], got[1]
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if sixteen.Runs != 2 || !near(sixteen.Mean.TTFTP50MS, 1000) || !near(sixteen.Spread.TTFT, math.Sqrt(2)*100/1000) ||
-		!near(sixteen.Spread.OutputTPS, 0) || !near(sixteen.Errors.OutputTPS, 0.2) || !near(sixteen.Errors.TTFT, -0.7) {
-		t.Errorf("c=16: %+v", sixteen)
-	}
-	if two.Runs != 3 || two.PromptTokens != 131 || two.Load != "c=2" || !near(two.Mean.DecodeTPS, 40) || !near(two.Spread.DecodeTPS, 0.25) ||
-		!near(two.Predicted.DecodeTPS, 44) || !near(two.Errors.DecodeTPS, 0.1) {
-		t.Errorf("c=2: %+v", two)
-	}
-	var b strings.Builder
-	writeRepeats(&b, got)
-	text := b.String()
-	// +10% against a spread of 25% over 3 runs (2 se = 28.9%) is the
-	// server's; +20% against no spread is not.
-	for _, want := range []string{"40.0 ±25.0% / 44.0  +10.0%~", "100.0 ±0.0% / 120.0  +20.0%\n"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("text lacks %q:\n%s", want, text)
-		}
-	}
-}
 
 // TestCalibrateAgainstRepeats: a held-out run that lists a load twice
 // gets it in against_repeats, the prediction set against the mean.
 func TestCalibrateAgainstRepeats(t *testing.T) {
 	fit, held := calibRun(t), calibRun(t, "--concurrency", "2,2")
-	code, out, stderr := runMain(t, "plan", "--calibrate", fit, "--against", held, "--bootstrap", "20", "--json")
+	code, out, stderr := runMain(t, "calibrate", fit, "--against", held, "--bootstrap", "20", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var rep calibrationReport
+	var rep calib.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +29,7 @@ func TestCalibrateAgainstRepeats(t *testing.T) {
 	if r.Concurrency != 2 || r.Runs != 2 || math.Abs(r.Mean.DecodeTPS-mean) > 1e-9 || math.Abs(r.Errors.DecodeTPS-(r.Predicted.DecodeTPS/mean-1)) > 1e-9 {
 		t.Errorf("repeated load %+v, want c=2 over 2 runs, mean decode %v", r, mean)
 	}
-	code, text, _ := runMain(t, "plan", "--calibrate", fit, "--against", held, "--bootstrap", "20")
+	code, text, _ := runMain(t, "calibrate", fit, "--against", held, "--bootstrap", "20")
 	if code != 0 || !strings.Contains(text, "Held-out loads measured more than once") {
 		t.Errorf("text: exit %d, no repeated loads:\n%s", code, text)
 	}

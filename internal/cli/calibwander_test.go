@@ -12,7 +12,7 @@ import (
 )
 
 // TestCalibrateWander: a run of a simulator whose speed wanders is read
-// as wandering (plan --calibrate, text and JSON), and sim --calibrate
+// as wandering (calibrate, text and JSON), and sim --calibrate
 // serves the fitted step jitter and wander unless its flags set them.
 func TestCalibrateWander(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "sim.yaml")
@@ -25,9 +25,9 @@ func TestCalibrateWander(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
-	code, out, stderr := runMain(t, "plan", "--calibrate", dir, "--bootstrap", "20", "--json")
+	code, out, stderr := runMain(t, "calibrate", dir, "--bootstrap", "20", "--json")
 	if code != 0 {
-		t.Fatalf("plan --calibrate: exit %d\n%s", code, stderr)
+		t.Fatalf("calibrate: exit %d\n%s", code, stderr)
 	}
 	var rep struct {
 		Fit struct {
@@ -54,7 +54,7 @@ func TestCalibrateWander(t *testing.T) {
 	if w == nil || !(w.SD > 0.05) || !(w.TimeS > 0) || w.Windows < 30 {
 		t.Fatalf("fit.wander %+v, want a wander (0.15 over 0.5 s)", w)
 	}
-	if _, text, _ := runMain(t, "plan", "--calibrate", dir, "--bootstrap", "20"); !strings.Contains(text, "Speed over the run: wanders by") {
+	if _, text, _ := runMain(t, "calibrate", dir, "--bootstrap", "20"); !strings.Contains(text, "Speed over the run: wanders by") {
 		t.Errorf("text lacks the wander:\n%s", text)
 	}
 	// the residuals' spread less the wander's share (calib.Fit.SimConfig)

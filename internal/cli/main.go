@@ -72,6 +72,7 @@ type command struct {
 // one's flags and usage live in its own file), in the order help lists
 // them.
 var commands = []command{
+	{"calibrate", "fit a performance model to a measured run and predict loads that were not run", calibrateCmd},
 	{"compare", "compare two recorded runs: changes with confidence intervals, regression gates", compareCmd},
 	{"decide", "run one objective against several servers and recommend one", decideCmd},
 	{"history", "list the runs stored in the history database, show one, import run directories", historyCmd},
@@ -324,11 +325,19 @@ func flagError(fs *flag.FlagSet, err error) error {
 	e := &Error{Err: flagMessage(fs, err), Code: ExitUsage}
 	if m := flagUndefined.FindStringSubmatch(err.Error()); m != nil {
 		e.Hint = fmt.Sprintf("servebench %s -h lists its flags", fs.Name())
-		if near := nearestFlag(fs, m[1]); near != "" {
+		if moved, ok := movedFlags[fs.Name()+" --"+m[1]]; ok {
+			e.Hint = moved
+		} else if near := nearestFlag(fs, m[1]); near != "" {
 			e.Hint = fmt.Sprintf("--%s (%s)", near, e.Hint)
 		}
 	}
 	return e
+}
+
+// movedFlags are flags a command had and another now has: the Try line
+// names where the flag went, for a user with an old script.
+var movedFlags = map[string]string{
+	"plan --calibrate": "servebench calibrate RUN_DIR (calibration is a command of its own)",
 }
 
 // flagMessage is flagError's message.

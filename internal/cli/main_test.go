@@ -78,13 +78,15 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 }
 
 // TestUnknownFlagTry: an unknown flag is a usage error with a Try line,
-// which names the flag meant when the name is a typo of one.
+// which names the flag meant when the name is a typo of one, or the
+// command a flag moved to.
 func TestUnknownFlagTry(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"run", "--concurency", "2"}, "Error: unknown flag --concurency\nTry: --concurrency (servebench run -h lists its flags)\n"},
+		{[]string{"plan", "--calibrate", "runs/a"}, "Error: unknown flag --calibrate\nTry: servebench calibrate RUN_DIR (calibration is a command of its own)\n"},
 		{[]string{"report", "runs/a", "-jsn"}, "Error: unknown flag --jsn\nTry: --json (servebench report -h lists its flags)\n"},
 		{[]string{"run", "--prompt-token", "8"}, "Error: unknown flag --prompt-token\nTry: --prompt-tokens (servebench run -h lists its flags)\n"},
 		// Nothing near: the flags' list.
@@ -178,7 +180,7 @@ func TestVersionLine(t *testing.T) {
 
 // TestHelpOfEveryCommand: every command prints its usage for -h (exit
 // 0), with no empty Flags: heading, and sim's names no other command's
-// flag; plan's lists the flags of plan --calibrate.
+// flag; calibrate's lists its flags, and plan's names calibrate.
 func TestHelpOfEveryCommand(t *testing.T) {
 	for _, c := range commands {
 		code, stdout, stderr := runMain(t, c.name, "-h")
@@ -192,12 +194,18 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	}
 	_, _, simHelp := runMain(t, "sim", "-h")
 	if strings.Contains(simHelp, "--against") {
-		t.Errorf("sim -h names --against, a flag of plan --calibrate")
+		t.Errorf("sim -h names --against, a flag of calibrate")
+	}
+	_, _, calibHelp := runMain(t, "calibrate", "-h")
+	for _, flag := range []string{"Usage: servebench calibrate RUN_DIR", "-against directory", "-fit-concurrency", "-bootstrap"} {
+		if !strings.Contains(calibHelp, flag) {
+			t.Errorf("calibrate -h does not list %s", flag)
+		}
 	}
 	_, _, planHelp := runMain(t, "plan", "-h")
-	for _, flag := range []string{"-calibrate directory", "-against directory", "-fit-concurrency", "-bootstrap"} {
+	for _, flag := range []string{"servebench calibrate RUN_DIR"} {
 		if !strings.Contains(planHelp, flag) {
-			t.Errorf("plan -h does not list %s", flag)
+			t.Errorf("plan -h does not name %s", flag)
 		}
 	}
 	// plan's examples name models the repository holds (paths from its root)

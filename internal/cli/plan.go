@@ -18,16 +18,15 @@ import (
 
 const planUsage = `
 Usage: servebench plan (--config PATH | --gguf FILE) [flags]
-       servebench plan --calibrate RUN_DIR [flags]
 
 Plans serving a model before a server exists: the memory each device needs
 (weights, KV cache, activations, runtime, headroom), which devices of the
 catalog fit and the longest context x most sequences each holds, and
 roofline estimates of prefill, TTFT, decode speed and E2E, with the limit
 that binds. With --compare RUN_DIR it predicts each load point of a run and
-sets the measurement beside it. With --calibrate RUN_DIR it fits a
+sets the measurement beside it. servebench calibrate RUN_DIR fits a
 performance model to a measured run instead and predicts loads that were
-not run (its flags are listed last). docs/PLANNER.md defines every field.
+not run. docs/PLANNER.md defines every field.
 
 The model comes from a Hugging Face config.json (a file or its directory;
 model.safetensors.index.json or safetensors headers beside it give exact
@@ -44,7 +43,7 @@ Examples:
   servebench plan --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM --compare runs/sim
   servebench plan --list-devices
   servebench plan --devices docs/devices-ci-host.yaml --gguf model.gguf --engine ollama --gpu ci-host-1t
-  servebench plan --calibrate runs/sim --concurrency 2,8,16
+  servebench calibrate runs/sim --concurrency 2,8,16
 `
 
 type planFlags struct {
@@ -89,19 +88,8 @@ func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.list, "list-devices", false, "print the device catalog with each number's source, then exit")
 }
 
-func planCmd(ctx context.Context, env *Env, args []string) error {
-	if calibrateRequested(args) {
-		return calibrateCmd(ctx, env, args)
-	}
+func planCmd(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "plan", planUsage)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "%s\n", strings.TrimSpace(planUsage))
-		printFlags(env.Stderr, fs, "Flags:")
-		cal := flag.NewFlagSet("plan --calibrate", flag.ContinueOnError)
-		var cf calibrateFlags
-		cf.bind(cal)
-		printFlags(env.Stderr, cal, "Flags with --calibrate RUN_DIR (servebench plan --calibrate RUN_DIR -h for its examples):")
-	}
 	var f planFlags
 	f.bind(fs)
 	if err := parseFlags(fs, args); err != nil {

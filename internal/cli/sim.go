@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/sim"
 )
 
@@ -83,7 +84,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	file := fs.String("config", "", "YAML configuration `file` (see --print-config)")
 	printCfg := fs.Bool("print-config", false, "print the effective configuration and derived figures as YAML, then exit")
-	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench plan --calibrate) instead of the roofline")
+	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench calibrate) instead of the roofline")
 	var fitConc string
 	defineFitConcurrency(fs, &fitConc, "; with --calibrate")
 	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
@@ -240,4 +241,53 @@ func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error 
 		cfg.Engine.MaxNumSeqs, d.KVCapacityTokens, cfg.Engine.Preemption)
 	<-ctx.Done()
 	return nil
+}
+
+// calibratedSim puts the model fitted to the run in dir into cfg: its step
+// model and overhead, and its slot count, served model name and an
+// unbounded KV cache unless the flags set them.
+func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc string) (sim.Config, error) {
+	only, err := parseConcSet(fitConc)
+	if err != nil {
+		return cfg, err
+	}
+	c, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", dir, calib.Options{Bootstrap: 1}, only)
+	if err != nil {
+		return cfg, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fitted := c.Fit.SimConfig()
+	cfg.Timer = fitted.Timer
+	// The run's step noise and wander, as the predictions simulate them.
+	if !set["jitter"] {
+		cfg.Jitter = fitted.Jitter
+	}
+	if !set["wander"] && !set["wander-time"] {
+		cfg.Wander, cfg.WanderTime = fitted.Wander, fitted.WanderTime
+	}
+	if !set["max-num-seqs"] {
+		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
+	}
+	cfg.Engine.OverheadIn = fitted.Engine.OverheadIn
+	if !set["kv-tokens"] {
+		cfg.Engine.KVTokens = fitted.Engine.KVTokens
+	}
+	if !set["max-model-len"] {
+		cfg.Model.MaxModelLen = fitted.Model.MaxModelLen
+	}
+	if !set["model-name"] && c.Run.Summary.Run != nil && c.Run.Summary.Run.Target.Model != "" {
+		cfg.Model.Name = c.Run.Summary.Run.Target.Model
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, simConfigError(err, err)
+	}
+	m := c.Fit.Model
+	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots; step jitter ±%.3g%%, speed wander %.3g%% over %.3g s\n",
+		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs,
+		100*cfg.Jitter, 100*cfg.Wander, cfg.WanderTime)
+	for _, w := range c.Fit.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	return cfg, nil
 }

@@ -2,7 +2,7 @@ package plan
 
 // Prediction is what a load is predicted to measure, in the terms of a
 // run's summary: one per predicted point in the JSON of servebench plan
-// (its own load, per device) and plan --calibrate (each load asked for).
+// (its own load, per device) and servebench calibrate (each load asked for).
 type Prediction struct {
 	// Device names the device of an ordinary plan's prediction.
 	Device       string `json:"device,omitempty"`

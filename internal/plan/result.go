@@ -18,7 +18,7 @@ type Result struct {
 	Devices     []DeviceResult `json:"devices"`
 	Assumptions Efficiency     `json:"assumptions"`
 	// Predictions are the workload's figures on each device, in a run
-	// summary's terms (the same array plan --calibrate writes).
+	// summary's terms (the same array servebench calibrate writes).
 	Predictions []Prediction `json:"predictions"`
 	Warnings    []string     `json:"warnings,omitempty"`
 }

@@ -1,7 +1,7 @@
 // Package rundir owns the run directory (servebench run --out DIR,
 // docs/OUTPUT.md): the names of its files, creating one and writing its
 // files whole, and reading one back under one policy. Every reader (report,
-// compare, history import, the shard merge, plan and sim --calibrate, plan
+// compare, history import, the shard merge, calibrate and sim --calibrate, plan
 // --compare, the verification rigs) goes through it, so that a damaged
 // line, a duplicated record, a damaged run.json, a missing summary.json and
 // a sped-up simulator's clock are handled the same way everywhere; no

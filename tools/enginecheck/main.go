@@ -10,8 +10,8 @@
 //
 //	enginecheck -kv-log serve.log -kv-plan plan.json
 //
-// With -calib it checks plan --calibrate's predictions for a held-out run
-// (the JSON of servebench plan --calibrate DIR --against DIR2 --json)
+// With -calib it checks servebench calibrate's predictions for a held-out run
+// (the JSON of servebench calibrate DIR --against DIR2 --json)
 // against that run's measurements, to the calibration goal (10% for
 // tokens/s, 25% for TTFT p50). -calib-tps-goal and -calib-ttft-goal widen
 // the bound it fails beyond; each figure is still reported against the
@@ -55,9 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.WantRequests, "requests", 0, "measured requests each load point must have (0: not checked)")
 	fs.StringVar(&kvLog, "kv-log", "", "engine log `file` whose last llama_kv_cache size line is checked (with -kv-plan)")
 	fs.StringVar(&kvPlan, "kv-plan", "", "`file` of servebench plan --json output whose KV cache must equal the log's")
-	fs.StringVar(&calib, "calib", "", "`file` of servebench plan --calibrate --against --json output whose predictions must meet the goal")
-	fs.Float64Var(&bound.Throughput, "calib-tps-goal", bound.Throughput, "largest |predicted/measured - 1| of output and decode tokens/s before the check fails (the goal, 0.1, is reported either way)")
-	fs.Float64Var(&bound.TTFT, "calib-ttft-goal", bound.TTFT, "largest |predicted/measured - 1| of TTFT p50 before the check fails (the goal, 0.25, is reported either way)")
+	fs.StringVar(&calib, "calib", "", "`file` of servebench calibrate --against --json output whose predictions must meet the goal")
+	fs.Float64Var(&bound.Throughput, "calib-tps-goal", bound.Throughput, fmt.Sprintf("largest |predicted/measured - 1| of output and decode tokens/s before the check fails (the goal, %g, is reported either way)", bound.Throughput))
+	fs.Float64Var(&bound.TTFT, "calib-ttft-goal", bound.TTFT, fmt.Sprintf("largest |predicted/measured - 1| of TTFT p50 before the check fails (the goal, %g, is reported either way)", bound.TTFT))
 	fs.StringVar(&hostPlan, "host-plan", "", "`file` of servebench plan --json output the runs' engine memory (host telemetry) is checked against")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
@@ -156,7 +156,7 @@ func kvCheck(logPath, planPath string) (*enginecheck.KVCheck, error) {
 	return enginecheck.CheckKVCache(l, kv), nil
 }
 
-// checkCalib holds plan --calibrate's predictions to a held-out run: it
+// checkCalib holds servebench calibrate's predictions to a held-out run: it
 // reports each against the goal and fails on one beyond bound.
 func checkCalib(path string, bound enginecheck.CalibGoal, stdout, stderr io.Writer) int {
 	data, err := os.ReadFile(path)
@@ -165,7 +165,7 @@ func checkCalib(path string, bound enginecheck.CalibGoal, stdout, stderr io.Writ
 		rows, err = enginecheck.CheckCalibration(data, bound)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "Error: calibration: %s: %v\nTry: servebench plan --calibrate RUN --against HELD_OUT --json > %s\n", path, err, path)
+		fmt.Fprintf(stderr, "Error: calibration: %s: %v\nTry: servebench calibrate RUN --against HELD_OUT --json > %s\n", path, err, path)
 		return 1
 	}
 	if err := enginecheck.RenderCalib(stdout, rows); err != nil {

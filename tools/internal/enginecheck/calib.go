@@ -7,23 +7,23 @@ import (
 	"io"
 	"math"
 	"text/tabwriter"
+
+	"github.com/servebench/servebench/internal/calib"
+	"github.com/servebench/servebench/internal/plan"
 )
 
-// The calibration check holds servebench plan --calibrate to a held-out
-// run of the same engine: fitted on one run (concurrency 1 and 4), its
+// The calibration check holds servebench calibrate to a held-out run of
+// the same engine: fitted on one run (concurrency 1 and 4), its
 // predictions for the points of another (2, 8, 16) must come within the
-// goal of what was measured there. Its input is plan --calibrate --against
-// --json.
+// goal of what was measured there. Its input is calibrate --against
+// --json: calib's Report.
 
 // CalibGoal is the largest |predicted/measured − 1| allowed per figure.
-type CalibGoal struct {
-	Throughput float64 // aggregate output tokens/s and per-user decode tokens/s
-	TTFT       float64 // TTFT p50
-}
+type CalibGoal = calib.Goal
 
 // DefaultCalibGoal is the goal of the calibration (docs/PLANNER.md,
-// Calibration): 10% for throughput and decode speed, 25% for TTFT p50.
-var DefaultCalibGoal = CalibGoal{Throughput: 0.10, TTFT: 0.25}
+// Calibration).
+var DefaultCalibGoal = calib.DefaultGoal
 
 // CalibRow is one figure of one held-out point, or of a held-out load
 // measured several times (Runs > 1): then Measured is the mean of its runs
@@ -46,65 +46,32 @@ func (r CalibRow) OK() bool { return math.Abs(r.Err) <= r.Bound }
 // MeetsGoal reports whether the row is within the calibration goal.
 func (r CalibRow) MeetsGoal() bool { return math.Abs(r.Err) <= r.Goal }
 
-// calibFigures are a point's figures as the calibration JSON writes them.
-type calibFigures struct {
-	Concurrency  int     `json:"concurrency"`
-	PromptTokens int     `json:"prompt_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	TTFT         float64 `json:"ttft_p50_ms"`
-	Decode       float64 `json:"decode_tps_per_request"`
-	Output       float64 `json:"output_tps"`
-}
-
-// calibSpread is a repeated load's spread, keyed as errors are.
-type calibSpread struct {
-	TTFT   float64 `json:"ttft_p50"`
-	Decode float64 `json:"decode_tps_per_request"`
-	Output float64 `json:"output_tps"`
-}
-
-// load is a held-out point's load and lengths.
-func (f calibFigures) load() [3]int { return [3]int{f.Concurrency, f.PromptTokens, f.OutputTokens} }
-
-// CheckCalibration reads plan --calibrate --against --json output and
-// compares each held-out point with its prediction. A load the held-out
-// run measured more than once (against_repeats) is compared once, by the
-// mean of its runs, as the goal is about the server, not one run of it.
-// Each row is judged against DefaultCalibGoal and against bound, the
-// bound a check fails beyond. No held-out point is an error: the check
-// never passes by having nothing to check.
+// CheckCalibration reads calibrate --against --json output and compares
+// each held-out point with its prediction. A load the held-out run
+// measured more than once (against_repeats) is compared once, by the mean
+// of its runs, as the goal is about the server, not one run of it. Each
+// row is judged against DefaultCalibGoal and against bound, the bound a
+// check fails beyond. No held-out point is an error: the check never
+// passes by having nothing to check.
 func CheckCalibration(data []byte, bound CalibGoal) ([]CalibRow, error) {
 	g := DefaultCalibGoal
-	var rep struct {
-		Against []struct {
-			Load      string       `json:"load"`
-			Measured  calibFigures `json:"measured"`
-			Predicted calibFigures `json:"predicted"`
-		} `json:"against"`
-		Repeats []struct {
-			Load      string       `json:"load"`
-			Runs      int          `json:"runs"`
-			Mean      calibFigures `json:"mean"`
-			Spread    calibSpread  `json:"spread"`
-			Predicted calibFigures `json:"predicted"`
-		} `json:"against_repeats"`
-	}
+	var rep calib.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, err
 	}
 	if len(rep.Against) == 0 {
-		return nil, errors.New("no held-out point (run plan --calibrate with --against RUN_DIR)")
+		return nil, errors.New("no held-out point (run servebench calibrate with --against RUN_DIR)")
 	}
 	var rows []CalibRow
-	add := func(m, p calibFigures, runs int, sp calibSpread) error {
+	add := func(m, p plan.Prediction, runs int, sp plan.Ratios) error {
 		for _, f := range []struct {
 			name                string
 			meas, pred          float64
 			spread, goal, bound float64
 		}{
-			{"output tok/s", m.Output, p.Output, sp.Output, g.Throughput, bound.Throughput},
-			{"decode tok/s/user", m.Decode, p.Decode, sp.Decode, g.Throughput, bound.Throughput},
-			{"TTFT p50 ms", m.TTFT, p.TTFT, sp.TTFT, g.TTFT, bound.TTFT},
+			{"output tok/s", m.OutputTPS, p.OutputTPS, sp.OutputTPS, g.Throughput, bound.Throughput},
+			{"decode tok/s/user", m.DecodeTPS, p.DecodeTPS, sp.DecodeTPS, g.Throughput, bound.Throughput},
+			{"TTFT p50 ms", m.TTFTP50MS, p.TTFTP50MS, sp.TTFT, g.TTFT, bound.TTFT},
 		} {
 			if !(f.meas > 0) {
 				return fmt.Errorf("c=%d: %s was not measured", m.Concurrency, f.name)
@@ -118,24 +85,24 @@ func CheckCalibration(data []byte, bound CalibGoal) ([]CalibRow, error) {
 	// is the run's (its label); a report without labels is matched by
 	// concurrency and lengths.
 	repeated := map[string]bool{}
-	key := func(label string, f calibFigures) string {
+	key := func(label string, f plan.Prediction) string {
 		if label != "" {
 			return label
 		}
-		return fmt.Sprint(f.load())
+		return fmt.Sprint([3]int{f.Concurrency, f.PromptTokens, f.OutputTokens})
 	}
-	for _, r := range rep.Repeats {
+	for _, r := range rep.AgainstRepeats {
 		repeated[key(r.Load, r.Mean)] = true
 	}
 	for _, a := range rep.Against {
 		if repeated[key(a.Load, a.Measured)] {
 			continue
 		}
-		if err := add(a.Measured, a.Predicted, 1, calibSpread{}); err != nil {
+		if err := add(a.Measured, a.Predicted, 1, plan.Ratios{}); err != nil {
 			return nil, err
 		}
 	}
-	for _, r := range rep.Repeats {
+	for _, r := range rep.AgainstRepeats {
 		if err := add(r.Mean, r.Predicted, r.Runs, r.Spread); err != nil {
 			return nil, err
 		}

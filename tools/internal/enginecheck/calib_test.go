@@ -67,7 +67,7 @@ func TestCheckCalibrationRepeats(t *testing.T) {
 	  "mean":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3200,"decode_tps_per_request":36,"output_tps":95},
 	  "spread":{"ttft_p50":0.088,"decode_tps_per_request":0.236,"output_tps":0.074},
 	  "predicted":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3100,"decode_tps_per_request":36,"output_tps":95}}]}`
-	// The same with the loads labelled, as plan --calibrate writes them:
+	// The same with the loads labelled, as servebench calibrate writes them:
 	// a point of the repeated load whose mean prompt rounds to another
 	// length is still the load's.
 	labelled := strings.NewReplacer(`{"measured":{"concurrency":8,"prompt_tokens":131,"output_tokens":64,"ttft_p50_ms":3400`,
