@@ -13,17 +13,6 @@ import (
 	"github.com/servebench/servebench/internal/record"
 )
 
-// API names, as accepted by the --api flag.
-const (
-	OpenAIChat        = "openai-chat"
-	OpenAICompletions = "openai-completions"
-	OllamaChat        = "ollama-chat"
-	OllamaGenerate    = "ollama-generate"
-)
-
-// APIs lists the API names in the order usage text shows them.
-func APIs() []string { return []string{OpenAIChat, OpenAICompletions, OllamaChat, OllamaGenerate} }
-
 // DefaultTimeout bounds a whole request. It is long because a long
 // generation is slow but not broken: 16k tokens at 30 tokens/s take about
 // nine minutes, and a shorter default would turn them into timeouts.
@@ -48,7 +37,7 @@ type Options struct {
 	// BaseURL is the server root, e.g. http://127.0.0.1:8000; a trailing
 	// /v1 is tolerated.
 	BaseURL string
-	// API is one of APIs().
+	// API is one of record.APIs().
 	API   string
 	Model string
 	// APIKey is sent as a Bearer token. It never appears in records or
@@ -147,12 +136,12 @@ func New(o Options) (*Client, error) {
 	return c, nil
 }
 
-// CheckAPI checks that api is one of APIs() and that model is given when
+// CheckAPI checks that api is one of record.APIs() and that model is given when
 // the API needs one ("" passes for the others).
 func CheckAPI(api, model string) error {
 	a, ok := apis[api]
 	if !ok {
-		return fmt.Errorf("unknown API %q: want one of %s", api, strings.Join(APIs(), ", "))
+		return fmt.Errorf("unknown API %q: want one of %s", api, strings.Join(record.APIs(), ", "))
 	}
 	if a.needsModel && model == "" {
 		return fmt.Errorf("the %s API needs a model name", api)

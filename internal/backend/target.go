@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"github.com/servebench/servebench/internal/record"
 	"io"
 	"net/http"
 	"net/url"
@@ -115,7 +116,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 // ended in, "" when none.
 func rootPath(p string) (root, api string) {
 	p = strings.TrimSuffix(p, "/")
-	for _, name := range APIs() {
+	for _, name := range record.APIs() {
 		if rest, ok := strings.CutSuffix(p, apis[name].path); ok {
 			p, api = rest, name
 			break

@@ -233,7 +233,7 @@ func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.
 	for _, n := range seen {
 		opts.Intervals = opts.Intervals || n > 1
 	}
-	var server map[string]string
+	var server map[record.ServerKey]string
 	if s.Run != nil {
 		server = s.Run.Target.Server
 		opts.Seed = s.Run.Seed

@@ -89,7 +89,7 @@ type runFlags struct {
 func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (empty: the built-in simulated server)")
 	fs.StringVar(&f.model, "model", "", "model name sent with each request")
-	fs.StringVar(&f.api, "api", backend.OpenAIChat, "API: "+strings.Join(backend.APIs(), ", "))
+	fs.StringVar(&f.api, "api", record.APIOpenAIChat, "API: "+strings.Join(record.APIs(), ", "))
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the API key (sent as a Bearer token, never written anywhere)")
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates to trust for https")

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 	"github.com/servebench/servebench/internal/telemetry"
@@ -339,7 +338,7 @@ func (p *pointAgg) tokens(r *record.Record) {
 	}
 	if r.PromptTokensRequested > 0 && r.PromptTokens > 0 && r.PromptTokens != r.PromptTokensRequested {
 		p.mismatch++
-		if r.API == backend.OpenAIChat || r.API == backend.OllamaChat {
+		if record.ChatAPI(r.API) {
 			p.mismatchChat = true
 		}
 	}
