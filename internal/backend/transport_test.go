@@ -54,12 +54,12 @@ func TestOneTransportPerTarget(t *testing.T) {
 			tg := mustTarget(t, TargetOptions{URL: srv.URL, TLS: conf})
 			defer tg.CloseIdleConnections()
 			ctx := context.Background()
-			p, err := tg.Preflight(ctx, OpenAIChat, "m")
+			p, err := tg.Preflight(ctx, record.APIOpenAIChat, "m")
 			if err != nil || !slices.Equal(p.Models, []string{"m"}) {
 				t.Fatalf("preflight %+v, %v", p, err)
 			}
 			Describe(ctx, tg, "m")
-			c, err := New(Options{Target: tg, API: OpenAIChat, Model: "m"})
+			c, err := New(Options{Target: tg, API: record.APIOpenAIChat, Model: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
