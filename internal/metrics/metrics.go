@@ -172,7 +172,7 @@ func (a *Aggregator) Add(r *record.Record) {
 			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c, settled: &a.settled}
 		}
 		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
-			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
+			p.stream = &sliceStream{lo: lo, w: int64(a.Slice), settled: &a.settled}
 		}
 		a.points[r.Point] = p
 	}
