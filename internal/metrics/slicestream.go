@@ -79,7 +79,7 @@ func (s *sliceStream) take(q *sliceReq, hi int64) bool {
 		s.broken = true
 		return false
 	}
-	if s.settled != nil && *s.settled >= hi && hi > s.lo {
+	if s.settled != nil && *s.settled != 0 && *s.settled >= hi && hi > s.lo { // 0: never told
 		s.narrow(hi)
 	}
 	if !s.fixed(q.sent, hi) || !s.fixed(q.end, hi) || (q.ok && !math.IsNaN(q.ttft) && !s.fixed(q.first, hi)) {

@@ -59,15 +59,17 @@ func TestSlicesStreamedEqualKept(t *testing.T) {
 		slack    time.Duration // the bound below the first send
 		slice    time.Duration
 		shuffled bool
-		settled  bool // the run says which sends are still to come
+		settled  bool          // the run says which sends are still to come
+		before   time.Duration // every instant moved this much before the epoch
 	}{
-		{"bound at the first send", 0, 1700 * time.Millisecond, false, false},
-		{"bound below it", 300 * time.Millisecond, 1700 * time.Millisecond, false, false},
-		{"any order", 300 * time.Millisecond, 2 * time.Second, true, false},
-		{"slack wider than a slice", 3 * time.Second, time.Second, false, false},
-		{"slices of a minute", 20 * time.Millisecond, time.Minute, true, false},
-		{"slack narrowed as the run settles", 500 * time.Millisecond, 1700 * time.Millisecond, false, true},
-		{"slack wider than a slice, narrowed", 3 * time.Second, time.Second, false, true},
+		{"bound at the first send", 0, 1700 * time.Millisecond, false, false, 0},
+		{"bound below it", 300 * time.Millisecond, 1700 * time.Millisecond, false, false, 0},
+		{"any order", 300 * time.Millisecond, 2 * time.Second, true, false, 0},
+		{"slack wider than a slice", 3 * time.Second, time.Second, false, false, 0},
+		{"slices of a minute", 20 * time.Millisecond, time.Minute, true, false, 0},
+		{"slack narrowed as the run settles", 500 * time.Millisecond, 1700 * time.Millisecond, false, true, 0},
+		{"slack wider than a slice, narrowed", 3 * time.Second, time.Second, false, true, 0},
+		{name: "before the epoch, never settled", slack: 300 * time.Millisecond, slice: 2 * time.Second, shuffled: true, before: 2 * time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(c.slack)))
@@ -77,6 +79,9 @@ func TestSlicesStreamedEqualKept(t *testing.T) {
 			}
 			if c.settled {
 				recs = firstEndsLast(recs)
+			}
+			for _, r := range recs {
+				shiftRecord(r, -int64(c.before))
 			}
 			first := recs[0].SentNS
 			for _, r := range recs {
@@ -125,6 +130,14 @@ func firstEndsLast(recs []*record.Record) []*record.Record {
 	f.Error = &record.Error{Class: record.ClassServerError, Message: "late"}
 	slices.SortStableFunc(recs, func(a, b *record.Record) int { return int(a.EndNS - b.EndNS) })
 	return recs
+}
+
+// shiftRecord moves r's instants by d ns.
+func shiftRecord(r *record.Record, d int64) {
+	r.ScheduledNS, r.SentNS, r.EndNS = r.ScheduledNS+d, r.SentNS+d, r.EndNS+d
+	if r.FirstTokenNS != 0 {
+		r.FirstTokenNS += d
+	}
 }
 
 // settleAsRun tells a what a run's sink would before record i: every
