@@ -126,7 +126,7 @@ func planCmd(_ context.Context, env *Env, args []string) error {
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, res)
+		return report.PlanJSON(env.Stdout, res)
 	}
 	return report.Plan(env.Stdout, res)
 }
@@ -242,7 +242,7 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, c)
+		return report.PlanComparisonJSON(env.Stdout, c)
 	}
 	return report.PlanComparison(env.Stdout, c)
 }

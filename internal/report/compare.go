@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -17,10 +16,7 @@ import (
 // ComparisonJSON writes a comparison of two runs as compare --json prints
 // it (docs/OUTPUT.md).
 func ComparisonJSON(w io.Writer, r *compare.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return writeJSON(w, r, false)
 }
 
 // Comparison prints a comparison of two runs for people: the runs, every
