@@ -283,13 +283,13 @@ func knownDifferences(r *compare.Result) string {
 func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
 	switch format {
 	case "json":
-		return compare.WriteJSON(env.Stdout, r)
+		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
 		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
 		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs, Tables: compare.HTMLTables(r)})
+			Runs: runs, Tables: report.ComparisonTables(r)})
 	}
-	return compare.WriteText(env.Stdout, r)
+	return report.Comparison(env.Stdout, r)
 }
 
 // gateOutcome is the exit of the regression gates: 3 when one failed, 4

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
 )
 
@@ -125,9 +126,9 @@ func planCmd(_ context.Context, env *Env, args []string) error {
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, res)
+		return report.PlanJSON(env.Stdout, res)
 	}
-	return plan.WriteText(env.Stdout, res)
+	return report.Plan(env.Stdout, res)
 }
 
 func (f *planFlags) loadModel() (*plan.Shape, error) {
@@ -241,9 +242,9 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, c)
+		return report.PlanComparisonJSON(env.Stdout, c)
 	}
-	return plan.WriteCompareText(env.Stdout, c)
+	return report.PlanComparison(env.Stdout, c)
 }
 
 // compareSummary reads the run --compare names: a run directory's summary,
