@@ -150,12 +150,19 @@ type Result struct {
 	// its latency distributions, throughputs, errors, validity and
 	// warnings.
 	Summary *Summary
-	// Records counts the records written; Interrupted says the context
-	// was cancelled before the last load ended.
+	// Records counts the records written (of Open: read, but those of a
+	// load a capacity search measured again); Interrupted says the context
+	// was cancelled before the last load ended (of Open: the run was
+	// killed, or stopped by a signal).
 	Records     int
 	Interrupted bool
-	// eval holds the records by load, for Compare's intervals.
-	eval *slo.Evaluator
+	// Warnings of Open say what reading the run directory passed over: a
+	// damaged line skipped, a damaged run.json rebuilt.
+	Warnings []string
+	// eval holds the records by load, for Compare's intervals; name and
+	// dir, of Open, are the directory as given and resolved.
+	eval      *slo.Evaluator
+	name, dir string
 }
 
 // WriteText writes the summary as servebench run prints it: a row per

@@ -43,7 +43,7 @@ func TestRefusesBeforeAnyLoad(t *testing.T) {
 		{"a gate that does not parse", func(context.Context) error {
 			_, err := servebench.Compare(&servebench.Result{}, &servebench.Result{}, servebench.CompareOptions{Gates: []string{"ttft worse"}})
 			return err
-		}, "Results of Run or Judge"},
+		}, "Results of Run, Judge or Open"},
 		{"a model that is not there", func(context.Context) error {
 			_, err := servebench.Plan(servebench.Deployment{Model: "testdata/none"}, servebench.PlanWorkload{})
 			return err
