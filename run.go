@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -207,7 +208,7 @@ func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error
 	if err != nil {
 		return nil, bench.Config{}, err
 	}
-	l := bench.Launch{NoPreflight: b.Target.NoPreflight, Checked: b.checked,
+	l := bench.Launch{NoPreflight: b.Target.NoPreflight, Opened: b.opened, Checked: b.checked,
 		Spec: bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
 			Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}}
 	t, cfg, err := l.Start(ctx, s)
@@ -218,6 +219,13 @@ func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error
 		b.note(cfg.Telemetry.Notes...)
 	}
 	return t, cfg, nil
+}
+
+// opened notes an endpoint path in Target.URL, which names the API.
+func (b Benchmark) opened(t *bench.Target) {
+	if a := t.Server.PathAPI(); a != "" {
+		b.note(fmt.Sprintf("note: URL ends in the %s endpoint: measuring the server at %s with API %s", a, t.Server.Base(), t.API))
+	}
 }
 
 // checked notes what the preflight found.
