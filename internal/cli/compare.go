@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -201,7 +201,7 @@ func loadSideRuns(env *Env, paths []sidePath, strict bool, format string) (*comp
 		if sp.path != sp.name {
 			s.Name = "run " + sp.name + " (" + sp.path + ")"
 		}
-		s.Dirs = []string{resolved(sp.path)}
+		s.Dirs = []string{rundir.Resolved(sp.path)}
 		if side == nil {
 			side, page = s, p
 			continue
@@ -228,19 +228,6 @@ func pooled(side, run *metrics.Summary, name string) *metrics.Summary {
 		}
 	}
 	return &out
-}
-
-// resolved is a path made absolute with its links followed, so that two
-// names of one directory compare equal; as given when that fails.
-func resolved(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
-	}
-	return abs
 }
 
 // loadSide reads one run as report reads it: its summary recomputed from
