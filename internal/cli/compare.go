@@ -258,7 +258,7 @@ func loadSide(env *Env, arg string, strict, page bool, ev *slo.Evaluator, run in
 		ev.Add(r)
 	}
 	if page {
-		r, _, err := htmlRunInto(env, arg, strict, sliceFlag{}, nil, ev)
+		r, _, err := htmlRun(env, arg, strict, sliceFlag{}, nil, ev)
 		return &compare.Side{Name: arg, Summary: r.Summary, Eval: ev}, r, err
 	}
 	s, err := loadSummary(env, arg, strict, sliceFlag{}, add)

@@ -3,6 +3,8 @@ package rundir
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // Runs is arg when it is a run directory (or not a directory at all, for
@@ -26,4 +28,31 @@ func Runs(arg string) []string {
 		return []string{arg}
 	}
 	return dirs
+}
+
+// Of is the directory of a run argument: the argument itself, or a records
+// file's directory; "" for standard input ("" or "-").
+func Of(arg string) string {
+	if arg == "" || arg == "-" {
+		return ""
+	}
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return filepath.Dir(arg)
+	}
+	return arg
+}
+
+// RecordedVerdict is the objective and verdict a judged run wrote into
+// dir's summary.json (nil when the run was not judged, or did not finish);
+// a *RecordedError when summary.json or its objective does not decode.
+func RecordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
+	r, err := ReadRecorded(dir)
+	if err != nil || r == nil || r.Verdict == nil {
+		return nil, nil, err
+	}
+	o, err := r.DecodeObjective(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return o, r.Verdict, nil
 }
