@@ -20,7 +20,7 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 	var runs []report.HTMLRun
 	var unmetErr error
 	for _, arg := range args {
-		r, rep, err := htmlRun(env, arg, strict, slice, o, nil)
+		r, rep, err := htmlRun(env, arg, strict, slice, o)
 		if err != nil {
 			return err
 		}
@@ -37,13 +37,19 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 
 // htmlRun reads one run for a page (report.LoadRun), its errors given the
 // hints that help.
-func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective, ev *slo.Evaluator) (report.HTMLRun, *slo.Report, error) {
-	r, rep, err := report.LoadRun(arg, env.Stdin, env.readOptions(strict, slice), o, ev)
-	if errors.As(err, new(*rundir.RecordedError)) {
-		return r, nil, &Error{Err: err, Hint: "servebench report --format json DIR recomputes the summary from the records", Code: ExitFailure}
-	}
+func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (report.HTMLRun, *slo.Report, error) {
+	r, rep, err := report.LoadRun(arg, env.Stdin, env.readOptions(strict, slice), o, nil)
 	if err != nil {
-		return r, nil, readError(err)
+		return r, nil, runReadError(err)
 	}
 	return r, rep, nil
+}
+
+// runReadError is readError for a run read with its recorded verdict: a
+// summary.json that does not decode gets the hint that helps.
+func runReadError(err error) error {
+	if errors.As(err, new(*rundir.RecordedError)) {
+		return &Error{Err: err, Hint: "servebench report --format json DIR recomputes the summary from the records", Code: ExitFailure}
+	}
+	return readError(err)
 }
