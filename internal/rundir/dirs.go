@@ -56,3 +56,13 @@ func RecordedVerdict(dir string) (*slo.Objective, *slo.Verdict, error) {
 	}
 	return o, r.Verdict, nil
 }
+
+// Same reports whether two paths name one directory.
+func Same(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
