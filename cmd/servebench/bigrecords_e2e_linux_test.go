@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,8 +20,9 @@ import (
 // Records files larger than memory. writeBigRun writes a run directory of
 // n records as a soak writes them: a closed loop of 1,000 users, 50 tokens
 // a request 50 ms apart after a 200 ms first token, in the order they
-// ended, sliced by the minute; gzip-compressed when gz.
-func writeBigRun(t testing.TB, dir string, n int, gz bool) (size int64) {
+// ended, sliced by the minute; gzip-compressed when gz; one worker of a
+// sharded run when shard is set.
+func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShard) (size int64) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func writeBigRun(t testing.TB, dir string, n int, gz bool) (size int64) {
 	}
 	st, _ := f.Stat()
 	f.Close()
-	run := record.Run{Schema: record.RunSchema, Started: "2026-01-01T00:00:00Z", SliceS: 60,
+	run := record.Run{Schema: record.RunSchema, Started: "2026-01-01T00:00:00Z", SliceS: 60, Shard: shard,
 		Points: []record.PointClient{{Index: 0, Load: load, Span: record.Span{StartNS: first, EndNS: last}, StartedNS: first}}}
 	js, _ := json.Marshal(run)
 	os.WriteFile(filepath.Join(dir, "run.json"), js, 0o644)
@@ -83,42 +86,96 @@ func writeBigRun(t testing.TB, dir string, n int, gz bool) (size int64) {
 	return st.Size()
 }
 
-// reportPeak runs report on dir and returns its peak resident memory.
-func reportPeak(t *testing.T, dir string, args ...string) int64 {
+// A records file larger than memory, as each reader of records gets it:
+// one run, a run killed before its summary (history import rebuilds it
+// from the records), the two workers of a sharded run (report merges them).
+type bigLayout int
+
+const (
+	bigOneRun bigLayout = iota
+	bigKilled
+	bigShards
+)
+
+// writeBigLayout writes n records laid out as l under dir and returns the
+// run directories and the records' size.
+func writeBigLayout(t testing.TB, dir string, n int, gz bool, l bigLayout) (dirs []string, size int64) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"report", dir}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("report %s: %v\n%.2000s", dir, err, out)
+	switch l {
+	case bigShards:
+		for i := range 2 {
+			d := filepath.Join(dir, fmt.Sprintf("w%d", i))
+			size += writeBigRun(t, d, n/2, gz, &record.RunShard{Index: i, Count: 2})
+			dirs = append(dirs, d)
+		}
+		return dirs, size
+	case bigKilled:
+		size = writeBigRun(t, dir, n, gz, nil)
+		if err := os.Remove(filepath.Join(dir, "summary.json")); err != nil {
+			t.Fatal(err)
+		}
+		return []string{dir}, size
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	return []string{dir}, writeBigRun(t, dir, n, gz, nil)
 }
 
-// TestReportMemoryDoesNotFollowTheFile: report's peak memory over a
+// bigReaders are the commands that read records afterwards, each with the
+// layout it reads; args gives its arguments for the run directories and a
+// history database.
+var bigReaders = []struct {
+	name   string
+	layout bigLayout
+	args   func(dirs []string, db string) []string
+}{
+	{"report --json", bigOneRun, func(d []string, _ string) []string { return []string{"report", d[0], "--json"} }},
+	{"report --format html", bigOneRun, func(d []string, _ string) []string { return []string{"report", d[0], "--format", "html"} }},
+	{"history import of a killed run", bigKilled, func(d []string, db string) []string { return []string{"history", "import", "--db", db, d[0]} }},
+	{"report of a sharded run's workers", bigShards, func(d []string, _ string) []string { return append(append([]string{"report"}, d...), "--json") }},
+}
+
+// readerRun runs the binary and returns its peak resident memory and its
+// CPU time.
+func readerRun(t *testing.T, args ...string) (peak int64, cpu time.Duration) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%.2000s", args, err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return ru.Maxrss << 10, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestReadersMemoryDoesNotFollowTheFile: each reader's peak memory over a
 // records file four times larger grows by far less than the file: what it
 // keeps per record is bounded, not a copy of what it read.
-// SERVEBENCH_BIG_RECORDS=N measures one file of N records instead
+// SERVEBENCH_BIG_RECORDS=N measures each on one file of N records instead
 // (several GB: docs/PERFORMANCE.md).
-func TestReportMemoryDoesNotFollowTheFile(t *testing.T) {
+func TestReadersMemoryDoesNotFollowTheFile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 160 MB of records")
+		t.Skip("writes 600 MB of records")
 	}
 	if v := os.Getenv("SERVEBENCH_BIG_RECORDS"); v != "" {
 		bigRecordsMeasure(t, v)
 		return
 	}
-	dir := t.TempDir()
-	small, big := filepath.Join(dir, "small"), filepath.Join(dir, "big")
-	s1 := writeBigRun(t, small, 20_000, false)
-	s2 := writeBigRun(t, big, 80_000, false)
-	m1, m2 := reportPeak(t, small, "--json"), reportPeak(t, big, "--json")
-	t.Logf("records %d → %d MB, report's peak RSS %d → %d MB", s1>>20, s2>>20, m1>>20, m2>>20)
-	if grew := m2 - m1; 3*grew > s2-s1 {
-		t.Errorf("report's memory grew by %d MB for %d MB more records: more than a third of the file", grew>>20, (s2-s1)>>20)
+	for _, rd := range bigReaders {
+		t.Run(rd.name, func(t *testing.T) {
+			dir := t.TempDir()
+			small, s1 := writeBigLayout(t, filepath.Join(dir, "small"), 20_000, false, rd.layout)
+			big, s2 := writeBigLayout(t, filepath.Join(dir, "big"), 80_000, false, rd.layout)
+			m1, _ := readerRun(t, rd.args(small, filepath.Join(dir, "small.db"))...)
+			m2, _ := readerRun(t, rd.args(big, filepath.Join(dir, "big.db"))...)
+			t.Logf("records %d → %d MB, peak RSS %d → %d MB", s1>>20, s2>>20, m1>>20, m2>>20)
+			if grew := m2 - m1; 3*grew > s2-s1 {
+				t.Errorf("memory grew by %d MB for %d MB more records: more than a third of the file", grew>>20, (s2-s1)>>20)
+			}
+		})
 	}
 }
 
-// bigRecordsMeasure writes a run of n records, plain and compressed, and
-// times report --format html on each.
+// bigRecordsMeasure writes n records, plain and compressed, in each
+// reader's layout, and times the readers on them (those whose name holds
+// SERVEBENCH_BIG_READER, when set).
 func bigRecordsMeasure(t *testing.T, v string) {
 	n, err := strconv.Atoi(v)
 	if err != nil {
@@ -128,23 +185,33 @@ func bigRecordsMeasure(t *testing.T, v string) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	for _, gz := range []bool{false, true} {
-		d := filepath.Join(dir, fmt.Sprintf("big-gz-%v", gz))
-		t0 := time.Now()
-		size := writeBigRun(t, d, n, gz)
-		gen := time.Since(t0)
-		for _, format := range []string{"text", "html"} {
-			cmd := exec.Command(binary, "report", d, "--format", format)
-			t1 := time.Now()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("report: %v\n%.2000s", err, out)
-			}
-			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-			wall := time.Since(t1)
-			t.Logf("%d records, gzip %v: %.2f GB (written in %v); report --format %s: %v wall, %.1f s CPU, peak RSS %d MB, %.0f MB/s of records",
-				n, gz, float64(size)/1e9, gen.Round(time.Second), format, wall.Round(time.Second/10),
-				time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds(), ru.Maxrss>>10, float64(size)/1e6/wall.Seconds())
+	var readers []int
+	for i, rd := range bigReaders {
+		if strings.Contains(rd.name, os.Getenv("SERVEBENCH_BIG_READER")) {
+			readers = append(readers, i)
 		}
-		os.RemoveAll(d)
+	}
+	for _, gz := range []bool{false, true} {
+		for _, l := range []bigLayout{bigOneRun, bigKilled, bigShards} {
+			if !slices.ContainsFunc(readers, func(i int) bool { return bigReaders[i].layout == l }) {
+				continue
+			}
+			d := filepath.Join(dir, fmt.Sprintf("big-gz-%v-%d", gz, l))
+			t0 := time.Now()
+			dirs, size := writeBigLayout(t, d, n, gz, l)
+			t.Logf("%d records, gzip %v: %.2f GB (written in %v)", n, gz, float64(size)/1e9, time.Since(t0).Round(time.Second))
+			for _, i := range readers {
+				rd := bigReaders[i]
+				if rd.layout != l {
+					continue
+				}
+				t1 := time.Now()
+				peak, cpu := readerRun(t, rd.args(dirs, filepath.Join(d, "history.db"))...)
+				wall := time.Since(t1)
+				t.Logf("  %s: %v wall, %.1f s CPU, peak RSS %d MB, %.0f MB/s of records",
+					rd.name, wall.Round(time.Second/10), cpu.Seconds(), peak>>20, float64(size)/1e6/wall.Seconds())
+			}
+			os.RemoveAll(d)
+		}
 	}
 }

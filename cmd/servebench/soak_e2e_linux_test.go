@@ -164,7 +164,7 @@ func slope(ss []soakSample) float64 {
 // memory after the first third of the soak: under half of the 2.2 KB that
 // keeping each request's values cost at 50 tokens, and above what the
 // fixed-size summaries still fill in a short soak (13 per-request figures
-// of 8 bytes and the timeline's 40 bytes, until 65,536 requests), doubled
+// of 8 bytes and the timeline's 40 bytes, until 16,384 requests), doubled
 // by the garbage collector's headroom.
 const soakMaxSlope = 1000
 

@@ -193,14 +193,23 @@ func TestTelemetryMetricsURLDisappears(t *testing.T) {
 	if !slices.Contains(kinds, "scrape_failed") || !slices.Contains(kinds, "gap") {
 		t.Errorf("events of the vanished endpoint %v, want scrape_failed and gap", kinds)
 	}
+	// One failure when the endpoint goes; a busy machine can also time out
+	// a scrape before it goes, so the figures are held to the events the
+	// file has rather than to exactly one.
+	failed := 0
+	for _, k := range kinds {
+		if k == "scrape_failed" {
+			failed++
+		}
+	}
 	var sum telemetrySummary
 	telemetryJSON(t, filepath.Join(dir, "summary.json"), &sum)
 	listed := strings.Join(sum.Warnings, "\n")
-	if !strings.Contains(listed, "telemetry: 1 scrape_failed event at ") || !strings.Contains(listed, "gap event") {
-		t.Errorf("summary warnings do not list the events:\n%s", listed)
+	if !strings.Contains(listed, fmt.Sprintf("telemetry: %d scrape_failed event", failed)) || !strings.Contains(listed, "gap event") {
+		t.Errorf("summary warnings do not list the %d scrape_failed events:\n%s", failed, listed)
 	}
-	if ev := sum.Points[0].Telemetry; ev == nil || ev.Events["scrape_failed"] != 1 {
-		t.Errorf("point telemetry %+v, want 1 scrape_failed event", ev)
+	if ev := sum.Points[0].Telemetry; ev == nil || ev.Events["scrape_failed"] != failed {
+		t.Errorf("point telemetry %+v, want %d scrape_failed events", ev, failed)
 	}
 	if !strings.Contains(out, "scrape_failed") {
 		t.Errorf("the table's output does not list the events:\n%s", out)

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"github.com/servebench/servebench/internal/record"
 	"maps"
 )
 
@@ -18,10 +19,10 @@ type api struct {
 }
 
 var apis = map[string]*api{
-	OpenAIChat:        &openAIChat,
-	OpenAICompletions: &openAICompletions,
-	OllamaChat:        &ollamaChat,
-	OllamaGenerate:    &ollamaGenerate,
+	record.APIOpenAIChat:        &openAIChat,
+	record.APIOpenAICompletions: &openAICompletions,
+	record.APIOllamaChat:        &ollamaChat,
+	record.APIOllamaGenerate:    &ollamaGenerate,
 }
 
 var errNoPrompt = errors.New("the request has no prompt")

@@ -13,17 +13,6 @@ import (
 	"github.com/servebench/servebench/internal/record"
 )
 
-// API names, as accepted by the --api flag.
-const (
-	OpenAIChat        = "openai-chat"
-	OpenAICompletions = "openai-completions"
-	OllamaChat        = "ollama-chat"
-	OllamaGenerate    = "ollama-generate"
-)
-
-// APIs lists the API names in the order usage text shows them.
-func APIs() []string { return []string{OpenAIChat, OpenAICompletions, OllamaChat, OllamaGenerate} }
-
 // DefaultTimeout bounds a whole request. It is long because a long
 // generation is slow but not broken: 16k tokens at 30 tokens/s take about
 // nine minutes, and a shorter default would turn them into timeouts.
@@ -48,7 +37,7 @@ type Options struct {
 	// BaseURL is the server root, e.g. http://127.0.0.1:8000; a trailing
 	// /v1 is tolerated.
 	BaseURL string
-	// API is one of APIs().
+	// API is one of record.APIs().
 	API   string
 	Model string
 	// APIKey is sent as a Bearer token. It never appears in records or
@@ -139,7 +128,7 @@ func New(o Options) (*Client, error) {
 		api: a, url: t.URL(a.path), host: t.Host(), model: o.Model, red: t.Redactor(),
 		timeout: cmp.Or(o.Timeout, DefaultTimeout), firstTimeout: o.FirstTokenTimeout,
 		ignoreEOS: o.IgnoreEOS, extra: o.ExtraBody, counter: o.Counter,
-		tr: newTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
+		tr: NewTransport(t.TLS(), cmp.Or(o.MaxConns, DefaultMaxConns)),
 	}
 	c.header = t.Header()
 	c.header.Set("Content-Type", "application/json")
@@ -147,12 +136,12 @@ func New(o Options) (*Client, error) {
 	return c, nil
 }
 
-// CheckAPI checks that api is one of APIs() and that model is given when
+// CheckAPI checks that api is one of record.APIs() and that model is given when
 // the API needs one ("" passes for the others).
 func CheckAPI(api, model string) error {
 	a, ok := apis[api]
 	if !ok {
-		return fmt.Errorf("unknown API %q: want one of %s", api, strings.Join(APIs(), ", "))
+		return fmt.Errorf("unknown API %q: want one of %s", api, strings.Join(record.APIs(), ", "))
 	}
 	if a.needsModel && model == "" {
 		return fmt.Errorf("the %s API needs a model name", api)
@@ -163,7 +152,13 @@ func CheckAPI(api, model string) error {
 // CloseIdleConnections closes the pooled connections not in use.
 func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 
-// newTransport is tuned for thousands of concurrent streams to one host:
+// NewTransport is the transport of every request to a server: the load,
+// and the preflight, self-description, tokenizer and metrics requests
+// beside it, so that a passing preflight has been through the proxy, TLS
+// and chunked decoding that the load goes through. maxConns bounds the
+// idle connections kept.
+//
+// It is tuned for thousands of concurrent streams to one host:
 // internal/h1 reads each stream on its sender's goroutine, with no
 // goroutines per connection, and writes each request in one system call.
 // HTTP/1.1 only: one connection per stream, as a fleet of independent
@@ -174,7 +169,7 @@ func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 // connections either: waiting for one would be client-side queueing hidden
 // inside TTFT. No gzip: a compressor and a decompressor buffer chunks,
 // delaying their arrival (h1 never asks for it).
-func newTransport(tlsConf *tls.Config, maxConns int) *h1.Transport {
+func NewTransport(tlsConf *tls.Config, maxConns int) *h1.Transport {
 	return &h1.Transport{
 		TLS:         tlsConf,
 		Proxy:       http.ProxyFromEnvironment,

@@ -44,7 +44,7 @@ func fastServer() *httptest.Server {
 func BenchmarkDo(b *testing.B) {
 	srv := fastServer()
 	defer srv.Close()
-	c, err := New(Options{BaseURL: srv.URL, API: OpenAIChat, Model: "m"})
+	c, err := New(Options{BaseURL: srv.URL, API: record.APIOpenAIChat, Model: "m"})
 	if err != nil {
 		b.Fatal(err)
 	}

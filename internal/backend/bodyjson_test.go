@@ -2,6 +2,7 @@ package backend
 
 import (
 	"encoding/json"
+	"github.com/servebench/servebench/internal/record"
 	"math"
 	"testing"
 )
@@ -41,13 +42,13 @@ func TestAppendJSON(t *testing.T) {
 // is what json.Marshal makes of the API's map.
 func TestEncodeMatchesMarshal(t *testing.T) {
 	extra := map[string]any{"temperature": 0.7, "options": map[string]any{"seed": 1}, "stop": []any{"<|end|>"}}
-	for _, a := range APIs() {
+	for _, a := range record.APIs() {
 		c, err := New(Options{BaseURL: "http://127.0.0.1:1", API: a, Model: "m", ExtraBody: extra, IgnoreEOS: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		req := &Request{Prompt: "write <a> poem\n", MaxTokens: 64}
-		if a == OpenAIChat || a == OllamaChat {
+		if a == record.APIOpenAIChat || a == record.APIOllamaChat {
 			req = &Request{Messages: []Message{{Role: "user", Content: "hi & bye"}}, MaxTokens: 64}
 		}
 		m, err := c.api.body(c, req)

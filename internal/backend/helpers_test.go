@@ -101,7 +101,7 @@ func do(t *testing.T, h http.Handler, o Options, req *Request) *record.Record {
 func doURL(t *testing.T, ctx context.Context, url string, o Options, req *Request) *record.Record {
 	t.Helper()
 	o.BaseURL = url
-	o.API = cmp.Or(o.API, OpenAIChat)
+	o.API = cmp.Or(o.API, record.APIOpenAIChat)
 	o.Model = cmp.Or(o.Model, "m")
 	o.APIKey = testKey
 	c, err := New(o)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 // Bounds of Describe: a server that answers nothing costs at most
@@ -21,29 +23,6 @@ const (
 	describeMaxBody = 1 << 20
 )
 
-// Keys of the map Describe returns (recorded as run.json target.server).
-const (
-	InfoRuntime        = "runtime"         // vllm, sglang, tgi, llama.cpp, ollama, or what /v1/models says owns the model
-	InfoRuntimeVersion = "runtime_version" // the server's version or build
-	InfoModelID        = "model_id"        // the served model's id
-	InfoModelRoot      = "model_root"      // what it was loaded from (vLLM root, llama.cpp model path)
-	InfoModelRevision  = "model_revision"  // a commit or digest, where the server says
-	InfoQuantization   = "quantization"    // quantization or dtype, where the server says
-	InfoMaxModelLen    = "max_model_len"   // context length in tokens
-	InfoSlots          = "total_slots"     // sequences served at once (llama.cpp /props)
-	InfoEndpoints      = "endpoints"       // which of the probed endpoints answered
-	// InfoTimeScale is how many times faster than model time the server
-	// runs, from its TimeScaleHeader (servebench sim).
-	InfoTimeScale = "time_scale"
-	// InfoSamplingPrefix prefixes the server's default sampling settings
-	// ("sampling.temperature").
-	InfoSamplingPrefix = "sampling."
-	// InfoSimSettings is the built-in simulator's configuration, as a JSON
-	// object of "section.field" keys (sim.Config.Settings): what makes
-	// one simulated server another.
-	InfoSimSettings = "sim_settings"
-)
-
 // TimeScaleHeader is the response header with which a simulated server
 // (servebench sim) announces that it runs that many times faster than the
 // time it models; measurements against it are converted to model time.
@@ -52,10 +31,10 @@ const TimeScaleHeader = "Servebench-Time-Scale"
 // Describe asks a server what it is with a handful of short GETs —
 // /v1/models, /version (vLLM), /info (TGI), /props (llama.cpp),
 // /api/version and, for Ollama, POST /api/show — and returns what the
-// answers say, under the Info* keys. Endpoints that fail or do not exist
+// answers say, under record's Server* keys. Endpoints that fail or do not exist
 // are skipped; the whole probe is bounded by DescribeTimeout. Values lose
 // the target's credentials, should a server echo them.
-func Describe(ctx context.Context, t *Target, model string) map[string]string {
+func Describe(ctx context.Context, t *Target, model string) map[record.ServerKey]string {
 	ctx, cancel := context.WithTimeout(ctx, DescribeTimeout)
 	defer cancel()
 	p := &prober{t: t, answers: map[string]map[string]any{}}
@@ -117,9 +96,9 @@ func (p *prober) get(ctx context.Context, path string, body any) {
 }
 
 // describe turns the answers into the flat map.
-func (p *prober) describe(model string) map[string]string {
-	out := map[string]string{}
-	set := func(k string, v any) {
+func (p *prober) describe(model string) map[record.ServerKey]string {
+	out := map[record.ServerKey]string{}
+	set := func(k record.ServerKey, v any) {
 		if s := p.t.Redact(scalarString(v)); s != "" && out[k] == "" {
 			out[k] = s
 		}
@@ -130,26 +109,26 @@ func (p *prober) describe(model string) map[string]string {
 	describeLlamaCPP(a["/props"], set)
 	describeOllama(a["/api/show"], a["/api/version"], set)
 	if v := a["/version"]; v != nil {
-		set(InfoRuntimeVersion, v["version"])
+		set(record.ServerRuntimeVersion, v["version"])
 		if owner == "" || owner == "vllm" {
-			set(InfoRuntime, "vllm")
+			set(record.ServerRuntime, "vllm")
 		}
 	}
-	set(InfoRuntime, owner)
+	set(record.ServerRuntime, owner)
 	var eps []string
 	for path := range a {
 		eps = append(eps, path)
 	}
 	sort.Strings(eps)
-	set(InfoEndpoints, strings.Join(eps, ","))
+	set(record.ServerEndpoints, strings.Join(eps, ","))
 	if v, err := strconv.ParseFloat(p.timeScale, 64); err == nil && v > 0 && v < 1e9 {
-		set(InfoTimeScale, strconv.FormatFloat(v, 'g', -1, 64))
+		set(record.ServerTimeScale, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	return out
 }
 
 // describeModels reads /v1/models: the entry for model (or the only one).
-func describeModels(m map[string]any, model string, set func(string, any)) (owner string) {
+func describeModels(m map[string]any, model string, set func(record.ServerKey, any)) (owner string) {
 	data, _ := m["data"].([]any)
 	var entry map[string]any
 	for _, d := range data {
@@ -161,9 +140,9 @@ func describeModels(m map[string]any, model string, set func(string, any)) (owne
 	if entry == nil {
 		return ""
 	}
-	set(InfoModelID, entry["id"])
-	set(InfoModelRoot, entry["root"])
-	set(InfoMaxModelLen, entry["max_model_len"])
+	set(record.ServerModelID, entry["id"])
+	set(record.ServerModelRoot, entry["root"])
+	set(record.ServerMaxModelLen, entry["max_model_len"])
 	owner = scalarString(entry["owned_by"])
 	switch owner {
 	case "library", "ollama":
@@ -175,50 +154,50 @@ func describeModels(m map[string]any, model string, set func(string, any)) (owne
 }
 
 // describeTGI reads Text Generation Inference's /info.
-func describeTGI(m map[string]any, set func(string, any)) {
+func describeTGI(m map[string]any, set func(record.ServerKey, any)) {
 	if m == nil || m["model_id"] == nil {
 		return
 	}
-	set(InfoRuntime, "tgi")
-	set(InfoRuntimeVersion, m["version"])
-	set(InfoModelID, m["model_id"])
-	set(InfoModelRevision, m["model_sha"])
-	set(InfoQuantization, m["model_dtype"])
-	set(InfoMaxModelLen, m["max_total_tokens"])
+	set(record.ServerRuntime, "tgi")
+	set(record.ServerRuntimeVersion, m["version"])
+	set(record.ServerModelID, m["model_id"])
+	set(record.ServerModelRevision, m["model_sha"])
+	set(record.ServerQuantization, m["model_dtype"])
+	set(record.ServerMaxModelLen, m["max_total_tokens"])
 }
 
 // describeLlamaCPP reads llama.cpp server's /props.
-func describeLlamaCPP(m map[string]any, set func(string, any)) {
+func describeLlamaCPP(m map[string]any, set func(record.ServerKey, any)) {
 	gen, _ := m["default_generation_settings"].(map[string]any)
 	if gen == nil {
 		return
 	}
-	set(InfoRuntime, "llama.cpp")
-	set(InfoRuntimeVersion, m["build_info"])
-	set(InfoModelRoot, m["model_path"])
-	set(InfoMaxModelLen, gen["n_ctx"])
-	set(InfoMaxModelLen, m["n_ctx"])
-	set(InfoSlots, m["total_slots"])
+	set(record.ServerRuntime, "llama.cpp")
+	set(record.ServerRuntimeVersion, m["build_info"])
+	set(record.ServerModelRoot, m["model_path"])
+	set(record.ServerMaxModelLen, gen["n_ctx"])
+	set(record.ServerMaxModelLen, m["n_ctx"])
+	set(record.ServerSlots, m["total_slots"])
 	params, _ := gen["params"].(map[string]any)
 	for _, k := range []string{"temperature", "top_p", "top_k", "min_p", "repeat_penalty"} {
-		set(InfoSamplingPrefix+k, params[k])
+		set(record.Sampling(k), params[k])
 	}
 }
 
 // describeOllama reads Ollama's /api/show and /api/version.
-func describeOllama(show, version map[string]any, set func(string, any)) {
+func describeOllama(show, version map[string]any, set func(record.ServerKey, any)) {
 	if version == nil || show == nil {
 		return
 	}
-	set(InfoRuntime, "ollama")
-	set(InfoRuntimeVersion, version["version"])
+	set(record.ServerRuntime, "ollama")
+	set(record.ServerRuntimeVersion, version["version"])
 	if d, _ := show["details"].(map[string]any); d != nil {
-		set(InfoQuantization, d["quantization_level"])
+		set(record.ServerQuantization, d["quantization_level"])
 	}
 	if info, _ := show["model_info"].(map[string]any); info != nil {
 		for k, v := range info {
 			if strings.HasSuffix(k, ".context_length") {
-				set("model_context_length", v)
+				set(record.ServerModelContext, v)
 			}
 		}
 	}
@@ -232,9 +211,9 @@ func describeOllama(show, version map[string]any, set func(string, any)) {
 		value = strings.TrimSpace(value)
 		switch name {
 		case "num_ctx":
-			set(InfoMaxModelLen, value)
+			set(record.ServerMaxModelLen, value)
 		case "temperature", "top_p", "top_k", "min_p", "repeat_penalty":
-			set(InfoSamplingPrefix+name, value)
+			set(record.Sampling(name), value)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 // fakeServer answers the given paths with JSON bodies; everything else is
@@ -36,33 +38,33 @@ func TestDescribe(t *testing.T) {
 	tests := []struct {
 		name    string
 		answers map[string]any
-		want    map[string]string
+		want    map[record.ServerKey]string
 	}{
 		{"vllm", map[string]any{
 			"GET /v1/models": models("vllm", map[string]any{"root": "meta-llama/Llama-3.1-8B", "max_model_len": 8192}),
 			"GET /version":   map[string]any{"version": "0.6.3"},
-		}, map[string]string{InfoRuntime: "vllm", InfoRuntimeVersion: "0.6.3", InfoModelID: "m",
-			InfoModelRoot: "meta-llama/Llama-3.1-8B", InfoMaxModelLen: "8192", InfoEndpoints: "/v1/models,/version"}},
+		}, map[record.ServerKey]string{record.ServerRuntime: "vllm", record.ServerRuntimeVersion: "0.6.3", record.ServerModelID: "m",
+			record.ServerModelRoot: "meta-llama/Llama-3.1-8B", record.ServerMaxModelLen: "8192", record.ServerEndpoints: "/v1/models,/version"}},
 		{"tgi", map[string]any{
 			"GET /info": map[string]any{"model_id": "bigscience/bloom", "model_sha": "abc123", "model_dtype": "torch.float16",
 				"max_total_tokens": 4096, "version": "2.0.1"},
-		}, map[string]string{InfoRuntime: "tgi", InfoRuntimeVersion: "2.0.1", InfoModelID: "bigscience/bloom",
-			InfoModelRevision: "abc123", InfoQuantization: "torch.float16", InfoMaxModelLen: "4096"}},
+		}, map[record.ServerKey]string{record.ServerRuntime: "tgi", record.ServerRuntimeVersion: "2.0.1", record.ServerModelID: "bigscience/bloom",
+			record.ServerModelRevision: "abc123", record.ServerQuantization: "torch.float16", record.ServerMaxModelLen: "4096"}},
 		{"llama.cpp", map[string]any{
 			"GET /v1/models": models("llamacpp", nil),
 			"GET /props": map[string]any{"build_info": "b4000-abcdef", "model_path": "/models/q4.gguf", "total_slots": 4,
 				"default_generation_settings": map[string]any{"n_ctx": 2048, "params": map[string]any{"temperature": 0.8, "top_k": 40}}},
-		}, map[string]string{InfoRuntime: "llama.cpp", InfoRuntimeVersion: "b4000-abcdef", InfoModelRoot: "/models/q4.gguf",
-			InfoMaxModelLen: "2048", InfoSlots: "4", "sampling.temperature": "0.8", "sampling.top_k": "40"}},
+		}, map[record.ServerKey]string{record.ServerRuntime: "llama.cpp", record.ServerRuntimeVersion: "b4000-abcdef", record.ServerModelRoot: "/models/q4.gguf",
+			record.ServerMaxModelLen: "2048", record.ServerSlots: "4", "sampling.temperature": "0.8", "sampling.top_k": "40"}},
 		{"ollama", map[string]any{
 			"GET /v1/models":   models("library", nil),
 			"GET /api/version": map[string]any{"version": "0.5.7"},
 			"POST /api/show": map[string]any{"details": map[string]any{"quantization_level": "Q4_K_M"},
 				"model_info": map[string]any{"llama.context_length": 131072},
 				"parameters": "num_ctx 4096\ntemperature 0.6\nstop \"<|eot|>\""},
-		}, map[string]string{InfoRuntime: "ollama", InfoRuntimeVersion: "0.5.7", InfoQuantization: "Q4_K_M",
-			InfoMaxModelLen: "4096", "model_context_length": "131072", "sampling.temperature": "0.6"}},
-		{"nothing", map[string]any{}, map[string]string{}},
+		}, map[record.ServerKey]string{record.ServerRuntime: "ollama", record.ServerRuntimeVersion: "0.5.7", record.ServerQuantization: "Q4_K_M",
+			record.ServerMaxModelLen: "4096", "model_context_length": "131072", "sampling.temperature": "0.6"}},
+		{"nothing", map[string]any{}, map[record.ServerKey]string{}},
 	}
 	for _, tt := range tests {
 		got := Describe(context.Background(), mustTarget(t, TargetOptions{URL: fakeServer(t, tt.answers) + "/v1/"}), "m")
@@ -109,7 +111,7 @@ func TestDescribeTimeScale(t *testing.T) {
 			}
 			json.NewEncoder(w).Encode(map[string]any{"version": "x"})
 		}))
-		got := Describe(context.Background(), mustTarget(t, TargetOptions{URL: srv.URL}), "m")[InfoTimeScale]
+		got := Describe(context.Background(), mustTarget(t, TargetOptions{URL: srv.URL}), "m")[record.ServerTimeScale]
 		srv.Close()
 		if got != tt.want {
 			t.Errorf("header %q: time_scale %q, want %q", tt.header, got, tt.want)

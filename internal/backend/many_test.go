@@ -30,7 +30,7 @@ func TestConnectionReuse(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c, err := New(Options{BaseURL: srv.URL, API: OpenAIChat})
+	c, err := New(Options{BaseURL: srv.URL, API: record.APIOpenAIChat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestManyStreams(t *testing.T) {
 	}
 	m, srv := newManyStreams(5, 200*time.Millisecond)
 	defer srv.Close()
-	c, err := New(Options{BaseURL: srv.URL, API: OpenAICompletions, Timeout: time.Minute})
+	c, err := New(Options{BaseURL: srv.URL, API: record.APIOpenAICompletions, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func BenchmarkManyStreams(b *testing.B) {
 	plain := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 8192}}
 	clients := map[string]func(*manyStreams, string) func(int) []int64{
 		"servebench": func(m *manyStreams, url string) func(int) []int64 {
-			c, err := New(Options{BaseURL: url, API: OpenAICompletions, Timeout: time.Minute})
+			c, err := New(Options{BaseURL: url, API: record.APIOpenAICompletions, Timeout: time.Minute})
 			if err != nil {
 				b.Fatal(err)
 			}

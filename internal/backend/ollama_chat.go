@@ -1,9 +1,11 @@
 package backend
 
+import "github.com/servebench/servebench/internal/record"
+
 // ollamaChat is Ollama's POST /api/chat. Text arrives in message.content,
 // reasoning text in message.thinking.
 var ollamaChat = api{
-	name:       OllamaChat,
+	name:       record.APIOllamaChat,
 	path:       "/api/chat",
 	accept:     "application/x-ndjson",
 	wire:       &ndjsonWire,

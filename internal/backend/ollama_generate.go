@@ -1,11 +1,14 @@
 package backend
 
-import "errors"
+import (
+	"errors"
+	"github.com/servebench/servebench/internal/record"
+)
 
 // ollamaGenerate is Ollama's POST /api/generate. Text arrives in
 // response, reasoning text in thinking.
 var ollamaGenerate = api{
-	name:       OllamaGenerate,
+	name:       record.APIOllamaGenerate,
 	path:       "/api/generate",
 	accept:     "application/x-ndjson",
 	wire:       &ndjsonWire,

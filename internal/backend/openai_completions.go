@@ -1,11 +1,14 @@
 package backend
 
-import "errors"
+import (
+	"errors"
+	"github.com/servebench/servebench/internal/record"
+)
 
 // openAICompletions is POST /v1/completions. Text arrives in
 // choices[0].text.
 var openAICompletions = api{
-	name:   OpenAICompletions,
+	name:   record.APIOpenAICompletions,
 	path:   "/v1/completions",
 	accept: "text/event-stream",
 	wire:   &sseWire,

@@ -46,7 +46,7 @@ func TestStreamTiming(t *testing.T) {
 		{
 			// A role-only chunk and an empty delta are not tokens; a
 			// two-word chunk gets two of the server's four tokens.
-			name: "chat", api: OpenAIChat, counter: words{},
+			name: "chat", api: record.APIOpenAIChat, counter: words{},
 			steps: []step{
 				{0, chat(roleChunk)}, {50 * ms, content("Hello")}, {70 * ms, content(" wide world")},
 				{90 * ms, chat(`{}`)}, {110 * ms, content(" again")},
@@ -59,7 +59,7 @@ func TestStreamTiming(t *testing.T) {
 		{
 			// Without a local tokenizer the extra token goes to the first
 			// chunk (largest remainder, ties to the earliest).
-			name: "chat no tokenizer", api: OpenAIChat,
+			name: "chat no tokenizer", api: record.APIOpenAIChat,
 			steps: []step{
 				{0, chat(roleChunk)}, {50 * ms, content("Hello")}, {70 * ms, content(" wide world")},
 				{90 * ms, content(" again") + usage(12, 4) + done},
@@ -71,7 +71,7 @@ func TestStreamTiming(t *testing.T) {
 			// TTFT is the first reasoning token; the first output token is
 			// the first answer token. Reported reasoning tokens are spread
 			// over the reasoning chunks only.
-			name: "reasoning", api: OpenAIChat,
+			name: "reasoning", api: record.APIOpenAIChat,
 			steps: []step{
 				{0, chat(roleChunk)}, {40 * ms, chat(`{"reasoning_content":"think"}`)},
 				{60 * ms, chat(`{"reasoning_content":" more"}`)}, {80 * ms, content("Answer")},
@@ -84,7 +84,7 @@ func TestStreamTiming(t *testing.T) {
 		},
 		{
 			// No usage: one token per chunk.
-			name: "completions chunks", api: OpenAICompletions,
+			name: "completions chunks", api: record.APIOpenAICompletions,
 			steps: []step{
 				{30 * ms, ev(`{"choices":[{"index":0,"text":"a b","finish_reason":null}]}`)},
 				{50 * ms, ev(`{"choices":[{"index":0,"text":" c","finish_reason":"length"}]}`) + done},
@@ -94,7 +94,7 @@ func TestStreamTiming(t *testing.T) {
 		},
 		{
 			// No usage, a local tokenizer: it counts the whole text.
-			name: "completions local", api: OpenAICompletions, counter: words{},
+			name: "completions local", api: record.APIOpenAICompletions, counter: words{},
 			steps: []step{
 				{30 * ms, ev(`{"choices":[{"index":0,"text":"a b","finish_reason":null}]}`)},
 				{50 * ms, ev(`{"choices":[{"index":0,"text":" c","finish_reason":null}]}`) + done},
@@ -105,7 +105,7 @@ func TestStreamTiming(t *testing.T) {
 		{
 			// Ollama's NDJSON: thinking, then content, then the done line
 			// with its counts.
-			name: "ollama chat", api: OllamaChat,
+			name: "ollama chat", api: record.APIOllamaChat,
 			steps: []step{
 				{40 * ms, `{"model":"m","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}` + "\n"},
 				{60 * ms, `{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}` + "\n"},
@@ -117,7 +117,7 @@ func TestStreamTiming(t *testing.T) {
 			reasoning: 1, reasoningChunks: []bool{true, false, false}, finish: "stop",
 		},
 		{
-			name: "ollama generate", api: OllamaGenerate,
+			name: "ollama generate", api: record.APIOllamaGenerate,
 			steps: []step{
 				{30 * ms, `{"model":"m","response":"Hi","done":false}` + "\n"},
 				{50 * ms, `{"model":"m","response":" you","done":false}` + "\n"},
@@ -131,7 +131,7 @@ func TestStreamTiming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := script{Steps: tt.steps}
-			if tt.api == OllamaChat || tt.api == OllamaGenerate {
+			if tt.api == record.APIOllamaChat || tt.api == record.APIOllamaGenerate {
 				sc.Header = map[string]string{"Content-Type": "application/x-ndjson"}
 			}
 			// A loaded machine may read a chunk late, so lateness is
@@ -216,7 +216,7 @@ func TestServerTiming(t *testing.T) {
 	// Ollama's done line.
 	sc = script{Header: map[string]string{"Content-Type": "application/x-ndjson"}, Steps: []step{{0,
 		`{"response":"a","done":false}` + "\n" + `{"response":"","done":true,"total_duration":5,"load_duration":1,"prompt_eval_count":3,"prompt_eval_duration":2,"eval_count":1,"eval_duration":4}` + "\n"}}}
-	rec = do(t, sc, Options{API: OllamaGenerate}, nil)
+	rec = do(t, sc, Options{API: record.APIOllamaGenerate}, nil)
 	want = record.ServerTiming{PromptEvalCount: 3, PromptEvalDuration: 2, EvalCount: 1, EvalDuration: 4, LoadDuration: 1, TotalDuration: 5}
 	if rec.Error != nil || rec.Server == nil || *rec.Server != want {
 		t.Errorf("server %+v, error %+v; want %+v", rec.Server, rec.Error, want)
@@ -234,7 +234,7 @@ func TestRequestBody(t *testing.T) {
 		{
 			// The stream flags and max_tokens win over the user's extra
 			// body; other extra fields pass through.
-			name: "openai chat", api: OpenAIChat,
+			name: "openai chat", api: record.APIOpenAIChat,
 			o:   Options{IgnoreEOS: true, ExtraBody: map[string]any{"temperature": 0.5, "stream": false, "max_tokens": 1}},
 			req: Request{Prompt: "hi", MaxTokens: 32},
 			want: map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true},
@@ -243,14 +243,14 @@ func TestRequestBody(t *testing.T) {
 		},
 		{
 			// ignore_eos without max_tokens would run to the context length.
-			name: "ignore_eos needs max_tokens", api: OpenAICompletions,
+			name: "ignore_eos needs max_tokens", api: record.APIOpenAICompletions,
 			o:   Options{IgnoreEOS: true},
 			req: Request{Prompt: "hi"},
 			want: map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true},
 				"prompt": "hi"},
 		},
 		{
-			name: "openai completions", api: OpenAICompletions,
+			name: "openai completions", api: record.APIOpenAICompletions,
 			req: Request{Prompt: "hi", MaxTokens: 8},
 			want: map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true},
 				"max_tokens": 8.0, "prompt": "hi"},
@@ -258,14 +258,14 @@ func TestRequestBody(t *testing.T) {
 		{
 			// Ollama has no ignore_eos: nothing is sent for it; the user's
 			// options are kept next to num_predict.
-			name: "ollama chat", api: OllamaChat,
+			name: "ollama chat", api: record.APIOllamaChat,
 			o:   Options{IgnoreEOS: true, ExtraBody: map[string]any{"options": map[string]any{"temperature": 0.0}}},
 			req: Request{Messages: []Message{{"system", "s"}, {"user", "u"}}, MaxTokens: 8},
 			want: map[string]any{"model": "m", "stream": true, "options": map[string]any{"num_predict": 8.0, "temperature": 0.0},
 				"messages": []any{map[string]any{"role": "system", "content": "s"}, map[string]any{"role": "user", "content": "u"}}},
 		},
 		{
-			name: "ollama generate", api: OllamaGenerate,
+			name: "ollama generate", api: record.APIOllamaGenerate,
 			req:  Request{Prompt: "hi", MaxTokens: 8},
 			want: map[string]any{"model": "m", "stream": true, "options": map[string]any{"num_predict": 8.0}, "prompt": "hi"},
 		},
@@ -302,16 +302,16 @@ func TestNew(t *testing.T) {
 		url  string // "" when New must fail
 		host string
 	}{
-		{Options{BaseURL: "http://h:8000", API: OpenAIChat}, "http://h:8000/v1/chat/completions", ""},
+		{Options{BaseURL: "http://h:8000", API: record.APIOpenAIChat}, "http://h:8000/v1/chat/completions", ""},
 		// A trailing /v1 and slashes are tolerated; a path prefix is kept.
-		{Options{BaseURL: "https://h/proxy/v1/", API: OpenAICompletions}, "https://h/proxy/v1/completions", ""},
-		{Options{BaseURL: "http://h:11434/", API: OllamaChat, Model: "llama3", Headers: http.Header{"Host": {"x"}}}, "http://h:11434/api/chat", "x"},
+		{Options{BaseURL: "https://h/proxy/v1/", API: record.APIOpenAICompletions}, "https://h/proxy/v1/completions", ""},
+		{Options{BaseURL: "http://h:11434/", API: record.APIOllamaChat, Model: "llama3", Headers: http.Header{"Host": {"x"}}}, "http://h:11434/api/chat", "x"},
 		// Ollama needs a model; unknown API; bad URLs; negative timeout.
-		{Options{BaseURL: "http://h:11434", API: OllamaGenerate}, "", ""},
+		{Options{BaseURL: "http://h:11434", API: record.APIOllamaGenerate}, "", ""},
 		{Options{BaseURL: "http://h", API: "tgi"}, "", ""},
-		{Options{BaseURL: "h:8000", API: OpenAIChat}, "", ""},
-		{Options{BaseURL: "http://h/?x=1", API: OpenAIChat}, "", ""},
-		{Options{BaseURL: "http://h", API: OpenAIChat, Timeout: -1}, "", ""},
+		{Options{BaseURL: "h:8000", API: record.APIOpenAIChat}, "", ""},
+		{Options{BaseURL: "http://h/?x=1", API: record.APIOpenAIChat}, "", ""},
+		{Options{BaseURL: "http://h", API: record.APIOpenAIChat, Timeout: -1}, "", ""},
 	}
 	for _, tt := range tests {
 		c, err := New(tt.o)

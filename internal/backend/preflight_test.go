@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/internal/record"
 	"io"
 	"log"
 	"net"
@@ -42,8 +43,8 @@ func TestPreflight(t *testing.T) {
 		// pick their default, so nothing is chosen.
 		{name: "picks the only one", body: list("only"), wantModel: "only"},
 		{name: "several, none asked", body: list("a", "b")},
-		{name: "ollama tag implied", api: OllamaChat, model: "llama3", body: `{"models":[{"name":"llama3:latest","model":"llama3:latest"}]}`, wantModel: "llama3"},
-		{name: "ollama several, none asked", api: OllamaChat, body: `{"models":[{"name":"a"},{"name":"b"}]}`, wantKind: PreflightModel, wantMsg: "serves several: a, b"},
+		{name: "ollama tag implied", api: record.APIOllamaChat, model: "llama3", body: `{"models":[{"name":"llama3:latest","model":"llama3:latest"}]}`, wantModel: "llama3"},
+		{name: "ollama several, none asked", api: record.APIOllamaChat, body: `{"models":[{"name":"a"},{"name":"b"}]}`, wantKind: PreflightModel, wantMsg: "serves several: a, b"},
 		// No model list: measured, with a note.
 		{name: "404", model: "m", status: 404, body: "404 page not found", wantModel: "m", wantNote: "answered HTTP 404"},
 		{name: "405", model: "m", status: 405, wantModel: "m", wantNote: "answered HTTP 405"},
@@ -57,7 +58,7 @@ func TestPreflight(t *testing.T) {
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			want := "/v1/models"
-			if tt.api == OllamaChat {
+			if tt.api == record.APIOllamaChat {
 				want = "/api/tags"
 			}
 			if r.URL.Path != want || r.Header.Get("Authorization") != "Bearer sk-preflight-key" {
@@ -68,7 +69,7 @@ func TestPreflight(t *testing.T) {
 			fmt.Fprint(w, tt.body)
 		}))
 		tg := mustTarget(t, TargetOptions{URL: srv.URL + "/v1", APIKey: "sk-preflight-key"})
-		p, err := tg.Preflight(context.Background(), cmp.Or(tt.api, OpenAIChat), tt.model)
+		p, err := tg.Preflight(context.Background(), cmp.Or(tt.api, record.APIOpenAIChat), tt.model)
 		srv.Close()
 		var pe *PreflightError
 		switch {
@@ -104,7 +105,7 @@ func TestPreflightUnreachable(t *testing.T) {
 		{untrusted.URL, PreflightTLS, "is not trusted"},
 	}
 	for _, tt := range tests {
-		_, err := mustTarget(t, TargetOptions{URL: tt.url}).Preflight(context.Background(), OpenAIChat, "m")
+		_, err := mustTarget(t, TargetOptions{URL: tt.url}).Preflight(context.Background(), record.APIOpenAIChat, "m")
 		var pe *PreflightError
 		if !errors.As(err, &pe) || pe.Kind != tt.kind || !strings.Contains(pe.Msg, tt.msg) {
 			t.Errorf("%s: %v; want a %s error with %q", tt.url, err, tt.kind, tt.msg)
@@ -143,7 +144,7 @@ func TestPreflightNothingServed(t *testing.T) {
 			http.NotFound(w, r)
 		}))
 		base := srv.URL + tt.prefix
-		p, err := mustTarget(t, TargetOptions{URL: base}).Preflight(context.Background(), OpenAIChat, "m")
+		p, err := mustTarget(t, TargetOptions{URL: base}).Preflight(context.Background(), record.APIOpenAIChat, "m")
 		srv.Close()
 		if probe != tt.probe {
 			t.Errorf("%s: probe %q, want %q", tt.name, probe, tt.probe)
@@ -192,7 +193,7 @@ func TestPreflightPlainToTLS(t *testing.T) {
 		{closes, PreflightNetwork, "cannot reach"},
 	}
 	for _, tt := range tests {
-		_, err := mustTarget(t, TargetOptions{URL: "http://" + tt.addr}).Preflight(context.Background(), OpenAIChat, "m")
+		_, err := mustTarget(t, TargetOptions{URL: "http://" + tt.addr}).Preflight(context.Background(), record.APIOpenAIChat, "m")
 		var pe *PreflightError
 		if !errors.As(err, &pe) || pe.Kind != tt.kind || !strings.Contains(pe.Msg, tt.msg) {
 			t.Errorf("%s: %v; want a %s error with %q", tt.addr, err, tt.kind, tt.msg)

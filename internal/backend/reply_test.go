@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"github.com/servebench/servebench/internal/record"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestReplyCollectsAnswerText(t *testing.T) {
 	for _, tt := range []struct {
 		api string
 		srv script
-	}{{OpenAIChat, openai}, {OllamaChat, ollama}} {
+	}{{record.APIOpenAIChat, openai}, {record.APIOllamaChat, ollama}} {
 		var reply strings.Builder
 		rec := do(t, tt.srv, Options{API: tt.api}, &Request{Prompt: "hi", MaxTokens: 2, Reply: &reply})
 		if rec.Error != nil {

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"github.com/servebench/servebench/internal/record"
 	"io"
 	"net/http"
 	"net/url"
@@ -55,6 +56,10 @@ type Target struct {
 	prefixed bool
 }
 
+// probeConns is the idle-connection pool of a target's short requests,
+// which go a few at a time.
+const probeConns = 4
+
 // NewTarget checks o and returns its Target.
 func NewTarget(o TargetOptions) (*Target, error) {
 	u, err := url.Parse(o.URL)
@@ -98,7 +103,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 	u.RawPath, t.prefixed = "", u.Path != ""
 	t.base, t.header, t.red, t.name = u.String(), h, NewRedactor(secrets...), o.Name
 	t.hc = &http.Client{
-		Transport: &http.Transport{TLSClientConfig: o.TLS, Proxy: http.ProxyFromEnvironment},
+		Transport: NewTransport(o.TLS, probeConns),
 		// A probe that is redirected is answered by the redirect itself.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -111,7 +116,7 @@ func NewTarget(o TargetOptions) (*Target, error) {
 // ended in, "" when none.
 func rootPath(p string) (root, api string) {
 	p = strings.TrimSuffix(p, "/")
-	for _, name := range APIs() {
+	for _, name := range record.APIs() {
 		if rest, ok := strings.CutSuffix(p, apis[name].path); ok {
 			p, api = rest, name
 			break
@@ -176,6 +181,7 @@ func (t *Target) Redact(s string) string { return t.red.String(s) }
 
 // Client is the HTTP client for short requests that are not measured
 // (preflight, self-description, tokenizer); redirects are not followed.
+// Its transport is the load's (NewTransport).
 func (t *Target) Client() *http.Client { return t.hc }
 
 // CloseIdleConnections closes Client's idle connections.

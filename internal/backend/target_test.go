@@ -2,6 +2,7 @@ package backend
 
 import (
 	"encoding/base64"
+	"github.com/servebench/servebench/internal/record"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,13 +63,13 @@ func TestNewTarget(t *testing.T) {
 // settings often do, is the server root before it, and says which API.
 func TestTargetEndpointPath(t *testing.T) {
 	tests := []struct{ url, base, api string }{
-		{"http://h:8000/v1/chat/completions", "http://h:8000", OpenAIChat},
-		{"http://h:8000/v1/chat/completions/", "http://h:8000", OpenAIChat},
-		{"http://h:8000/v1/completions", "http://h:8000", OpenAICompletions},
-		{"http://h:11434/api/chat", "http://h:11434", OllamaChat},
-		{"http://h:11434/api/generate", "http://h:11434", OllamaGenerate},
+		{"http://h:8000/v1/chat/completions", "http://h:8000", record.APIOpenAIChat},
+		{"http://h:8000/v1/chat/completions/", "http://h:8000", record.APIOpenAIChat},
+		{"http://h:8000/v1/completions", "http://h:8000", record.APIOpenAICompletions},
+		{"http://h:11434/api/chat", "http://h:11434", record.APIOllamaChat},
+		{"http://h:11434/api/generate", "http://h:11434", record.APIOllamaGenerate},
 		// A prefix before the endpoint is the root's.
-		{"https://u:pw@gw/team/v1/chat/completions", "https://gw/team", OpenAIChat},
+		{"https://u:pw@gw/team/v1/chat/completions", "https://gw/team", record.APIOpenAIChat},
 		// Not an endpoint: only /v1 and slashes go.
 		{"http://h:8000/v1/models", "http://h:8000/v1/models", ""},
 		{"http://h:8000/chat/completions", "http://h:8000/chat/completions", ""},

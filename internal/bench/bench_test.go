@@ -48,14 +48,14 @@ func fastSSE(t *testing.T) (string, *atomic.Int64) {
 }
 
 func config(t *testing.T, url string, limit int, dir string, points ...load.Point) Config {
-	c, err := backend.New(backend.Options{BaseURL: url, API: backend.OpenAICompletions, Model: "m"})
+	c, err := backend.New(backend.Options{BaseURL: url, API: record.APIOpenAICompletions, Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return Config{
 		Client:    c,
 		NewSource: func(load.Point) workload.Source { return &countSource{limit: limit} },
-		Run:       record.Run{Schema: record.RunSchema, Target: record.Target{API: backend.OpenAICompletions, Model: "m"}},
+		Run:       record.Run{Schema: record.RunSchema, Target: record.Target{API: record.APIOpenAICompletions, Model: "m"}},
 		Points:    points, OutDir: dir,
 	}
 }

@@ -94,7 +94,7 @@ func (m *memSink) emit(r *record.Record) {
 }
 
 func newClient(b *testing.B, url string) *backend.Client {
-	c, err := backend.New(backend.Options{BaseURL: url, API: backend.OpenAICompletions, Model: "m"})
+	c, err := backend.New(backend.Options{BaseURL: url, API: record.APIOpenAICompletions, Model: "m"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,8 +26,8 @@ type Setup struct {
 	Model  string
 	// ModelPicked: Model was not given but is the server's only one.
 	ModelPicked bool
-	Simulated   bool              // the built-in simulator; run.json names it builtin:sim
-	Server      map[string]string // what the server said about itself (backend.Describe)
+	Simulated   bool                        // the built-in simulator; run.json names it builtin:sim
+	Server      map[record.ServerKey]string // what the server said about itself (backend.Describe)
 	// Timeout and FirstTokenTimeout are per request, in model time.
 	Timeout, FirstTokenTimeout time.Duration
 	IgnoreEOS                  bool
@@ -129,7 +129,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 	}
 	spec := s.Workload
 	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
-	chat := s.API == backend.OpenAIChat || s.API == backend.OllamaChat
+	chat := record.ChatAPI(s.API)
 	seed := shardSeed(s.Seed, s.Shard)
 	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, seed), Counter: promptCounter, Chat: chat, Seed: seed})
 	if err != nil {
@@ -186,8 +186,8 @@ func workloadRecord(spec workload.Spec, matrix bool) any {
 // built-in simulator, or a server announcing backend.TimeScaleHeader), as
 // its self-description says; 0 for a real-time one, so run.json leaves it
 // out.
-func timeScale(server map[string]string) float64 {
-	v, err := strconv.ParseFloat(server[backend.InfoTimeScale], 64)
+func timeScale(server map[record.ServerKey]string) float64 {
+	v, err := strconv.ParseFloat(server[record.ServerTimeScale], 64)
 	if err != nil || !(v > 0) || v == 1 {
 		return 0
 	}

@@ -84,7 +84,7 @@ func TestSetupErrorOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewConfig(t.Context(), Setup{Tokenizer: "cl100k_base", API: backend.OpenAIChat, Target: target, Model: "m", Telemetry: gone})
+	_, err = NewConfig(t.Context(), Setup{Tokenizer: "cl100k_base", API: record.APIOpenAIChat, Target: target, Model: "m", Telemetry: gone})
 	if se, ok := errors.AsType[*SetupError](err); !ok || se.Setting != "ServerPID" {
 		t.Errorf("the server's process wrong: %v, want the ServerPID SetupError", err)
 	}

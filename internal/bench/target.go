@@ -19,7 +19,7 @@ type TargetSpec struct {
 	// built-in simulator on loopback instead (its Name is then set).
 	Server backend.TargetOptions
 	// API is the wire API; empty: the one the URL's endpoint path names,
-	// else backend.OpenAIChat.
+	// else record.APIOpenAIChat.
 	API string
 	// Model is sent with each request; empty: the simulator's, or the
 	// server's only model once Preflight has asked it.
@@ -42,7 +42,7 @@ type Target struct {
 	Simulated   bool
 	// Info is what the server says about itself (Describe), and the
 	// simulator's settings.
-	Info  map[string]string
+	Info  map[record.ServerKey]string
 	close func()
 }
 
@@ -55,7 +55,7 @@ func OpenTarget(ctx context.Context, spec TargetSpec) (*Target, error) {
 		if err != nil {
 			return nil, &SetupError{Setting: "URL", Err: err}
 		}
-		api := cmp.Or(spec.API, server.PathAPI(), backend.OpenAIChat)
+		api := cmp.Or(spec.API, server.PathAPI(), record.APIOpenAIChat)
 		return &Target{Server: server, API: api, Model: spec.Model, close: server.CloseIdleConnections}, nil
 	}
 	return startSim(ctx, spec)
@@ -86,24 +86,24 @@ func startSim(ctx context.Context, spec TargetSpec) (*Target, error) {
 		srv.Close()
 		return nil, &SetupError{Setting: "URL", Err: err}
 	}
-	return &Target{Server: server, API: cmp.Or(spec.API, backend.OpenAIChat), Model: cmp.Or(spec.Model, cfg.Model.Name),
+	return &Target{Server: server, API: cmp.Or(spec.API, record.APIOpenAIChat), Model: cmp.Or(spec.Model, cfg.Model.Name),
 		Simulated: true, Info: simInfo(cfg),
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
 }
 
 // simInfo is the simulator's self-description in run.json's
 // target.server: what it simulates, its clock and how it was configured.
-func simInfo(cfg sim.Config) map[string]string {
-	info := map[string]string{
-		"engine": "servebench-sim", "device": cfg.Device.Name,
-		backend.InfoTimeScale: strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
-		"max_num_seqs":        strconv.Itoa(cfg.Engine.MaxNumSeqs),
+func simInfo(cfg sim.Config) map[record.ServerKey]string {
+	info := map[record.ServerKey]string{
+		record.ServerEngine: "servebench-sim", record.ServerDevice: cfg.Device.Name,
+		record.ServerTimeScale:  strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
+		record.ServerMaxNumSeqs: strconv.Itoa(cfg.Engine.MaxNumSeqs),
 	}
 	if ch := cfg.Changes(sim.DefaultConfig()); len(ch) > 0 {
 		info[record.ServerSimChanges] = strings.Join(ch, ", ")
 	}
 	if settings, err := json.Marshal(cfg.Settings()); err == nil {
-		info[backend.InfoSimSettings] = string(settings)
+		info[record.ServerSimSettings] = string(settings)
 	}
 	return info
 }
@@ -131,7 +131,7 @@ func (t *Target) Preflight(ctx context.Context) (*backend.Preflight, error) {
 // answers in Info, below what Info says already.
 func (t *Target) Describe(ctx context.Context) {
 	if t.Info == nil {
-		t.Info = map[string]string{}
+		t.Info = map[record.ServerKey]string{}
 	}
 	for k, v := range backend.Describe(ctx, t.Server, t.Model) {
 		if _, ok := t.Info[k]; !ok {

@@ -21,10 +21,10 @@ func TestOpenTargetStartsSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	if !tg.Simulated || tg.Model != cfg.Model.Name || tg.API != backend.OpenAIChat {
-		t.Errorf("got simulated %v, model %q, API %q; want true, %q, %q", tg.Simulated, tg.Model, tg.API, cfg.Model.Name, backend.OpenAIChat)
+	if !tg.Simulated || tg.Model != cfg.Model.Name || tg.API != record.APIOpenAIChat {
+		t.Errorf("got simulated %v, model %q, API %q; want true, %q, %q", tg.Simulated, tg.Model, tg.API, cfg.Model.Name, record.APIOpenAIChat)
 	}
-	for k, want := range map[string]string{"engine": "servebench-sim", backend.InfoTimeScale: "20", "max_num_seqs": "7",
+	for k, want := range map[record.ServerKey]string{record.ServerEngine: "servebench-sim", record.ServerTimeScale: "20", record.ServerMaxNumSeqs: "7",
 		record.ServerSimChanges: fmt.Sprintf("engine.max_num_seqs 7 (default %d)", sim.DefaultMaxNumSeqs)} {
 		if got := tg.Info[k]; got != want {
 			t.Errorf("Info[%s] = %q, want %q", k, got, want)
@@ -46,9 +46,9 @@ func TestOpenTargetURL(t *testing.T) {
 		name, url, api string
 		want           string // the API, or "error"
 	}{
-		{"a root: the default API", "http://127.0.0.1:9", "", backend.OpenAIChat},
-		{"an endpoint path names the API", "http://127.0.0.1:9/v1/completions", "", backend.OpenAICompletions},
-		{"an API given wins over the path", "http://127.0.0.1:9/v1/completions", backend.OllamaChat, backend.OllamaChat},
+		{"a root: the default API", "http://127.0.0.1:9", "", record.APIOpenAIChat},
+		{"an endpoint path names the API", "http://127.0.0.1:9/v1/completions", "", record.APIOpenAICompletions},
+		{"an API given wins over the path", "http://127.0.0.1:9/v1/completions", record.APIOllamaChat, record.APIOllamaChat},
 		{"no scheme", "127.0.0.1:9", "", "error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

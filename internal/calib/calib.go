@@ -143,7 +143,7 @@ var ErrTooFew = errors.New("too few streamed tokens to fit")
 // Records fits the model to a run's records, in model time (see
 // record.Record.ModelTime). server is run.json's target.server, read for
 // the slot count a server states about itself.
-func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, error) {
+func Records(recs []*record.Record, server map[record.ServerKey]string, o Options) (*Fit, error) {
 	var reqs []request
 	for _, r := range recs {
 		if q, ok := requestOf(r); ok {
@@ -154,7 +154,7 @@ func Records(recs []*record.Record, server map[string]string, o Options) (*Fit, 
 }
 
 // fitRequests fits the model to the requests of a run.
-func fitRequests(reqs []request, server map[string]string, o Options) (*Fit, error) {
+func fitRequests(reqs []request, server map[record.ServerKey]string, o Options) (*Fit, error) {
 	gaps := observe(reqs)
 	if len(gaps) < minGaps {
 		return nil, fmt.Errorf("%w: %d inter-token gaps in %d streamed requests, need %d (longer answers or more requests)", ErrTooFew, len(gaps), measured(reqs), minGaps)

@@ -100,16 +100,16 @@ func TestSlots(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		reqs   []request
-		server map[string]string
+		server map[record.ServerKey]string
 		given  int
 		want   int
 		source string
 	}{
-		{"given", slotBound, map[string]string{"total_slots": "8"}, 3, 3, SlotsFlag},
-		{"llama.cpp props", free, map[string]string{"total_slots": "8"}, 0, 8, SlotsServer},
-		{"simulator", free, map[string]string{"max_num_seqs": "6"}, 0, 6, SlotsServer},
+		{"given", slotBound, map[record.ServerKey]string{"total_slots": "8"}, 3, 3, SlotsFlag},
+		{"llama.cpp props", free, map[record.ServerKey]string{"total_slots": "8"}, 0, 8, SlotsServer},
+		{"simulator", free, map[record.ServerKey]string{"max_num_seqs": "6"}, 0, 6, SlotsServer},
 		{"from the run", slotBound, nil, 0, 2, SlotsRun},
-		{"never filled", free, map[string]string{"max_num_seqs": "many"}, 0, 0, SlotsUnbounded},
+		{"never filled", free, map[record.ServerKey]string{"max_num_seqs": "many"}, 0, 0, SlotsUnbounded},
 	} {
 		n, src := slots(c.reqs, c.server, c.given)
 		if n != c.want || src != c.source {
@@ -123,12 +123,12 @@ func TestSlots(t *testing.T) {
 // any other server, or none, spends it before the queue.
 func TestOverheadIn(t *testing.T) {
 	for _, c := range []struct {
-		server map[string]string
+		server map[record.ServerKey]string
 		want   string
 	}{
-		{map[string]string{"runtime": "ollama", "runtime_version": "0.17.4"}, sim.OverheadInSlot},
-		{map[string]string{"runtime": "vllm"}, sim.OverheadInQueue},
-		{map[string]string{"max_num_seqs": "12"}, sim.OverheadInQueue}, // servebench's own simulator
+		{map[record.ServerKey]string{"runtime": "ollama", "runtime_version": "0.17.4"}, sim.OverheadInSlot},
+		{map[record.ServerKey]string{"runtime": "vllm"}, sim.OverheadInQueue},
+		{map[record.ServerKey]string{"max_num_seqs": "12"}, sim.OverheadInQueue}, // servebench's own simulator
 		{nil, sim.OverheadInQueue},
 	} {
 		f := &Fit{OverheadIn: overheadIn(c.server)}

@@ -35,7 +35,7 @@ func Calibrate(run Run, only ConcSet, o Options) (*Calibration, error) {
 		}
 		run = only.part(run, true)
 	}
-	var server map[string]string
+	var server map[record.ServerKey]string
 	if run.Summary.Run != nil {
 		server = run.Summary.Run.Target.Server
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/stats"
 )
@@ -21,12 +22,12 @@ const (
 
 // serverSlotKeys are the keys of run.json's target.server that state a
 // slot count: the simulator's max_num_seqs, llama.cpp's total_slots.
-var serverSlotKeys = []string{"max_num_seqs", "total_slots"}
+var serverSlotKeys = []record.ServerKey{record.ServerMaxNumSeqs, record.ServerSlots}
 
 // slots finds the slot count: as given, as the server states it, or from
 // the run when at its highest concurrency fewer requests generated at once
 // than were in flight. Otherwise the run did not reach a limit.
-func slots(reqs []request, server map[string]string, given int) (int, string) {
+func slots(reqs []request, server map[record.ServerKey]string, given int) (int, string) {
 	if given > 0 {
 		return given, SlotsFlag
 	}
@@ -54,8 +55,8 @@ func slots(reqs []request, server map[string]string, given int) (int, string) {
 // overheadIn is where the server spends a request's overhead: in a slot
 // for Ollama, whose front server takes one of its runner's slots before it
 // forwards the request; before the queue otherwise (vLLM, the simulator).
-func overheadIn(server map[string]string) string {
-	if server["runtime"] == "ollama" {
+func overheadIn(server map[record.ServerKey]string) string {
+	if server[record.ServerRuntime] == "ollama" {
 		return sim.OverheadInSlot
 	}
 	return sim.OverheadInQueue

@@ -84,7 +84,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := f.plan()
+	plan, err := f.plan(o)
 	if err != nil {
 		return err
 	}

@@ -210,7 +210,7 @@ func (k *kubeFlags) checkLoad(f *runFlags) error {
 	if k.StartAt.IsZero() {
 		k.StartAt = time.Now().Add(k.startIn).Truncate(time.Second)
 	}
-	plan, err := f.plan()
+	plan, err := f.plan(nil)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files")
@@ -82,44 +85,102 @@ func TestRunObjectiveErrors(t *testing.T) {
 	}
 }
 
-// TestObjectiveOverlay: flags override single fields of an objective, and
-// its fields fill in the flags that were not given.
-func TestObjectiveOverlay(t *testing.T) {
+// TestObjectiveFlagsPlanTheRun: the run is planned from the objective
+// the flags resolve (slo.Resolve): flags given replace its fields, and
+// its fields stand for the flags not given.
+func TestObjectiveFlagsPlanTheRun(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "o.yaml")
+	if err := os.WriteFile(file, []byte("name: o\nworkload: {prompt_tokens: 256}\nload: {concurrency: [1, 2], target: 2, requests: 7, warmup: 3}\n"+
+		"slos: [ttft p95 <= 1s, e2e p99 <= 9s]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	f.define(fs)
-	if err := fs.Parse([]string{"--objective", "chat", "--output-tokens", "64", "--concurrency", "3,6",
-		"--slo", "ttft p95 <= 250ms", "--slo", "tpot p90 <= 20ms"}); err != nil {
+	if err := fs.Parse([]string{"--objective", file, "--output-tokens", "64", "--concurrency", "3,6",
+		"--shared-prefix", "16", "--slo", "ttft p95 <= 250ms", "--slo", "tpot p90 <= 20ms"}); err != nil {
 		t.Fatal(err)
 	}
 	o, err := f.objective(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.promptTokens.String() != "lognormal:1024,768,32,8192" || o.Workload.OutputTokens != "64" || f.outputTokens.String() != "64" {
-		t.Errorf("workload: flags %q %q, objective %+v", f.promptTokens.String(), f.outputTokens.String(), o.Workload)
+	p, err := f.plan(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if f.requests != 100 || f.concurrency != "3,6" || len(o.Load.Concurrency) != 2 || o.Load.Target != 8 {
-		t.Errorf("load: requests %d concurrency %q, objective %+v", f.requests, f.concurrency, o.Load)
+	if p.spec.PromptTokens != "256" || p.spec.OutputTokens != "64" || p.spec.SharedPrefix != 16 || o.Workload.SharedPrefix != 16 {
+		t.Errorf("workload: planned %+v, objective %+v", p.spec, o.Workload)
+	}
+	var loads []string
+	for _, pt := range p.points {
+		loads = append(loads, pt.Load.Label())
+		if pt.Requests != 7 || pt.WarmupRequests != 3 {
+			t.Errorf("%s: requests %d warm-up %d, want the objective's 7 and 3", pt.Load.Label(), pt.Requests, pt.WarmupRequests)
+		}
+	}
+	if strings.Join(loads, " ") != "c=3 c=6" || o.Load.Target != 2 {
+		t.Errorf("load: planned %q, objective %+v", loads, o.Load)
 	}
 	var exprs []string
 	for _, s := range o.SLOs {
 		exprs = append(exprs, s.Expr)
 	}
-	if got := strings.Join(exprs, "; "); got != "ttft p95 <= 250ms; speed p95 >= 10 tok/s; itl p99 <= 200ms; e2e p99 <= 60s; error_rate <= 0.1%; tpot p90 <= 20ms" {
+	if got := strings.Join(exprs, "; "); got != "ttft p95 <= 250ms; e2e p99 <= 9s; tpot p90 <= 20ms" {
 		t.Errorf("SLOs: %s", got)
 	}
 	// Switching to an open loop drops a concurrency target.
 	var g runFlags
 	fs = flag.NewFlagSet("run", flag.ContinueOnError)
 	g.define(fs)
-	fs.Parse([]string{"--objective", "chat", "--rate", "1,2"})
+	fs.Parse([]string{"--objective", "chat", "--rate", "1,2", "--duration", "5s"})
 	o, err = g.objective(fs)
 	if err != nil || o.Load.Target != 0 || !o.Load.Open() {
-		t.Errorf("rate override: %+v %v", o.Load, err)
+		t.Fatalf("rate override: %+v %v", o.Load, err)
+	}
+	if p, err = g.plan(o); err != nil || len(p.points) != 2 || p.points[1].Load.Rate != 2 || p.points[1].Duration != 5*time.Second || p.points[1].Requests != 0 {
+		t.Errorf("rate override planned %+v, %v", p.points, err)
 	}
 	b, _ := json.Marshal(o)
 	if !strings.Contains(string(b), `"rate":[1,2]`) {
 		t.Errorf("objective JSON: %s", b)
+	}
+}
+
+// TestWorkloadFlagsOverrideTheObjective: every workload flag other than
+// the lengths (which make a matrix) and the client's own overrides a
+// field of an objective's workload, and together they override every
+// field but the lengths.
+func TestWorkloadFlagsOverrideTheObjective(t *testing.T) {
+	var full workload.Spec // every field set
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(1)
+		default:
+			t.Fatalf("workload.Spec.%s: a %v field this test cannot fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var f runFlags
+	f.defineWorkload(fs)
+	var all []string
+	fs.VisitAll(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "prompt-tokens", "output-tokens", "tokenizer", "ignore-eos":
+			return
+		}
+		all = append(all, fl.Name)
+		if (workload.Spec{}).Override(full, []string{fl.Name}) == (workload.Spec{}) {
+			t.Errorf("--%s overrides no field of an objective's workload", fl.Name)
+		}
+	})
+	want := full
+	want.PromptTokens, want.OutputTokens = "", ""
+	if got := (workload.Spec{}).Override(full, all); got != want {
+		t.Errorf("the workload flags override %+v, want every field but the lengths", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -38,14 +39,14 @@ func renderReport(w io.Writer, rep *slo.Report, format string) error {
 // URL, model or API is not an objective missed).
 func unmet(o *slo.Objective, v *slo.Verdict) error {
 	if v.Failing {
-		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", slo.LoadText(v.TargetLoad),
+		return &Error{Err: fmt.Errorf("the server is failing at %s, not overloaded: %s", v.TargetLoad.Text(record.LoadLong),
 			strings.Join(v.Reasons, "; ")), Hint: hintFailing, Code: ExitFailure}
 	}
 	if v.Inconclusive {
-		return &Error{Err: fmt.Errorf("objective %s INCONCLUSIVE at %s: %s", o.Name, slo.LoadText(v.TargetLoad), v.Why()),
+		return &Error{Err: fmt.Errorf("objective %s INCONCLUSIVE at %s: %s", o.Name, v.TargetLoad.Text(record.LoadLong), v.Why()),
 			Hint: hintInconclusive, Code: ExitInconclusive}
 	}
-	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, slo.LoadText(v.TargetLoad),
+	return &Error{Err: fmt.Errorf("objective %s not met at %s: %s", o.Name, v.TargetLoad.Text(record.LoadLong),
 		strings.Join(v.Reasons, "; ")), Code: ExitObjective}
 }
 

@@ -57,7 +57,9 @@ func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
 	ev := &slo.Evaluator{}
 	s, err := mergeShards(dirs, m, func(r *record.Record) {
 		curves.Add(r)
-		ev.Add(r)
+		if o != nil { // the evaluator keeps every request's values: only a judged page needs them
+			ev.Add(r)
+		}
 	})
 	if err != nil {
 		return err

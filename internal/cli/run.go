@@ -18,6 +18,7 @@ import (
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -69,8 +70,7 @@ type runFlags struct {
 	maxConcurrency, requests           int
 	cpus                               int // GOMAXPROCS for the run (0: Go's default)
 	warmup                             warmupFlag
-	promptTokens, outputTokens         lengthsFlag        // repeated: a workload matrix (run_workload.go)
-	objectiveCells                     []workload.Lengths // an objective's workloads, when its file lists several
+	promptTokens, outputTokens         lengthsFlag // repeated: a workload matrix (run_workload.go)
 	tokenizer                          string
 	ignoreEOS                          bool
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
@@ -89,7 +89,7 @@ type runFlags struct {
 func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:8000 (empty: the built-in simulated server)")
 	fs.StringVar(&f.model, "model", "", "model name sent with each request")
-	fs.StringVar(&f.api, "api", backend.OpenAIChat, "API: "+strings.Join(backend.APIs(), ", "))
+	fs.StringVar(&f.api, "api", record.APIOpenAIChat, "API: "+strings.Join(record.APIs(), ", "))
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the API key (sent as a Bearer token, never written anywhere)")
 	fs.Var(&f.headers, "header", "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates to trust for https")
@@ -161,7 +161,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if f.slo.active() {
 		return f.runObjective(ctx, env, fs)
 	}
-	plan, err := f.plan()
+	plan, err := f.plan(nil)
 	if err != nil {
 		return err
 	}
@@ -266,40 +266,52 @@ const ExitInterrupted = 130
 type loadPlan struct {
 	points         []load.Point
 	prompt, output workload.LengthDist
+	// spec is what is sent, its lengths those of the first cell.
+	spec workload.Spec
 	// cells are the workloads of a workload matrix; one cell (no matrix)
 	// leaves the points' Load.Workload empty.
 	cells []workload.Lengths
 	slice time.Duration // 0: no slices
 }
 
-// plan checks the load and workload flags and builds the load points.
-func (f *runFlags) plan() (*loadPlan, error) {
+// hintClosedOrOpen is the hint of slo.ErrClosedAndOpen.
+const hintClosedOrOpen = "servebench run --concurrency 1,4  or  --rate 1,2"
+
+// plan checks the load and workload flags and builds the load points:
+// from the flags, or, with an objective (resolved from them by
+// f.objective), from its load and workload.
+func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
 	if f.concurrency != "" && f.rate != "" {
-		return nil, usagef("servebench run --concurrency 1,4  or  --rate 1,2", "--concurrency and --rate are exclusive: one run is closed-loop or open-loop")
+		return nil, usagef(hintClosedOrOpen, "%v", slo.ErrClosedAndOpen)
 	}
 	if err := f.checkAmounts(); err != nil {
 		return nil, err
 	}
+	requests, dur, warm := f.requests, f.dur, slo.Warmup{Requests: f.warmup.requests, Duration: f.warmup.duration}
+	if o != nil {
+		requests, dur, warm = o.Load.Amount()
+	}
 	p := &loadPlan{}
 	var err error
-	if p.slice, err = f.slice.resolve(f.dur); err != nil {
+	if p.slice, err = f.slice.resolve(dur); err != nil {
 		return nil, err
 	}
-	if err := f.planWorkloads(p); err != nil {
+	if err := f.planWorkloads(p, o); err != nil {
 		return nil, err
 	}
-	requests := f.requests
-	if requests == 0 && f.dur == 0 {
+	if requests == 0 && dur == 0 {
 		requests = defaultRequests
 	}
 	arrival, err := load.ParseArrival(f.arrival, f.burstiness)
 	if err != nil {
 		return nil, usagef("servebench run --rate 2 --arrival gamma --burstiness 0.5", "--arrival/--burstiness: %v", err)
 	}
-	base := load.Point{Requests: requests, Duration: f.dur, WarmupRequests: f.warmup.requests,
-		WarmupDuration: f.warmup.duration, Arrival: arrival}
-	loads, err := f.loads()
-	if err != nil {
+	base := load.Point{Requests: requests, Duration: dur, WarmupRequests: warm.Requests,
+		WarmupDuration: warm.Duration, Arrival: arrival}
+	var loads []record.Load
+	if o != nil {
+		loads = o.Load.Levels()
+	} else if loads, err = f.loads(); err != nil {
 		return nil, err
 	}
 	p.points = bench.MatrixPoints(base, p.cells, loads, f.seed)

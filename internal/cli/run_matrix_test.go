@@ -19,7 +19,7 @@ func planOf(t *testing.T, args ...string) (*loadPlan, error) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	return f.plan()
+	return f.plan(nil)
 }
 
 // TestMatrixPlan: repeated length flags run the cross product, workload
@@ -119,7 +119,7 @@ func TestMatrixObjectiveOverlay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := f.plan()
+			p, err := f.plan(o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
-	"reflect"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/rundir"
@@ -50,7 +46,7 @@ func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet)
 	if err != nil {
 		return err
 	}
-	plan, err := f.plan()
+	plan, err := f.plan(o)
 	if err != nil {
 		return err
 	}
@@ -113,162 +109,63 @@ func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *ben
 }
 
 // objective builds the objective of a run: --objective (or one made of
-// --slo alone), with the command line's flags overriding its fields.
+// --slo alone) with the command line's overrides (slo.Resolve).
 func (f *runFlags) objective(fs *flag.FlagSet) (*slo.Objective, error) {
 	const hint = "servebench run --objective chat  or  --slo 'ttft p95 <= 1s'"
 	if f.slo.repeat < 1 || f.slo.repeat > 1000 {
 		return nil, usagef("servebench run --repeat 3", "--repeat %d: want a whole number in [1, 1000]", f.slo.repeat)
 	}
-	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness}
+	levels, err := intList("concurrency", defaultConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness, Load: slo.Load{Concurrency: levels}}
 	if f.slo.objective != "" {
-		var err error
 		if o, err = loadObjective(f.slo.objective); err != nil {
 			return nil, err
 		}
 	} else if len(f.slo.slos) == 0 {
 		return nil, usagef(hint, "--find-capacity and --repeat judge a serving objective: give --objective or --slo")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := f.overlay(o, set); err != nil {
+	ov, err := f.overrides(fs)
+	if err != nil {
 		return nil, err
 	}
-	for _, s := range f.slo.slos {
-		o.SetSLO(s)
+	r, err := slo.Resolve(*o, ov)
+	switch {
+	case errors.Is(err, slo.ErrClosedAndOpen):
+		return nil, usagef(hintClosedOrOpen, "%v", err)
+	case errors.As(err, new(*workload.SpecError)):
+		return nil, specUsage(err)
+	case err != nil:
+		return nil, usagef(hint, "%v", err)
 	}
-	if f.slo.targetLoad > 0 {
-		o.Load.Target = f.slo.targetLoad
-	}
-	if len(o.Checks()) == 0 {
-		return nil, usagef(hint, "objective %s has no SLO", o.Name)
-	}
-	if err := o.Validate(); err != nil {
-		return nil, usagef(hint, "objective %s: %v", o.Name, err)
-	}
-	return o, nil
+	return r, nil
 }
 
-// overlay makes the objective and run's flags agree: a flag given on the
-// command line overrides the objective's field, and an objective field
-// fills in a flag that was not given.
-func (f *runFlags) overlay(o *slo.Objective, set map[string]bool) error {
-	w := &o.Workload
-	f.overlayLengths(o, set)
-	overlaySpec(&f.workload, w, set)
-	if err := f.overlayLoad(&o.Load, set); err != nil {
-		return err
-	}
-	if set["max-concurrency"] {
-		o.Load.MaxConcurrency = f.maxConcurrency
-	} else {
-		f.maxConcurrency = o.Load.MaxConcurrency
-	}
-	return f.overlayAmount(&o.Load, set)
-}
-
-// overlayLengths makes the objective's workloads and the length flags
-// agree. Length flags given replace the objective's lengths and its list
-// of workloads (several make a matrix); otherwise the objective's list,
-// or its lengths, stand for the flags.
-func (f *runFlags) overlayLengths(o *slo.Objective, set map[string]bool) {
-	w := &o.Workload
-	if !set["prompt-tokens"] && !set["output-tokens"] && len(o.Workloads) > 0 {
-		f.objectiveCells = o.Workloads
-		return
-	}
-	for _, p := range []struct {
-		flag string
-		run  *lengthsFlag
-		obj  string
-	}{{"prompt-tokens", &f.promptTokens, w.PromptTokens}, {"output-tokens", &f.outputTokens, w.OutputTokens}} {
-		if !set[p.flag] && p.obj != "" {
-			p.run.vals = []string{p.obj}
-		}
-	}
-	o.Workloads = nil
-	prompts, outputs := f.promptTokens.list(), f.outputTokens.list()
-	if len(prompts) == 1 && len(outputs) == 1 {
-		w.PromptTokens, w.OutputTokens = prompts[0], outputs[0]
-		return
-	}
-	// A matrix: its cells are the objective's workloads (a repeated
-	// distribution is refused when the run is planned).
-	w.PromptTokens, w.OutputTokens = "", ""
-	o.Workloads, _ = workload.Cross(prompts, outputs)
-}
-
-// overlaySpec overlays the workload fields other than the lengths; a
-// field's flag is its YAML key with dashes (docs/WORKLOADS.md).
-func overlaySpec(run, obj *workload.Spec, set map[string]bool) {
-	rv, ov := reflect.ValueOf(run).Elem(), reflect.ValueOf(obj).Elem()
-	for i := range rv.NumField() {
-		key, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("yaml"), ",")
-		if key == "" || key == "-" || key == "prompt_tokens" || key == "output_tokens" {
-			continue
-		}
-		name := strings.ReplaceAll(key, "_", "-")
-		if key == "format" || key == "order" {
-			name = "dataset-" + key
-		}
-		if set[name] || ov.Field(i).IsZero() {
-			ov.Field(i).Set(rv.Field(i))
-		} else {
-			rv.Field(i).Set(ov.Field(i))
-		}
-	}
-}
-
-func (f *runFlags) overlayLoad(l *slo.Load, set map[string]bool) error {
-	if !set["concurrency"] && !set["rate"] && len(l.Levels()) > 0 {
-		f.concurrency, f.rate = "", ""
-		if l.Open() {
-			f.rate = joinNums(l.Rate)
-		} else {
-			f.concurrency = joinNums(l.Concurrency)
-		}
-		return nil
-	}
-	wasOpen, had := l.Open(), len(l.Levels()) > 0
-	l.Concurrency, l.Rate = nil, nil
+// overrides are the objective's fields the flags given set, parsed.
+func (f *runFlags) overrides(fs *flag.FlagSet) (slo.Overrides, error) {
+	ov := slo.Overrides{PromptTokens: f.promptTokens.vals, OutputTokens: f.outputTokens.vals,
+		Workload: f.workload, SLOs: f.slo.slos, Target: f.slo.targetLoad}
 	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		ov.WorkloadGiven = append(ov.WorkloadGiven, fl.Name)
+		switch fl.Name {
+		case "max-concurrency":
+			ov.MaxConcurrency = &f.maxConcurrency
+		case "requests":
+			ov.Requests = &f.requests
+		case "duration":
+			ov.Duration = &f.dur
+		case "warmup":
+			ov.Warmup = &slo.Warmup{Requests: f.warmup.requests, Duration: f.warmup.duration}
+		}
+	})
 	if f.rate != "" {
-		l.Rate, err = floatList("rate", f.rate)
-	} else {
-		l.Concurrency, err = intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
+		ov.Rate, err = floatList("rate", f.rate)
 	}
-	if !had || wasOpen != l.Open() {
-		l.Target = 0 // a concurrency is no target for a rate, nor the reverse
+	if f.concurrency != "" && err == nil {
+		ov.Concurrency, err = intList("concurrency", f.concurrency)
 	}
-	return err
-}
-
-// overlayAmount overlays how long each point runs: requests and duration
-// go together, and so does the warm-up.
-func (f *runFlags) overlayAmount(l *slo.Load, set map[string]bool) error {
-	if set["requests"] || set["duration"] || (l.Requests == 0 && l.Duration == "") {
-		l.Requests, l.Duration = f.requests, ""
-		if f.dur > 0 {
-			l.Duration = f.dur.String()
-		}
-	} else {
-		f.requests, f.dur = l.Requests, 0
-		if l.Duration != "" {
-			f.dur, _ = time.ParseDuration(l.Duration) // validated with the objective
-		}
-	}
-	if set["warmup"] || l.Warmup == "" {
-		if s := f.warmup.String(); s != "0" {
-			l.Warmup = s
-		}
-		return nil
-	}
-	return f.warmup.Set(l.Warmup)
-}
-
-func joinNums[T int | float64](xs []T) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.FormatFloat(float64(x), 'g', -1, 64)
-	}
-	return strings.Join(parts, ",")
+	return ov, err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -59,21 +60,26 @@ func (l *lengthsFlag) list() []string {
 	return l.vals
 }
 
-// planWorkloads sets the plan's workload cells: an objective's list, else
-// the cross product of the length flags; a single cell also sets the
-// plan's two lengths.
-func (f *runFlags) planWorkloads(p *loadPlan) error {
-	cells := f.objectiveCells
+// planWorkloads sets the plan's workload: an objective's, else the
+// flags'. Its cells are the objective's list, else the cross product of
+// the lengths; a single cell also sets the plan's two lengths.
+func (f *runFlags) planWorkloads(p *loadPlan, o *slo.Objective) error {
+	spec, cells, prompts, outputs := f.workload, []workload.Lengths(nil), f.promptTokens.list(), f.outputTokens.list()
+	if o != nil {
+		spec, cells = o.Workload, o.Workloads
+		prompts, outputs = []string{spec.PromptTokens}, []string{spec.OutputTokens}
+	}
 	if cells == nil {
 		var err error
-		if cells, err = workload.Cross(f.promptTokens.list(), f.outputTokens.list()); err != nil {
+		if cells, err = workload.Cross(prompts, outputs); err != nil {
 			return specUsage(err)
 		}
 	}
-	if _, err := workload.Matrix(f.workload, cells); err != nil {
+	if _, err := workload.Matrix(spec, cells); err != nil {
 		return specUsage(err)
 	}
-	p.cells = cells
+	p.cells, p.spec = cells, spec
+	p.spec.PromptTokens, p.spec.OutputTokens = cells[0].PromptTokens, cells[0].OutputTokens
 	var err error
 	if p.prompt, err = workload.ParseLengthDist(cells[0].PromptTokens); err != nil {
 		return specUsage(err)

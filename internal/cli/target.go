@@ -138,11 +138,9 @@ func (f *runFlags) server(env *Env, url string) (backend.TargetOptions, error) {
 // benchConfig assembles the run from the flags and the started target
 // (bench.NewConfig), with bench's errors told in flag terms.
 func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, plan *loadPlan) (bench.Config, error) {
-	spec := f.workload
-	spec.PromptTokens, spec.OutputTokens = plan.cells[0].PromptTokens, plan.cells[0].OutputTokens
 	s := t.Setup()
 	s.Timeout, s.FirstTokenTimeout, s.IgnoreEOS = f.timeout, f.firstTokenTimeout, f.ignoreEOS
-	s.Tokenizer, s.Prompt, s.Output, s.Workload, s.Matrix, s.Seed = f.tokenizer, plan.prompt, plan.output, spec, plan.cells, f.seed
+	s.Tokenizer, s.Prompt, s.Output, s.Workload, s.Matrix, s.Seed = f.tokenizer, plan.prompt, plan.output, plan.spec, plan.cells, f.seed
 	s.Points, s.Slice, s.OutDir, s.Grace, s.Version = plan.points, plan.slice, f.out, f.grace, version()
 	s.Labels, s.Args = f.hist.labels, f.runArgs(env)
 	// A terminal gets a live line; a log, one line every 10 s.

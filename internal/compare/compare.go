@@ -25,14 +25,29 @@ const Schema = "servebench.compare/v1"
 
 // Headline are the statistics compared at every load point, in the order
 // they are printed, named as SLOs name them ("speed p95" is the speed 95%
-// of requests reached: the p5 of per-request decode speed).
-var Headline = []string{
-	"ttft p50", "ttft p95", "ttft p99",
-	"itl p50", "itl p95", "itl p99",
-	"e2e p50", "e2e p95", "e2e p99",
-	"speed p50", "speed p95", "speed p99",
-	"throughput", "error_rate",
-}
+// of requests reached: the p5 of per-request decode speed): the metrics
+// of metrics.Table with a Headline place, a distribution by its median
+// and upper tail.
+var Headline = func() []string {
+	var rows []*metrics.Metric
+	for i := range metrics.Table {
+		if metrics.Table[i].Headline > 0 {
+			rows = append(rows, &metrics.Table[i])
+		}
+	}
+	slices.SortFunc(rows, func(a, b *metrics.Metric) int { return cmp.Compare(a.Headline, b.Headline) })
+	var names []string
+	for _, m := range rows {
+		if !m.Distribution() {
+			names = append(names, m.Name)
+			continue
+		}
+		for _, p := range []string{"p50", "p95", "p99"} {
+			names = append(names, m.Name+" "+p)
+		}
+	}
+	return names
+}()
 
 // Side is one run: its summary, recomputed from its records, and the same
 // records by load for the intervals.
@@ -276,7 +291,7 @@ func runs(s *metrics.Summary, l record.Load) int {
 // repeats, which is the mean of the runs' own (pooling would count the
 // time between repeats as the window).
 func valueAt(st slo.Statistic, s *Side, l record.Load, pooled *metrics.PointSummary) (float64, int) {
-	if g := perRun(s, l); st.Metric == "throughput" && len(g) > 1 {
+	if g := perRun(s, l, st); st.PerRun() && len(g) > 1 {
 		var xs []float64
 		for _, run := range g {
 			xs = append(xs, run[0][0])

@@ -3,10 +3,13 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // Each case knows the difference B − A exactly (the records are built so)
@@ -228,5 +231,23 @@ func TestRunsAreTheUnit(t *testing.T) {
 	c = changeOf(t, r.Points[0], "ttft p50")
 	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != fromSlices || c.Noise.SlicesA != 5 || c.Noise.SlicesB != 0 {
 		t.Errorf("ttft p50, one run against three: verdict %q, noise %+v, interval %+v", c.Verdict, c.Noise, c.CI)
+	}
+}
+
+// TestHeadlineCoversTable: every metric of metrics.Table with a Headline
+// place is compared at every point, each place taken once.
+func TestHeadlineCoversTable(t *testing.T) {
+	places := map[int]string{}
+	for _, m := range metrics.Table {
+		if m.Headline == 0 {
+			continue
+		}
+		if other, ok := places[m.Headline]; ok {
+			t.Errorf("%s and %s share Headline place %d", m.Name, other, m.Headline)
+		}
+		places[m.Headline] = m.Name
+		if !slices.ContainsFunc(Headline, func(s string) bool { return slo.MustStatistic(s).Metric == m.Name }) {
+			t.Errorf("%s has Headline place %d but compare does not compare it", m.Name, m.Headline)
+		}
 	}
 }

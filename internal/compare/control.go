@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
@@ -69,7 +68,7 @@ func Differences(a, b *record.Run, la, lb []record.Load) []Difference {
 	}
 	ds = append(ds, serverDifferences(a.Target.Server, b.Target.Server)...)
 	if a.Target.Simulated && b.Target.Simulated {
-		ds = append(ds, simDifferences(a.Target.Server[backend.InfoSimSettings], b.Target.Server[backend.InfoSimSettings])...)
+		ds = append(ds, simDifferences(a.Target.Server[record.ServerSimSettings], b.Target.Server[record.ServerSimSettings])...)
 	}
 	for _, p := range runProperties {
 		va, vb := p.get(a), p.get(b)
@@ -103,8 +102,8 @@ func unlessUnknown(a, b, consequence string) string {
 
 // serverDifferences compares the controlled keys of two servers'
 // self-descriptions (slo.ControlledProperty says which).
-func serverDifferences(a, b map[string]string) []Difference {
-	keys := map[string]bool{}
+func serverDifferences(a, b map[record.ServerKey]string) []Difference {
+	keys := map[record.ServerKey]bool{}
 	for k := range a {
 		keys[k] = true
 	}
@@ -116,7 +115,7 @@ func serverDifferences(a, b map[string]string) []Difference {
 		if _, ok := slo.ControlledProperty(k); !ok || a[k] == b[k] {
 			continue
 		}
-		ds = append(ds, Difference{Property: propertyName(k), Key: "target.server." + k, A: a[k], B: b[k],
+		ds = append(ds, Difference{Property: propertyName(k), Key: "target.server." + string(k), A: a[k], B: b[k],
 			Known: a[k] != "" && b[k] != "", Consequence: unlessUnknown(a[k], b[k], notHardware)})
 	}
 	return ds
@@ -133,7 +132,7 @@ func simDifferences(a, b string) []Difference {
 		if a == b {
 			return nil
 		}
-		return []Difference{{Property: "simulator configuration", Key: "target.server." + backend.InfoSimSettings,
+		return []Difference{{Property: "simulator configuration", Key: "target.server." + string(record.ServerSimSettings),
 			A: recorded(errA == nil), B: recorded(errB == nil), Consequence: notChecked}}
 	}
 	keys := map[string]bool{}
@@ -146,7 +145,7 @@ func simDifferences(a, b string) []Difference {
 	var ds []Difference
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if sa[k] != sb[k] {
-			ds = append(ds, Difference{Property: "simulator " + k, Key: "target.server." + backend.InfoSimSettings + "." + k,
+			ds = append(ds, Difference{Property: "simulator " + k, Key: "target.server." + string(record.ServerSimSettings) + "." + k,
 				A: cmp.Or(sa[k], "(not set)"), B: cmp.Or(sb[k], "(not set)"), Known: true, Consequence: notSameSim})
 		}
 	}
@@ -161,13 +160,13 @@ func recorded(ok bool) string {
 }
 
 // propertyName is a server key as people say it.
-func propertyName(key string) string {
-	names := map[string]string{"model_id": "model", "model_root": "model source", "model_revision": "model revision",
-		"runtime_version": "runtime version", "max_model_len": "context length"}
+func propertyName(key record.ServerKey) string {
+	names := map[record.ServerKey]string{record.ServerModelID: "model", record.ServerModelRoot: "model source",
+		record.ServerModelRevision: "model revision", record.ServerRuntimeVersion: "runtime version", record.ServerMaxModelLen: "context length"}
 	if n, ok := names[key]; ok {
 		return n
 	}
-	return strings.ReplaceAll(key, "_", " ")
+	return strings.ReplaceAll(string(key), "_", " ")
 }
 
 // runProperty is a property of run.json compared between runs.

@@ -11,7 +11,7 @@ import (
 func baseRun() *record.Run {
 	return &record.Run{Schema: record.RunSchema, PromptTokens: "512", OutputTokens: "128", IgnoreEOS: true,
 		Target: record.Target{URL: "http://gpu-a:8000", API: "openai-chat", Model: "llama",
-			Server: map[string]string{"model_id": "llama", "quantization": "q4_K_M", "runtime": "llama.cpp",
+			Server: map[record.ServerKey]string{"model_id": "llama", "quantization": "q4_K_M", "runtime": "llama.cpp",
 				"runtime_version": "b4000", "max_model_len": "8192", "sampling.temperature": "0.8", "endpoints": "/v1/models"}}}
 }
 
@@ -85,9 +85,9 @@ func TestSimDifferences(t *testing.T) {
 	simRun := func(settings string) *record.Run {
 		r := baseRun()
 		r.Target.Simulated = true
-		r.Target.Server = map[string]string{"model_id": "sim", "runtime": "servebench-sim"}
+		r.Target.Server = map[record.ServerKey]string{"model_id": "sim", "runtime": "servebench-sim"}
 		if settings != "" {
-			r.Target.Server["sim_settings"] = settings
+			r.Target.Server[record.ServerSimSettings] = settings
 		}
 		return r
 	}

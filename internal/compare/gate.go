@@ -53,7 +53,7 @@ func ParseGate(text string) (Gate, error) {
 	}
 	g := Gate{Stat: st}
 	value := strings.ReplaceAll(t[i+1:], " ", "")
-	if num, ok := strings.CutSuffix(value, "%"); ok && st.Metric != "error_rate" {
+	if num, ok := strings.CutSuffix(value, "%"); ok && st.Unit != "fraction" { // a fraction's % is its value, in points
 		v, err := strconv.ParseFloat(num, 64)
 		if err != nil || !(v >= 0) || v > 1e6 {
 			return Gate{}, fmt.Errorf("%q is not a non-negative percentage", num)

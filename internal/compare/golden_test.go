@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func goldenSides() (*Side, *Side) {
 	ra, rb := baseRun(), baseRun()
 	ra.Started, rb.Started = "2026-11-30T09:00:00.123Z", "2026-12-01T09:00:00Z"
-	rb.Target.Server = map[string]string{"model_id": "llama", "quantization": "q8_0", "runtime": "llama.cpp",
+	rb.Target.Server = map[record.ServerKey]string{"model_id": "llama", "quantization": "q8_0", "runtime": "llama.cpp",
 		"runtime_version": "b4000", "max_model_len": "8192", "sampling.temperature": "0.8"}
 	c4, c8 := record.Load{Concurrency: 4}, record.Load{Concurrency: 8}
 	var a, b []*record.Record

@@ -68,7 +68,7 @@ type perRequest struct {
 // throughputInterval is the interval of aggregate throughput: one number
 // per run, so only repeats on both sides give it one.
 func (c *Change) throughputInterval(l record.Load, a, b *Side, opt Options) {
-	ga, gb := perRun(a, l), perRun(b, l)
+	ga, gb := perRun(a, l, c.stat), perRun(b, l, c.stat)
 	if len(ga) < 2 || len(gb) < 2 {
 		c.judge(stats.Interval{}, nil, fmt.Sprintf("%s; repeat to know: %s is one number per run, so only repeats (run --repeat N) give it an interval", oneRun(len(ga), len(gb)), c.Metric), opt.Confidence)
 		return
@@ -102,12 +102,14 @@ func (c *Change) judge(ci stats.Interval, band *NoiseEstimate, why string, level
 	c.Verdict = judge(lo, hi, c.HigherIsBetter)
 }
 
-// perRun is each run's aggregate output throughput at l, one group per run.
-func perRun(s *Side, l record.Load) [][][]float64 {
+// perRun is each run's own value of a one-number statistic at l (its
+// aggregate output throughput), one group per run that measured it.
+func perRun(s *Side, l record.Load, st slo.Statistic) [][][]float64 {
 	var g [][][]float64
-	for _, p := range s.Summary.Points {
-		if p.Load == l && p.Requests.Completed > 0 {
-			g = append(g, [][]float64{{p.OutputTPS}})
+	for i := range s.Summary.Points {
+		p := &s.Summary.Points[i]
+		if v, _ := st.Value(p); p.Load == l && !math.IsNaN(v) {
+			g = append(g, [][]float64{{v}})
 		}
 	}
 	return g

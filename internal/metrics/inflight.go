@@ -47,6 +47,8 @@ type sweeper struct {
 	// settled, when the run says so (Aggregator.Settled), is an instant
 	// before which no request still to come was sent.
 	settled *int64
+	// apart: fed by Aggregator.Sweep, not as records are added.
+	apart bool
 }
 
 type pend struct {

@@ -46,22 +46,37 @@ func sortByEnd(recs []*record.Record) {
 // TestInFlightSweptEqualKept: a closed loop's concurrency figures and
 // slices, swept as records come in end order, equal those computed from
 // every interval kept to the end, over a point long enough that most of
-// it is swept and let go long before its end.
+// it is swept and let go long before its end; also when records are added
+// in another order (two workers one after the other) and given again to
+// Sweep in end order.
 func TestInFlightSweptEqualKept(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		long time.Duration
+		name  string
+		long  time.Duration
+		apart bool
 	}{
-		{"short requests", 3 * time.Second},
-		{"stuck requests of five minutes", 5 * time.Minute},
+		{"short requests", 3 * time.Second, false},
+		{"stuck requests of five minutes", 5 * time.Minute, false},
+		{"added by worker, swept apart in end order", 3 * time.Second, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			recs := usersLoop(rand.New(rand.NewPCG(5, uint64(c.long))), 40, 50*time.Minute, c.long)
 			kept := Aggregator{Slice: time.Minute}
-			swept := Aggregator{Slice: time.Minute, Ordered: true}
-			for _, r := range recs {
+			swept := Aggregator{Slice: time.Minute, Ordered: true, SweepApart: c.apart}
+			added := recs
+			if c.apart {
+				byWorker := func(r *record.Record) int { return int(r.ID % 2) }
+				added = slices.Clone(recs)
+				slices.SortStableFunc(added, func(a, b *record.Record) int { return cmp.Compare(byWorker(a), byWorker(b)) })
+			}
+			for _, r := range added {
 				kept.Add(r)
 				swept.Add(r)
+			}
+			for _, r := range recs {
+				if c.apart {
+					swept.Sweep(r)
+				}
 			}
 			want, _ := kept.Point(0)
 			got, _ := swept.Point(0)

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 	"github.com/servebench/servebench/internal/telemetry"
@@ -121,6 +120,12 @@ type Aggregator struct {
 	points  map[int]*pointAgg
 	from    map[int]int64
 	settled int64 // Settled's instant; 0 when never told
+
+	// SweepApart, with Ordered: records are added in another order, and
+	// given again in end order to Sweep, which alone feeds the sweep of
+	// requests in flight (a sharded run's workers, read one after the
+	// other, then merged by end).
+	SweepApart bool
 }
 
 // Settled says that no record added from now on was sent before ns (model
@@ -170,14 +175,35 @@ func (a *Aggregator) Add(r *record.Record) {
 	if p == nil {
 		p = &pointAgg{index: r.Point, load: r.Load, api: r.API, model: r.Model, errors: map[string]int{}, slice: a.Slice}
 		if c := r.Load.Concurrency; a.Ordered && c > 0 && r.Session == 0 {
-			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c, settled: &a.settled}
+			p.sw = &sweeper{thr: int(math.Ceil(heldFraction * float64(c))), users: c, settled: &a.settled, apart: a.SweepApart}
 		}
 		if lo, ok := a.from[r.Point]; ok && a.Slice > 0 {
-			p.stream = &sliceStream{lo: lo, w: int64(a.Slice)}
+			p.stream = &sliceStream{lo: lo, w: int64(a.Slice), settled: &a.settled}
 		}
 		a.points[r.Point] = p
 	}
 	p.add(r)
+}
+
+// Sweeping reports whether a point sweeps its requests in flight, so
+// that Sweep has something to do.
+func (a *Aggregator) Sweeping() bool {
+	for _, p := range a.points {
+		if p.sw != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Sweep gives the sweep of requests in flight one record, in the order
+// requests ended, when SweepApart; the record must have been added.
+func (a *Aggregator) Sweep(r *record.Record) {
+	p := a.points[r.Point]
+	if p == nil || p.sw == nil || r.Phase == record.PhaseWarmup || (r.Error != nil && r.Error.Class == record.ClassCancelled) {
+		return
+	}
+	p.sw.add(r.SentNS, r.EndNS)
 }
 
 // Points returns the summaries ordered by point index.
@@ -285,7 +311,9 @@ func (p *pointAgg) window(r *record.Record) {
 		p.busyNS += r.EndNS - r.SentNS
 	}
 	if p.sw != nil {
-		p.sw.add(r.SentNS, r.EndNS)
+		if !p.sw.apart {
+			p.sw.add(r.SentNS, r.EndNS)
+		}
 		p.sw.late = p.sw.late || r.Session > 0 // think time is not swept
 	} else {
 		p.intervals = append(p.intervals, interval{r.SentNS, r.EndNS, r.Error == nil})
@@ -339,7 +367,7 @@ func (p *pointAgg) tokens(r *record.Record) {
 	}
 	if r.PromptTokensRequested > 0 && r.PromptTokens > 0 && r.PromptTokens != r.PromptTokensRequested {
 		p.mismatch++
-		if r.API == backend.OpenAIChat || r.API == backend.OllamaChat {
+		if record.ChatAPI(r.API) {
 			p.mismatchChat = true
 		}
 	}

@@ -33,6 +33,22 @@ type sliceStream struct {
 	// broken: a request was sent before lo, so the bound was wrong; the
 	// rest are kept and the slices say so (Warnings).
 	broken bool
+	// settled, when the run says so (Aggregator.Settled), is an instant
+	// no request still to come was sent before: once it passes the
+	// earliest send seen, that send is the origin (narrow).
+	settled *int64
+}
+
+// narrow raises the origin's lower bound to lo, which no measured request
+// was sent before either: the busy time counted so far is re-expressed
+// from it. A run's first send comes a second or more after its start
+// (the tokenizer's setup, connections), and with so wide a range a
+// request near every slice boundary would be kept to the end.
+func (s *sliceStream) narrow(lo int64) {
+	for k := range s.accs {
+		s.accs[k].busyConst += s.accs[k].busyCoef * (lo - s.lo)
+	}
+	s.lo = lo
 }
 
 // fixed reports whether instant t falls in the same slice for every origin
@@ -62,6 +78,9 @@ func (s *sliceStream) take(q *sliceReq, hi int64) bool {
 	if q.sent < s.lo {
 		s.broken = true
 		return false
+	}
+	if s.settled != nil && *s.settled != 0 && *s.settled >= hi && hi > s.lo { // 0: never told
+		s.narrow(hi)
 	}
 	if !s.fixed(q.sent, hi) || !s.fixed(q.end, hi) || (q.ok && !math.IsNaN(q.ttft) && !s.fixed(q.first, hi)) {
 		return false

@@ -59,18 +59,29 @@ func TestSlicesStreamedEqualKept(t *testing.T) {
 		slack    time.Duration // the bound below the first send
 		slice    time.Duration
 		shuffled bool
+		settled  bool          // the run says which sends are still to come
+		before   time.Duration // every instant moved this much before the epoch
 	}{
-		{"bound at the first send", 0, 1700 * time.Millisecond, false},
-		{"bound below it", 300 * time.Millisecond, 1700 * time.Millisecond, false},
-		{"any order", 300 * time.Millisecond, 2 * time.Second, true},
-		{"slack wider than a slice", 3 * time.Second, time.Second, false},
-		{"slices of a minute", 20 * time.Millisecond, time.Minute, true},
+		{"bound at the first send", 0, 1700 * time.Millisecond, false, false, 0},
+		{"bound below it", 300 * time.Millisecond, 1700 * time.Millisecond, false, false, 0},
+		{"any order", 300 * time.Millisecond, 2 * time.Second, true, false, 0},
+		{"slack wider than a slice", 3 * time.Second, time.Second, false, false, 0},
+		{"slices of a minute", 20 * time.Millisecond, time.Minute, true, false, 0},
+		{"slack narrowed as the run settles", 500 * time.Millisecond, 1700 * time.Millisecond, false, true, 0},
+		{"slack wider than a slice, narrowed", 3 * time.Second, time.Second, false, true, 0},
+		{name: "before the epoch, never settled", slack: 300 * time.Millisecond, slice: 2 * time.Second, shuffled: true, before: 2 * time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(c.slack)))
 			recs := streamRecords(rng, 3000)
 			if c.shuffled {
 				rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+			}
+			if c.settled {
+				recs = firstEndsLast(recs)
+			}
+			for _, r := range recs {
+				shiftRecord(r, -int64(c.before))
 			}
 			first := recs[0].SentNS
 			for _, r := range recs {
@@ -79,7 +90,10 @@ func TestSlicesStreamedEqualKept(t *testing.T) {
 			kept := Aggregator{Slice: c.slice}
 			streamed := Aggregator{Slice: c.slice}
 			streamed.From(0, first-int64(c.slack))
-			for _, r := range recs {
+			for i, r := range recs {
+				if c.settled {
+					settleAsRun(&streamed, recs, i)
+				}
 				kept.Add(r)
 				streamed.Add(r)
 			}
@@ -102,21 +116,74 @@ func TestSlicesStreamedEqualKept(t *testing.T) {
 	}
 }
 
-// TestSlicesStreamedKeepFew: with the bound at the point's first send and
-// records in the order they ended, nearly no request is kept for the end.
+// firstEndsLast makes the request sent first fail at the very end, so
+// that the origin stays uncertain, and requests are counted, until then.
+func firstEndsLast(recs []*record.Record) []*record.Record {
+	f, end := recs[0], recs[0].EndNS
+	for _, r := range recs {
+		if r.SentNS < f.SentNS {
+			f = r
+		}
+		end = max(end, r.EndNS)
+	}
+	f.EndNS, f.FirstTokenNS, f.Chunks, f.OutputTokens = end+1, 0, nil, 0
+	f.Error = &record.Error{Class: record.ClassServerError, Message: "late"}
+	slices.SortStableFunc(recs, func(a, b *record.Record) int { return int(a.EndNS - b.EndNS) })
+	return recs
+}
+
+// shiftRecord moves r's instants by d ns.
+func shiftRecord(r *record.Record, d int64) {
+	r.ScheduledNS, r.SentNS, r.EndNS = r.ScheduledNS+d, r.SentNS+d, r.EndNS+d
+	if r.FirstTokenNS != 0 {
+		r.FirstTokenNS += d
+	}
+}
+
+// settleAsRun tells a what a run's sink would before record i: every
+// hundred records, the earliest send still to come.
+func settleAsRun(a *Aggregator, recs []*record.Record, i int) {
+	if i%100 != 0 {
+		return
+	}
+	next := recs[i].SentNS
+	for _, r := range recs[i:] {
+		next = min(next, r.SentNS)
+	}
+	a.Settled(next)
+}
+
+// TestSlicesStreamedKeepFew: records in the order they ended keep nearly
+// no request for the end, with the bound at the point's first send, or
+// seconds below it (the run's start, before its tokenizer and connections
+// are ready) once the run says which sends are still to come.
 func TestSlicesStreamedKeepFew(t *testing.T) {
-	recs := streamRecords(rand.New(rand.NewPCG(1, 1)), 3000)
-	first := recs[0].SentNS
-	for _, r := range recs {
-		first = min(first, r.SentNS)
-	}
-	a := Aggregator{Slice: 2 * time.Second}
-	a.From(0, first)
-	for _, r := range recs {
-		a.Add(r)
-	}
-	if n := len(a.points[0].sliceReqs); n > 300 {
-		t.Errorf("%d of %d requests kept for slicing", n, len(recs))
+	for _, c := range []struct {
+		name    string
+		slack   time.Duration
+		settled bool
+	}{
+		{"bound at the first send", 0, false},
+		{"bound below it, narrowed as the run settles", 1500 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recs := streamRecords(rand.New(rand.NewPCG(1, 1)), 3000)
+			first := recs[0].SentNS
+			for _, r := range recs {
+				first = min(first, r.SentNS)
+			}
+			a := Aggregator{Slice: 2 * time.Second}
+			a.From(0, first-int64(c.slack))
+			for i, r := range recs {
+				if c.settled {
+					settleAsRun(&a, recs, i)
+				}
+				a.Add(r)
+			}
+			if n := len(a.points[0].sliceReqs); n > 300 {
+				t.Errorf("%d of %d requests kept for slicing", n, len(recs))
+			}
+		})
 	}
 }
 

@@ -1,6 +1,10 @@
 package metrics
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servebench/servebench/internal/stats"
+)
 
 // A long run's timeline. Up to timelineExact requests, Curves keeps each
 // one and cuts the timeline into bins of any width at the end. Past that,
@@ -12,7 +16,7 @@ import "slices"
 // writes equals the one report builds from its records file. The page's
 // bins are then whole numbers of fine bins, at most the bins asked for.
 const (
-	timelineExact = 1 << 16
+	timelineExact = stats.ExactMax // 40 bytes a request until then
 	fineBins      = 1 << 13
 	fineWidth0    = int64(1e6) // 1 ms
 	tokenUnit     = 1 << 16

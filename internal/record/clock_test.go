@@ -52,9 +52,9 @@ func TestRunScale(t *testing.T) {
 		{&Run{TimeScale: -3}, 1},    // a damaged file is not a scale
 		{&Run{TimeScale: 0.5}, 0.5}, // slowed down
 		// An older run.json: the scale only in what the simulator said.
-		{&Run{Target: Target{Server: map[string]string{"time_scale": "10"}}}, 10},
-		{&Run{TimeScale: 4, Target: Target{Server: map[string]string{"time_scale": "10"}}}, 4},
-		{&Run{Target: Target{Server: map[string]string{"time_scale": "fast"}}}, 1},
+		{&Run{Target: Target{Server: map[ServerKey]string{ServerTimeScale: "10"}}}, 10},
+		{&Run{TimeScale: 4, Target: Target{Server: map[ServerKey]string{ServerTimeScale: "10"}}}, 4},
+		{&Run{Target: Target{Server: map[ServerKey]string{ServerTimeScale: "fast"}}}, 1},
 	} {
 		if got := tt.run.Scale(); got != tt.want {
 			t.Errorf("%+v.Scale() = %v, want %v", tt.run, got, tt.want)

@@ -134,17 +134,26 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-func TestLoadLabel(t *testing.T) {
+// TestLoadText: a load in both forms, and as a label, which adds its
+// workload cell to the short form.
+func TestLoadText(t *testing.T) {
 	for _, tt := range []struct {
-		l    Load
-		want string
+		l                  Load
+		short, long, label string
 	}{
-		{Load{Concurrency: 4}, "c=4"},
-		{Load{Rate: 2.5}, "r=2.5/s"},
-		{Load{Rate: 2, MaxConcurrency: 8}, "r=2/s ≤8"},
+		{Load{Concurrency: 4}, "c=4", "concurrency 4", "c=4"},
+		{Load{Rate: 2.5}, "r=2.5/s", "2.5 req/s", "r=2.5/s"},
+		{Load{Rate: 2, MaxConcurrency: 8}, "r=2/s ≤8", "2 req/s (at most 8 in flight)", "r=2/s ≤8"},
+		{Load{Workload: "in=128 out=64", Concurrency: 1}, "c=1", "concurrency 1", "in=128 out=64 c=1"},
 	} {
-		if got := tt.l.Label(); got != tt.want {
-			t.Errorf("%+v: got %q, want %q", tt.l, got, tt.want)
+		if got := tt.l.Text(LoadShort); got != tt.short {
+			t.Errorf("%+v short: got %q, want %q", tt.l, got, tt.short)
+		}
+		if got := tt.l.Text(LoadLong); got != tt.long {
+			t.Errorf("%+v long: got %q, want %q", tt.l, got, tt.long)
+		}
+		if got := tt.l.Label(); got != tt.label {
+			t.Errorf("%+v label: got %q, want %q", tt.l, got, tt.label)
 		}
 	}
 }

@@ -28,25 +28,46 @@ type Load struct {
 	MaxConcurrency int     `json:"max_concurrency,omitempty"`
 }
 
-// Label names a load the way a user set it: "c=4", "r=2/s", or
-// "r=2/s ≤8" for an open loop capped at 8 in flight; prefixed by the
-// workload cell when there is one ("in=128 out=64 c=4").
+// Label names a load the way a user set it, in the short form: "c=4",
+// "r=2/s", or "r=2/s ≤8" for an open loop capped at 8 in flight; prefixed
+// by the workload cell when there is one ("in=128 out=64 c=4").
 func (l Load) Label() string {
 	if l.Workload != "" {
-		return l.Workload + " " + l.LoadLabel()
+		return l.Workload + " " + l.Text(LoadShort)
 	}
-	return l.LoadLabel()
+	return l.Text(LoadShort)
 }
 
-// LoadLabel is Label without the workload: the load alone, for a table
-// already grouped by workload.
-func (l Load) LoadLabel() string {
+// LoadForm is how a load is written.
+type LoadForm int
+
+const (
+	// LoadShort is a load as a table or a flag writes it: "c=4", "r=2/s",
+	// "r=2/s ≤8".
+	LoadShort LoadForm = iota
+	// LoadLong is a load in words, for sentences: "concurrency 4",
+	// "2 req/s", "2 req/s (at most 8 in flight)".
+	LoadLong
+)
+
+// Text writes the load alone, without its workload cell (for a table
+// already grouped by workload, or a sentence that names it apart), in
+// form f.
+func (l Load) Text(f LoadForm) string {
 	if l.Rate > 0 {
-		s := "r=" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + "/s"
-		if l.MaxConcurrency > 0 {
-			s += " ≤" + strconv.Itoa(l.MaxConcurrency)
+		rate := strconv.FormatFloat(l.Rate, 'g', -1, 64)
+		switch {
+		case f == LoadLong && l.MaxConcurrency > 0:
+			return rate + " req/s (at most " + strconv.Itoa(l.MaxConcurrency) + " in flight)"
+		case f == LoadLong:
+			return rate + " req/s"
+		case l.MaxConcurrency > 0:
+			return "r=" + rate + "/s ≤" + strconv.Itoa(l.MaxConcurrency)
 		}
-		return s
+		return "r=" + rate + "/s"
+	}
+	if f == LoadLong {
+		return "concurrency " + strconv.Itoa(l.Concurrency)
 	}
 	return "c=" + strconv.Itoa(l.Concurrency)
 }

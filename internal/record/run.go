@@ -152,14 +152,10 @@ type Target struct {
 	// server serves.
 	ModelPicked bool `json:"model_picked,omitempty"`
 	Simulated   bool `json:"simulated"`
-	// Server describes what the server said about itself (version, max context).
-	Server map[string]string `json:"server,omitempty"`
+	// Server describes what the server said about itself (version, max
+	// context), under the Server* keys.
+	Server map[ServerKey]string `json:"server,omitempty"`
 }
-
-// ServerSimChanges is the Target.Server key of the built-in simulator's
-// settings that differ from its defaults ("device.mem_bandwidth_gbs 6700
-// (default 3350), ..."), so that a what-if run says what it changed.
-const ServerSimChanges = "sim_changes"
 
 // PointClient pairs a load point with the load generator's own figures.
 type PointClient struct {
@@ -261,7 +257,7 @@ func (r *Run) Scale() float64 {
 	if r.TimeScale > 0 {
 		return r.TimeScale
 	}
-	if v, err := strconv.ParseFloat(r.Target.Server["time_scale"], 64); err == nil && v > 0 && v < 1e9 {
+	if v, err := strconv.ParseFloat(r.Target.Server[ServerTimeScale], 64); err == nil && v > 0 && v < 1e9 {
 		return v
 	}
 	return 1

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -22,7 +23,7 @@ var decideLabels = []string{"gpus", "gpu", "runtime", "quantization", "cost"}
 func Decision(w io.Writer, d *slo.Decision) error {
 	var b strings.Builder
 	o := d.Objective
-	fmt.Fprintf(&b, "Objective %s · target load %s · priority %s\n\n", orDash(o.Name), slo.LoadText(o.Load.TargetLoad()), orDash(o.Priority))
+	fmt.Fprintf(&b, "Objective %s · target load %s · priority %s\n\n", orDash(o.Name), o.Load.TargetLoad().Text(record.LoadLong), orDash(o.Priority))
 	head := append([]string{"candidate"}, decideLabels...)
 	rows := [][]string{append(head, "other labels", "capacity", "saturation", "binding SLO", "at target", "")}
 	for _, x := range d.Outcomes {

@@ -34,7 +34,7 @@ func targetName(run *record.Run) string {
 	name := t.URL
 	if t.Simulated {
 		name = "simulated server"
-		if d := t.Server["device"]; d != "" {
+		if d := t.Server[record.ServerDevice]; d != "" {
 			name += " (" + d + ")"
 		}
 		if ch := t.Server[record.ServerSimChanges]; ch != "" {

@@ -54,7 +54,7 @@ func aboutServer(s *metrics.Summary) aboutSection {
 		{"model", orDash(t.Model)},
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Server)) {
-		rows = append(rows, []string{k, t.Server[k]})
+		rows = append(rows, []string{string(k), t.Server[k]})
 	}
 	return aboutSection{Title: "Server", Rows: rows}
 }

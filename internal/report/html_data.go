@@ -163,7 +163,7 @@ func buildGroup(r *HTMLRun, workload string, curves []metrics.PointCurves) group
 	slices.SortStableFunc(g.Points, func(a, b pointData) int { return cmp.Compare(a.X, b.X) })
 	for _, c := range curves {
 		if c.Load.Workload == workload {
-			g.CDFs = append(g.CDFs, cdfData{Label: c.Load.LoadLabel(), TTFT: c.TTFT, ITL: c.ITL})
+			g.CDFs = append(g.CDFs, cdfData{Label: c.Load.Text(record.LoadShort), TTFT: c.TTFT, ITL: c.ITL})
 		}
 	}
 	g.Saturation, g.SaturationLabel = saturation(r, workload)
@@ -172,7 +172,7 @@ func buildGroup(r *HTMLRun, workload string, curves []metrics.PointCurves) group
 
 func buildPoint(p *metrics.PointSummary) pointData {
 	return pointData{
-		Label: p.Load.LoadLabel(), X: slo.LoadValue(p.Load), Held: p.LoadHeld,
+		Label: p.Load.Text(record.LoadShort), X: slo.LoadValue(p.Load), Held: p.LoadHeld,
 		Completed: p.Requests.Completed, Failed: p.Requests.Failed,
 		SpeedP50: p.DecodeTPSReq.P50, SpeedP95: p.DecodeTPSReq.P5, OutputTPS: p.OutputTPS,
 		TTFT: pctsOf(p.TTFT), ITL: pctsOf(p.ITL), E2E: pctsOf(p.E2E),
@@ -191,7 +191,7 @@ func saturation(r *HTMLRun, workload string) (*float64, string) {
 			return nil, ""
 		}
 		x := slo.LoadValue(*v.Saturation.Load)
-		return &x, v.Saturation.Load.LoadLabel()
+		return &x, v.Saturation.Load.Text(record.LoadShort)
 	}
 	var loads []record.Load
 	tps, lat := map[record.Load][]float64{}, map[record.Load][]float64{}
@@ -214,7 +214,7 @@ func saturation(r *HTMLRun, workload string) (*float64, string) {
 	if !ok {
 		return nil, ""
 	}
-	return &xs[i], loads[i].LoadLabel()
+	return &xs[i], loads[i].Text(record.LoadShort)
 }
 
 // verdictOf is the verdict that judged a workload cell: the matrix
@@ -249,20 +249,16 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// sloCharts maps the summary fields an SLO reads to the chart it is drawn
-// on; an SLO on another field is stated in the verdict only.
-var sloCharts = map[string]string{
-	"ttft_ms": "ttft", "itl_ms": "itl", "e2e_ms": "e2e", "decode_tps_per_request": "speed", "output_tps": "throughput",
-}
-
 func sloLines(o *slo.Objective) []sloLine {
 	out := []sloLine{}
 	if o == nil {
 		return out
 	}
 	for _, s := range o.Checks() {
-		if c, ok := sloCharts[s.Field]; ok {
-			out = append(out, sloLine{Chart: c, Stat: s.Stat, Value: s.Value, Expr: s.Expr})
+		// drawn on the chart named as the metric, where it has one; an SLO
+		// on another metric is stated in the verdict only
+		if m, ok := metrics.LookupMetric(s.Metric); ok && m.Chart {
+			out = append(out, sloLine{Chart: s.Metric, Stat: s.Stat, Value: s.Value, Expr: s.Expr})
 		}
 	}
 	return out

@@ -30,7 +30,7 @@ func htmlPoint(idx int, l record.Load, tps, base float64) metrics.PointSummary {
 func htmlRun() *record.Run {
 	return &record.Run{Version: "1.2.3", Started: "2026-12-01T07:00:00Z", Ended: "2026-12-01T07:01:00Z",
 		Target: record.Target{URL: "http://127.0.0.1:8000", API: "openai-chat", Model: "m",
-			Server: map[string]string{"runtime": "vllm", "max_model_len": "4096"}},
+			Server: map[record.ServerKey]string{record.ServerRuntime: "vllm", record.ServerMaxModelLen: "4096"}},
 		PromptTokens: "128", OutputTokens: "64", Seed: 7, IgnoreEOS: true, Tokenizer: "server:vllm", ClientCPUs: 2}
 }
 

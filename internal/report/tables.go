@@ -7,25 +7,19 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/stats"
 )
 
 // csvDists are the distributions written to CSV, each as one column per
-// statistic (e.g. ttft_ms_p95).
-var csvDists = []struct {
-	name string
-	get  func(p *metrics.PointSummary) stats.Dist
-}{
-	{"ttft_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFT }},
-	{"ttft_sched_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFTSched }},
-	{"ttfo_ms", func(p *metrics.PointSummary) stats.Dist { return p.TTFO }},
-	{"itl_ms", func(p *metrics.PointSummary) stats.Dist { return p.ITL }},
-	{"tpot_ms", func(p *metrics.PointSummary) stats.Dist { return p.TPOT }},
-	{"e2e_ms", func(p *metrics.PointSummary) stats.Dist { return p.E2E }},
-	{"queue_ms", func(p *metrics.PointSummary) stats.Dist { return p.Queue }},
-	{"decode_tps_per_request", func(p *metrics.PointSummary) stats.Dist { return p.DecodeTPSReq }},
-	{"prefill_tps_per_request", func(p *metrics.PointSummary) stats.Dist { return p.PrefillTPS }},
-}
+// statistic (e.g. ttft_ms_p95): the rows of metrics.Table marked CSV.
+var csvDists = func() []*metrics.Metric {
+	var out []*metrics.Metric
+	for i := range metrics.Table {
+		if m := &metrics.Table[i]; m.CSV {
+			out = append(out, m)
+		}
+	}
+	return out
+}()
 
 var csvStats = []string{"mean", "p5", "p50", "p90", "p95", "p99", "p999", "max"}
 
@@ -63,7 +57,7 @@ func csvRows(s *metrics.Summary) [][]string {
 	}
 	for _, d := range csvDists {
 		for _, st := range csvStats {
-			head = append(head, d.name+"_"+st)
+			head = append(head, d.Field+"_"+st)
 		}
 	}
 	rows := [][]string{head}
@@ -74,7 +68,7 @@ func csvRows(s *metrics.Summary) [][]string {
 			row = append(row, c.get(p))
 		}
 		for _, d := range csvDists {
-			dd := d.get(p)
+			dd := d.Dist(p)
 			for _, st := range csvStats {
 				v, ok := dd.Get(st)
 				if !ok {

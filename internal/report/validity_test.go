@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/store"
 )
@@ -40,7 +41,7 @@ func behindFixture(t *testing.T) (*slo.Objective, *slo.Report) {
 	s := metrics.Summarize(nil, &agg)
 	s.Points[2].Validity.Add(metrics.Reason{Code: metrics.InvalidSimBehind, Text: "skipped 30% of the point's model time"})
 	ev.Qualify(s.Points)
-	v := slo.Judge(o, ev.Evaluate(o.Checks(), slo.Options{}), nil, map[string]string{"max_model_len": "131072"})
+	v := slo.Judge(o, ev.Evaluate(o.Checks(), slo.Options{}), nil, map[record.ServerKey]string{record.ServerMaxModelLen: "131072"})
 	return o, &slo.Report{Summary: s, Objective: o, Verdict: v}
 }
 

@@ -37,7 +37,7 @@ type verdictDoc struct {
 func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	checks := o.Checks()
 	d := verdictDoc{
-		title: fmt.Sprintf("Objective %s · target load %s%s · %d SLOs", orDash(o.Name), slo.LoadText(v.TargetLoad), workloadCount(v), len(checks)),
+		title: fmt.Sprintf("Objective %s · target load %s%s · %d SLOs", orDash(o.Name), v.TargetLoad.Text(record.LoadLong), workloadCount(v), len(checks)),
 		table: [][]string{verdictHeader(checks)},
 		ci:    intervalRows(checks, v.Points),
 		lines: [][2]string{{"capacity", capacityLine(v.Capacity)}, {"saturation", saturationLine(v.Saturation)}},
@@ -55,15 +55,15 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	d.lines = append(d.lines, [2]string{"verdict", v.Text})
 	switch {
 	case v.Holds && v.Workloads != nil:
-		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s for every workload", slo.LoadText(v.TargetLoad))
+		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s for every workload", v.TargetLoad.Text(record.LoadLong))
 	case v.Holds:
-		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s", slo.LoadText(v.TargetLoad))
+		d.closing = fmt.Sprintf("OBJECTIVE HOLDS at %s", v.TargetLoad.Text(record.LoadLong))
 	case v.Failing:
-		d.closing = fmt.Sprintf("SERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)", slo.LoadText(v.TargetLoad))
+		d.closing = fmt.Sprintf("SERVER FAILING at %s, not overloaded: the objective was not judged (exit 1)", v.TargetLoad.Text(record.LoadLong))
 	case v.Inconclusive:
-		d.closing = fmt.Sprintf("OBJECTIVE INCONCLUSIVE at %s: %s (exit 4)", slo.LoadText(v.TargetLoad), v.Why())
+		d.closing = fmt.Sprintf("OBJECTIVE INCONCLUSIVE at %s: %s (exit 4)", v.TargetLoad.Text(record.LoadLong), v.Why())
 	default:
-		d.closing = fmt.Sprintf("OBJECTIVE NOT MET at %s (exit 3)", slo.LoadText(v.TargetLoad))
+		d.closing = fmt.Sprintf("OBJECTIVE NOT MET at %s (exit 3)", v.TargetLoad.Text(record.LoadLong))
 	}
 	return d
 }
@@ -264,21 +264,21 @@ func capacityLine(c slo.Capacity) string {
 	var s string
 	switch {
 	case c.BoundedBy == slo.BoundedByInvalid && c.Found:
-		s = fmt.Sprintf("at least %s; INCONCLUSIVE beyond it (%s)", slo.LoadText(*c.Load), c.Invalid)
+		s = fmt.Sprintf("at least %s; INCONCLUSIVE beyond it (%s)", c.Load.Text(record.LoadLong), c.Invalid)
 	case c.BoundedBy == slo.BoundedByInvalid:
 		s = fmt.Sprintf("INCONCLUSIVE (%s)", c.Invalid)
 	case c.BoundedBy == slo.BoundedBySample && c.Found:
-		s = fmt.Sprintf("at least %s (bounded by the sample, not an SLO: %s was not held)", slo.LoadText(*c.Load), c.NotHeld)
+		s = fmt.Sprintf("at least %s (bounded by the sample, not an SLO: %s was not held)", c.Load.Text(record.LoadLong), c.NotHeld)
 	case c.BoundedBy == slo.BoundedBySample:
 		s = fmt.Sprintf("not judged (bounded by the sample: %s was not held)", c.NotHeld)
 	case c.Found && c.BoundedBy == slo.BoundedBySearchLimit:
-		s = fmt.Sprintf("at least %s (the search's limit; no load tried failed)", slo.LoadText(*c.Load))
+		s = fmt.Sprintf("at least %s (the search's limit; no load tried failed)", c.Load.Text(record.LoadLong))
 	case c.Found && c.FailsAt != nil:
-		s = fmt.Sprintf("%s (passes at %s; fails at %s: %s)", slo.LoadText(*c.Load), loadLabel(*c.Load), loadLabel(*c.FailsAt), failedList(c))
+		s = fmt.Sprintf("%s (passes at %s; fails at %s: %s)", c.Load.Text(record.LoadLong), loadLabel(*c.Load), loadLabel(*c.FailsAt), failedList(c))
 	case c.Found:
-		s = fmt.Sprintf("at least %s (no load tried failed)", slo.LoadText(*c.Load))
+		s = fmt.Sprintf("at least %s (no load tried failed)", c.Load.Text(record.LoadLong))
 	case c.FailsAt != nil:
-		s = fmt.Sprintf("below %s (fails there: %s)", slo.LoadText(*c.FailsAt), failedList(c))
+		s = fmt.Sprintf("below %s (fails there: %s)", c.FailsAt.Text(record.LoadLong), failedList(c))
 	default:
 		s = "not measured"
 	}
@@ -303,17 +303,17 @@ func saturationLine(s slo.Saturation) string {
 	if !s.Found && s.Inconclusive != "" {
 		line := "INCONCLUSIVE: not reached below " + s.Inconclusive
 		if s.MaxThroughputLoad != nil {
-			line += "; highest aggregate throughput below it at " + slo.LoadText(*s.MaxThroughputLoad)
+			line += "; highest aggregate throughput below it at " + s.MaxThroughputLoad.Text(record.LoadLong)
 		}
 		return line
 	}
 	if !s.Found {
 		if s.MaxThroughputLoad != nil {
-			return "not reached; highest aggregate throughput at " + slo.LoadText(*s.MaxThroughputLoad)
+			return "not reached; highest aggregate throughput at " + s.MaxThroughputLoad.Text(record.LoadLong)
 		}
 		return "not reached"
 	}
-	line := fmt.Sprintf("%s (output %s tok/s there, %s at %s)", slo.LoadText(*s.Load), num(s.OutputTPS, 1), num(s.NextTPS, 1), loadLabel(*s.Next))
+	line := fmt.Sprintf("%s (output %s tok/s there, %s at %s)", s.Load.Text(record.LoadLong), num(s.OutputTPS, 1), num(s.NextTPS, 1), loadLabel(*s.Next))
 	if s.SpeedP5 != nil {
 		line += fmt.Sprintf("; p95 per-user speed there %s tok/s", num(*s.SpeedP5, 1))
 	}
@@ -322,7 +322,7 @@ func saturationLine(s slo.Saturation) string {
 
 // loadLabel names a bare load: "c=4", "r=2/s", without its workload
 // cell, which a matrix's verdict names where the load appears.
-func loadLabel(l record.Load) string { return l.LoadLabel() }
+func loadLabel(l record.Load) string { return l.Text(record.LoadShort) }
 
 // Rows writes a plain table: every column left-aligned and padded to its
 // widest cell, the first row a heading.

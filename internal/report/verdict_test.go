@@ -62,7 +62,7 @@ func verdictFixture(t *testing.T) (*slo.Objective, *slo.Verdict, *metrics.Summar
 	}
 	checks := o.Checks()
 	pts := ev.Evaluate(checks, slo.Options{Intervals: true, Iterations: 200, Seed: 3})
-	v := slo.Judge(o, pts, nil, map[string]string{"max_model_len": "131072"})
+	v := slo.Judge(o, pts, nil, map[record.ServerKey]string{record.ServerMaxModelLen: "131072"})
 	return o, v, metrics.Summarize(nil, &agg)
 }
 
@@ -109,10 +109,10 @@ func TestDecisionGolden(t *testing.T) {
 	o, v, _ := verdictFixture(t)
 	fails := *v
 	fails.Holds = false
-	srv := map[string]string{"max_model_len": "131072", "runtime": "vllm"}
+	srv := map[record.ServerKey]string{"max_model_len": "131072", "runtime": "vllm"}
 	d := slo.Decide(o, []slo.Outcome{
 		{Candidate: slo.Candidate{Name: "small", Labels: map[string]string{"gpus": "1", "cost": "1", "gpu": "L4"}}, Verdict: &fails,
-			Binding: v.Capacity.FailedSLOs, Server: map[string]string{"max_model_len": "8192", "runtime": "vllm"}},
+			Binding: v.Capacity.FailedSLOs, Server: map[record.ServerKey]string{"max_model_len": "8192", "runtime": "vllm"}},
 		{Candidate: slo.Candidate{Name: "mid", Labels: map[string]string{"gpus": "1", "cost": "2", "gpu": "L40S"}}, Verdict: v,
 			Binding: v.Capacity.FailedSLOs, Server: srv},
 		{Candidate: slo.Candidate{Name: "big", Labels: map[string]string{"gpus": "2", "cost": "4", "gpu": "H100", "region": "eu"}}, Verdict: v,
@@ -155,8 +155,8 @@ func TestVerdictJSONDocumented(t *testing.T) {
 		t.Errorf("c=8 point %v", pt)
 	}
 	d := slo.Decide(o, []slo.Outcome{{Candidate: slo.Candidate{Name: "a", Labels: map[string]string{"gpus": "1"}},
-		Verdict: v, Server: map[string]string{"quantization": "q4"}}, {Candidate: slo.Candidate{Name: "b"}, Error: "x",
-		Server: map[string]string{"quantization": "q8"}}})
+		Verdict: v, Server: map[record.ServerKey]string{"quantization": "q4"}}, {Candidate: slo.Candidate{Name: "b"}, Error: "x",
+		Server: map[record.ServerKey]string{"quantization": "q8"}}})
 	var dbuf bytes.Buffer
 	DecisionJSON(&dbuf, d)
 	var dj map[string]any

@@ -69,7 +69,9 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 	if inc := incomplete(run); inc != nil && !opt.Partial {
 		return nil, inc
 	}
-	agg := metrics.Aggregator{Slice: ref.Slice()}
+	// The workers' records come one worker after the other: the requests
+	// in flight are swept from a second reading merged by end (sweep.go).
+	agg := metrics.Aggregator{Slice: ref.Slice(), Ordered: true, SweepApart: true}
 	if opt.SliceSet {
 		agg.Slice = opt.Slice
 	}
@@ -106,6 +108,11 @@ func Merge(workers []*Worker, opt Options) (*metrics.Summary, error) {
 		}
 		if dups := read.Duplicates; len(dups) > 0 {
 			warn = append(warn, fmt.Sprintf("%s: %d duplicated record(s) of %s dropped, counted once (first: %s)", w.Name(), len(dups), rundir.RecordsFile, dups[0]))
+		}
+	}
+	if agg.Sweeping() {
+		if err := sweepByEnd(workers, zero, ref.Scale(), &agg, opt.Strict); err != nil {
+			return nil, err
 		}
 	}
 	sum := metrics.Summarize(run, &agg)

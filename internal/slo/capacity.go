@@ -180,7 +180,7 @@ func (b *bracket) try(ctx context.Context, v float64) (bool, error) {
 		return false, nil
 	}
 	if why := notHeldPass(pv); why != "" {
-		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, LoadText(b.s.load(v))+": "+why
+		b.capy.BoundedBy, b.capy.NotHeld = BoundedBySample, b.s.load(v).Text(record.LoadLong)+": "+why
 		b.stopped = true
 		return false, nil
 	}
@@ -256,7 +256,7 @@ func FromSweep(pts []PointVerdict) Capacity {
 			break
 		}
 		if why := notHeldPass(pv); why != "" {
-			c.BoundedBy, c.NotHeld = BoundedBySample, LoadText(l)+": "+why
+			c.BoundedBy, c.NotHeld = BoundedBySample, l.Text(record.LoadLong)+": "+why
 			break
 		}
 		if !pv.Pass {

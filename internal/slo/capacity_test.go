@@ -128,7 +128,7 @@ func TestJudgeSweep(t *testing.T) {
 	o, _ := ParseObjective([]byte("name: t\nload: {concurrency: [1, 2, 4, 8, 16], target: 8}\ncontext_length: 8192\nslos: [ttft p95 <= 1s, speed p95 >= 20 tok/s]\n"))
 	pts := verdicts([]int{1, 2, 4, 8, 16}, []bool{true, true, true, false, false},
 		[]float64{100, 200, 400, 800, 805}, []float64{10, 11, 12, 40, 80})
-	v := Judge(o, pts, nil, map[string]string{"max_model_len": "4096"})
+	v := Judge(o, pts, nil, map[record.ServerKey]string{record.ServerMaxModelLen: "4096"})
 	if v.Holds || v.Capacity.Method != "sweep" || v.Capacity.Load.Concurrency != 4 || v.Capacity.FailsAt.Concurrency != 8 {
 		t.Errorf("capacity %+v holds %v", v.Capacity, v.Holds)
 	}
@@ -240,9 +240,9 @@ func TestSearchRampDownStopsAtALoadNotHeld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := LoadText(start)
+		name := start.Text(record.LoadLong)
 		if c.Found || c.Load != nil {
-			t.Errorf("%s: capacity %v found below a load not held; tried %v", name, LoadText(*c.Load), tried)
+			t.Errorf("%s: capacity %v found below a load not held; tried %v", name, c.Load.Text(record.LoadLong), tried)
 		}
 		if c.BoundedBy != BoundedBySample || !strings.Contains(c.NotHeld, "8") {
 			t.Errorf("%s: bounded by %q (%q), want %q at 8", name, c.BoundedBy, c.NotHeld, BoundedBySample)

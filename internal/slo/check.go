@@ -111,10 +111,10 @@ func check(s SLO, pt *metrics.PointSummary) Check {
 
 // measure reads the SLO's statistic from a summary point.
 func measure(s SLO, pt *metrics.PointSummary) (float64, int) {
-	if s.def.dist == nil {
-		return s.def.point(pt)
+	if s.def.Dist == nil {
+		return s.def.Value(pt)
 	}
-	d := s.def.dist(pt)
+	d := s.def.Dist(pt)
 	v, ok := d.Get(s.Stat)
 	if !ok {
 		return math.NaN(), d.Count
@@ -151,7 +151,7 @@ func statFunc(s SLO) (func([]float64) float64, bool) {
 	if s.def.samples == nil {
 		return nil, false
 	}
-	if !s.def.kind.distribution() {
+	if !s.def.Distribution() {
 		// A one-number metric with per-request samples is their mean.
 		return stats.Mean, true
 	}

@@ -7,14 +7,16 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 // Outcome is one candidate measured against the objective.
 type Outcome struct {
 	Candidate Candidate `json:"candidate"`
 	// Server is what the server said about itself (backend.Describe).
-	Server  map[string]string `json:"server"`
-	Verdict *Verdict          `json:"verdict"`
+	Server  map[record.ServerKey]string `json:"server"`
+	Verdict *Verdict                    `json:"verdict"`
 	// Binding lists the SLOs that failed first above the capacity: what
 	// limits this candidate.
 	Binding []string `json:"binding_slos"`
@@ -44,7 +46,7 @@ type Decision struct {
 
 // Difference is a property that differs between candidates' servers.
 type Difference struct {
-	Key    string            `json:"key"`
+	Key    record.ServerKey  `json:"key"`
 	Values map[string]string `json:"values"` // candidate → value
 	// Controlled is true when the candidates' labels declare a difference
 	// that explains it (a "quantization" label for the quantization).
@@ -54,10 +56,13 @@ type Difference struct {
 
 // compared are the self-described properties compared between candidates,
 // with the label that, when it differs, declares the difference.
-var compared = []struct{ prefix, label string }{
-	{"model_id", "model"}, {"model_root", "model"}, {"model_revision", "model"},
-	{"quantization", "quantization"}, {"runtime", "runtime"}, {"runtime_version", "runtime"},
-	{"max_model_len", "context"}, {"sampling.", "sampling"},
+var compared = []struct {
+	prefix record.ServerKey
+	label  string
+}{
+	{record.ServerModelID, "model"}, {record.ServerModelRoot, "model"}, {record.ServerModelRevision, "model"},
+	{record.ServerQuantization, "quantization"}, {record.ServerRuntime, "runtime"}, {record.ServerRuntimeVersion, "runtime"},
+	{record.ServerMaxModelLen, "context"}, {record.ServerSampling, "sampling"},
 }
 
 // Decide ranks the outcomes: among candidates that meet the objective,
@@ -134,9 +139,9 @@ func e2eAtTarget(x Outcome) float64 {
 
 func why(best Outcome, meeting, total int) string {
 	c := best.Candidate
-	s := fmt.Sprintf("%s meets the objective at %s", c.Name, LoadText(best.Verdict.TargetLoad))
+	s := fmt.Sprintf("%s meets the objective at %s", c.Name, best.Verdict.TargetLoad.Text(record.LoadLong))
 	if l := best.Verdict.Capacity.Load; l != nil {
-		s += fmt.Sprintf(" (capacity %s)", LoadText(*l))
+		s += fmt.Sprintf(" (capacity %s)", l.Text(record.LoadLong))
 	}
 	var basis []string
 	if g, ok := c.Number("gpus"); ok {
@@ -156,7 +161,7 @@ func why(best Outcome, meeting, total int) string {
 // differences finds the self-described properties whose reported values
 // differ between candidates.
 func differences(outs []Outcome) []Difference {
-	keys := map[string]bool{}
+	keys := map[record.ServerKey]bool{}
 	for _, x := range outs {
 		for k := range x.Server {
 			keys[k] = true
@@ -164,7 +169,7 @@ func differences(outs []Outcome) []Difference {
 	}
 	var out []Difference
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		label, ok := comparedLabel(k)
+		label, ok := ControlledProperty(k)
 		if !ok {
 			continue
 		}
@@ -187,11 +192,9 @@ func differences(outs []Outcome) []Difference {
 // (run.json target.server) is one a controlled comparison holds equal, and
 // the label that declares a difference in it (model, quantization,
 // runtime, context, sampling).
-func ControlledProperty(key string) (label string, ok bool) { return comparedLabel(key) }
-
-func comparedLabel(key string) (string, bool) {
+func ControlledProperty(key record.ServerKey) (label string, ok bool) {
 	for _, c := range compared {
-		if key == c.prefix || (strings.HasSuffix(c.prefix, ".") && strings.HasPrefix(key, c.prefix)) {
+		if key == c.prefix || (strings.HasSuffix(string(c.prefix), ".") && strings.HasPrefix(string(key), string(c.prefix))) {
 			return c.label, true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/servebench/servebench/internal/record"
 )
 
-func outcome(name string, labels map[string]string, holds bool, capacity int, server map[string]string) Outcome {
+func outcome(name string, labels map[string]string, holds bool, capacity int, server map[record.ServerKey]string) Outcome {
 	l := record.Load{Concurrency: capacity}
 	e2e := float64(100 * capacity)
 	v := &Verdict{Holds: holds, TargetLoad: record.Load{Concurrency: 4}, Capacity: Capacity{Load: &l},
@@ -18,7 +18,7 @@ func outcome(name string, labels map[string]string, holds bool, capacity int, se
 
 func TestDecideRanking(t *testing.T) {
 	o := &Objective{Name: "t", Priority: PriorityResponsiveness}
-	srv := map[string]string{"model_id": "llama", "max_model_len": "8192", "runtime": "vllm"}
+	srv := map[record.ServerKey]string{record.ServerModelID: "llama", record.ServerMaxModelLen: "8192", record.ServerRuntime: "vllm"}
 	tests := []struct {
 		name string
 		outs []Outcome
@@ -63,15 +63,15 @@ func TestDecideRanking(t *testing.T) {
 func TestDecideDifferences(t *testing.T) {
 	o := &Objective{Name: "t"}
 	a := outcome("a", map[string]string{"quantization": "bf16"}, true, 8,
-		map[string]string{"model_id": "llama", "quantization": "bf16", "max_model_len": "8192", "sampling.temperature": "0.8", "engine": "x"})
+		map[record.ServerKey]string{"model_id": "llama", "quantization": "bf16", "max_model_len": "8192", "sampling.temperature": "0.8", "engine": "x"})
 	b := outcome("b", map[string]string{"quantization": "fp8"}, true, 8,
-		map[string]string{"model_id": "llama", "quantization": "fp8", "max_model_len": "4096", "sampling.temperature": "0.7", "engine": "y"})
+		map[record.ServerKey]string{"model_id": "llama", "quantization": "fp8", "max_model_len": "4096", "sampling.temperature": "0.7", "engine": "y"})
 	d := Decide(o, []Outcome{a, b})
-	got := map[string]bool{}
+	got := map[record.ServerKey]bool{}
 	for _, diff := range d.Differences {
 		got[diff.Key] = diff.Controlled
 	}
-	want := map[string]bool{"quantization": true, "max_model_len": false, "sampling.temperature": false}
+	want := map[record.ServerKey]bool{"quantization": true, "max_model_len": false, "sampling.temperature": false}
 	if len(got) != len(want) {
 		t.Errorf("differences %v, want %v", got, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/servebench/servebench/internal/record"
 )
 
 // byWorkload splits per-load verdicts, ordered by workload then load, into
@@ -111,7 +113,7 @@ func capacityBelow(a, b *Capacity) bool {
 // sentence is in its verdict.
 func matrixText(v *Verdict, failed int) string {
 	n := len(v.Workloads)
-	at := "at the target load, " + LoadText(v.TargetLoad)
+	at := "at the target load, " + v.TargetLoad.Text(record.LoadLong)
 	var held string
 	switch {
 	case failed == 0 && v.Holds:
@@ -132,9 +134,9 @@ func matrixText(v *Verdict, failed int) string {
 	c := v.Capacity
 	switch {
 	case c.Found && c.Load != nil:
-		return fmt.Sprintf("%s; every workload meets the objective up to %s (lowest: %s)", held, LoadText(*c.Load), c.Load.Workload)
+		return fmt.Sprintf("%s; every workload meets the objective up to %s (lowest: %s)", held, c.Load.Text(record.LoadLong), c.Load.Workload)
 	case c.FailsAt != nil:
-		return fmt.Sprintf("%s; %s does not meet the objective even at %s", held, c.FailsAt.Workload, LoadText(*c.FailsAt))
+		return fmt.Sprintf("%s; %s does not meet the objective even at %s", held, c.FailsAt.Workload, c.FailsAt.Text(record.LoadLong))
 	}
 	return held + "; the capacity of at least one workload was not judged"
 }

@@ -2,15 +2,15 @@ package slo
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/stats"
 )
 
-// kind is what a metric measures, which fixes its unit and which way is
-// better.
+// kind is what a metric measures, which fixes how an objective writes its
+// value and which percentiles it takes.
 type kind int
 
 const (
@@ -21,17 +21,23 @@ const (
 	count                  // requests; lower is better
 )
 
-// Canonical units of each kind.
-var units = map[kind]string{latency: "ms", speed: "tok/s", throughput: "tok/s", fraction: "fraction", count: "requests"}
+// kindOf reads a metric's kind from its unit and whether it has a
+// distribution.
+func kindOf(m *metrics.Metric) kind {
+	switch {
+	case m.Unit == "ms":
+		return latency
+	case m.Unit == "tok/s" && m.Distribution():
+		return speed
+	case m.Unit == "tok/s":
+		return throughput
+	case m.Unit == "fraction":
+		return fraction
+	}
+	return count
+}
 
-// higherIsBetter reports the direction of a kind.
-func (k kind) higherIsBetter() bool { return k == speed || k == throughput }
-
-// distribution reports whether the metric has a distribution (and so a
-// percentile) rather than one number per load point.
-func (k kind) distribution() bool { return k == latency || k == speed }
-
-// The canonical names of the metrics an SLO can name.
+// The canonical names of the metrics slo itself names.
 const (
 	metricTTFT       = "ttft"
 	metricITL        = "itl"
@@ -43,19 +49,17 @@ const (
 	metricOOM        = record.ClassOOM
 )
 
-// metricDef describes one metric an SLO can name: how it is written, what
-// it measures, and where its value comes from at each level.
+// metricDef is a metric an SLO can name (a named row of metrics.Table)
+// with what slo adds to it: its kind, and how each request is judged and
+// resampled.
 type metricDef struct {
-	name    string
-	aliases []string
-	kind    kind
-	field   string // the summary.json field read
-	// dist is the summary distribution of a per-request metric (nil for
-	// a metric that is one number per load point).
-	dist func(*metrics.PointSummary) stats.Dist
-	// point is a one-number metric's value at a load point and how many
-	// requests back it; NaN when nothing was measured.
-	point func(*metrics.PointSummary) (float64, int)
+	*metrics.Metric
+	kind kind
+	perRequest
+}
+
+// perRequest is what one request gives a metric.
+type perRequest struct {
 	// judge is the value each request is held to for goodput; NaN where
 	// the request has none (it is then not judged on this metric). Nil
 	// for metrics that do not judge single requests.
@@ -65,59 +69,42 @@ type metricDef struct {
 	samples func(reqVals) []float64
 }
 
-// metricDefs are the metrics SLOs can name (docs/METRICS.md, Objectives).
-var metricDefs = []metricDef{
-	{name: metricTTFT, aliases: []string{"time_to_first_token", "ttft_ms"}, kind: latency, field: "ttft_ms",
-		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TTFT },
-		judge: func(v reqVals) float64 { return v.ttft }, samples: func(v reqVals) []float64 { return one(v.ttft) }},
+// requestValues are the per-request values of the metrics that have them,
+// by name; every metric with a distribution needs an entry (metric_test).
+var requestValues = map[string]perRequest{
+	metricTTFT: {judge: func(v reqVals) float64 { return v.ttft }, samples: func(v reqVals) []float64 { return one(v.ttft) }},
 	// A request is judged on the mean of its own inter-token gaps: the
 	// tokens after its first chunk over the time after it.
-	{name: metricITL, aliases: []string{"inter_token_latency", "itl_ms"}, kind: latency, field: "itl_ms",
-		dist:  func(p *metrics.PointSummary) stats.Dist { return p.ITL },
-		judge: func(v reqVals) float64 { return meanOr(v.itl, math.NaN()) }, samples: func(v reqVals) []float64 { return v.itl }},
-	{name: metricTPOT, aliases: []string{"tpot_ms", "time_per_output_token"}, kind: latency, field: "tpot_ms",
-		dist:  func(p *metrics.PointSummary) stats.Dist { return p.TPOT },
-		judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return one(v.tpot) }},
-	{name: metricE2E, aliases: []string{"e2e_ms", "latency", "end_to_end"}, kind: latency, field: "e2e_ms",
-		dist:  func(p *metrics.PointSummary) stats.Dist { return p.E2E },
-		judge: func(v reqVals) float64 { return v.e2e }, samples: func(v reqVals) []float64 {
-			if v.failed {
-				return nil
-			}
-			return one(v.e2e)
-		}},
-	{name: metricSpeed, aliases: []string{"decode_speed", "decode_tps", "decode_tps_per_request", "tps_per_user", "per_user_speed"},
-		kind: speed, field: "decode_tps_per_request",
-		dist:  func(p *metrics.PointSummary) stats.Dist { return p.DecodeTPSReq },
-		judge: func(v reqVals) float64 { return v.spd }, samples: func(v reqVals) []float64 { return one(v.spd) }},
+	metricITL:  {judge: func(v reqVals) float64 { return meanOr(v.itl, math.NaN()) }, samples: func(v reqVals) []float64 { return v.itl }},
+	metricTPOT: {judge: func(v reqVals) float64 { return v.tpot }, samples: func(v reqVals) []float64 { return one(v.tpot) }},
+	metricE2E: {judge: func(v reqVals) float64 { return v.e2e }, samples: func(v reqVals) []float64 {
+		if v.failed {
+			return nil
+		}
+		return one(v.e2e)
+	}},
+	metricSpeed: {judge: func(v reqVals) float64 { return v.spd }, samples: func(v reqVals) []float64 { return one(v.spd) }},
 	// The error rate is the mean of each request's 0 (completed) or 1
 	// (failed), which is what its interval resamples.
-	{name: metricErrorRate, aliases: []string{"errors"}, kind: fraction, field: "error_rate",
-		point: func(p *metrics.PointSummary) (float64, int) {
-			n := p.Requests.Completed + p.Requests.Failed
-			if n == 0 {
-				return math.NaN(), 0
-			}
-			return p.ErrorRate, n
-		},
-		samples: func(v reqVals) []float64 {
-			if v.failed {
-				return []float64{1}
-			}
-			return []float64{0}
-		}},
-	{name: metricThroughput, aliases: []string{"output_tps", "aggregate_throughput"}, kind: throughput, field: "output_tps",
-		point: func(p *metrics.PointSummary) (float64, int) {
-			if p.Requests.Completed == 0 {
-				return math.NaN(), 0
-			}
-			return p.OutputTPS, p.Requests.Completed
-		}},
-	{name: metricOOM, aliases: []string{"oom"}, kind: count, field: "requests.errors." + record.ClassOOM,
-		point: func(p *metrics.PointSummary) (float64, int) {
-			return float64(p.Requests.Errors[record.ClassOOM]), p.Requests.Completed + p.Requests.Failed
-		}},
+	metricErrorRate: {samples: func(v reqVals) []float64 {
+		if v.failed {
+			return []float64{1}
+		}
+		return []float64{0}
+	}},
 }
+
+// metricDefs are the metrics SLOs can name (docs/METRICS.md, Objectives),
+// in the table's order.
+var metricDefs = func() []metricDef {
+	var defs []metricDef
+	for i := range metrics.Table {
+		if m := &metrics.Table[i]; m.Name != "" {
+			defs = append(defs, metricDef{Metric: m, kind: kindOf(m), perRequest: requestValues[m.Name]})
+		}
+	}
+	return defs
+}()
 
 // one is a single value as a sample, none for NaN.
 func one(x float64) []float64 {
@@ -127,25 +114,20 @@ func one(x float64) []float64 {
 	return []float64{x}
 }
 
+// lookupMetric is the definition of the metric a name or alias names.
 func lookupMetric(name string) (*metricDef, bool) {
-	for i := range metricDefs {
-		m := &metricDefs[i]
-		if m.name == name {
-			return m, true
-		}
-		for _, a := range m.aliases {
-			if a == name {
-				return m, true
-			}
-		}
+	m, ok := metrics.LookupMetric(name)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	i := slices.IndexFunc(metricDefs, func(d metricDef) bool { return d.Metric == m })
+	return &metricDefs[i], true
 }
 
 func metricNames() string {
 	names := make([]string, len(metricDefs))
 	for i, m := range metricDefs {
-		names[i] = m.name
+		names[i] = m.Name
 	}
 	return strings.Join(names, ", ")
 }

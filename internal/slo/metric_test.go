@@ -1,82 +1,40 @@
 package slo
 
 import (
-	"encoding/json"
 	"math"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/stats"
 )
 
-// TestMetricTable checks each metric definition against itself: every
-// name and alias parses to it, it has the accessors its kind needs, and
-// the summary.json field it names holds the value its accessor reads.
+// TestMetricTable checks every metric an objective can name: each name
+// and alias parses to it, and a metric with a distribution has the
+// per-request values goodput and the intervals need (requestValues).
+// metrics' own test checks the table's fields and accessors.
 func TestMetricTable(t *testing.T) {
-	// A point whose every distribution has a distinct count, and whose
-	// one-number fields are distinct, so a wrong accessor shows.
-	var pt metrics.PointSummary
-	v := reflect.ValueOf(&pt).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Type() == reflect.TypeFor[stats.Dist]() {
-			f.Set(reflect.ValueOf(stats.Dist{Count: 100 + i}))
-		}
-	}
-	pt.ErrorRate, pt.OutputTPS = 0.25, 1234
-	pt.Requests = metrics.Requests{Completed: 6, Failed: 2, Errors: map[string]int{record.ClassOOM: 1, record.ClassHTTP5xx: 1}}
-	raw, err := json.Marshal(pt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
+	if len(metricDefs) == 0 {
+		t.Fatal("no metric of metrics.Table has a name")
 	}
 	for _, m := range metricDefs {
-		for _, name := range append([]string{m.name}, m.aliases...) {
-			if got, ok := lookupMetric(name); !ok || got.name != m.name {
-				t.Errorf("%s: %q looks up %v", m.name, name, got)
+		for _, name := range append([]string{m.Name}, m.Aliases...) {
+			if got, ok := lookupMetric(name); !ok || got.Name != m.Name {
+				t.Errorf("%s: %q looks up %v", m.Name, name, got)
 			}
 		}
-		field := jsonPath(doc, m.field)
-		if field == nil {
-			t.Errorf("%s: summary.json has no field %q", m.name, m.field)
-			continue
-		}
-		if m.kind.distribution() {
-			if m.dist == nil || m.judge == nil || m.samples == nil || m.point != nil {
-				t.Errorf("%s: a per-request metric needs dist, judge and samples, and no point", m.name)
-				continue
-			}
-			if got, want := m.dist(&pt).Count, field.(map[string]any)["count"]; float64(got) != want {
-				t.Errorf("%s: dist reads count %d, field %s has %v", m.name, got, m.field, want)
-			}
-			continue
-		}
-		if m.point == nil || m.dist != nil || m.judge != nil {
-			t.Errorf("%s: a one-number metric needs point, and no dist or judge", m.name)
-			continue
-		}
-		if got, _ := m.point(&pt); got != field.(float64) {
-			t.Errorf("%s: point reads %v, field %s has %v", m.name, got, m.field, field)
+		if m.Distribution() != (m.judge != nil) || m.Distribution() && m.samples == nil {
+			t.Errorf("%s: a per-request metric needs judge and samples (requestValues), a one-number metric no judge", m.Name)
 		}
 	}
 }
 
-// jsonPath follows a dotted path such as "requests.errors.out_of_memory".
-func jsonPath(doc map[string]any, path string) any {
-	var cur any = doc
-	for _, k := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
+// TestRequestValuesNameMetrics: every metric given per-request values is
+// a metric of the table an objective can name, so none is left unread.
+func TestRequestValuesNameMetrics(t *testing.T) {
+	for name := range requestValues {
+		if m, ok := lookupMetric(name); !ok || m.Name != name {
+			t.Errorf("requestValues[%q] names no metric of metrics.Table", name)
 		}
-		cur = m[k]
 	}
-	return cur
 }
 
 // TestMetricNotMeasured: a one-number metric of a point without requests
@@ -85,7 +43,7 @@ func TestMetricNotMeasured(t *testing.T) {
 	var pt metrics.PointSummary
 	for _, name := range []string{metricErrorRate, metricThroughput} {
 		m, _ := lookupMetric(name)
-		if v, n := m.point(&pt); !math.IsNaN(v) || n != 0 {
+		if v, n := m.Value(&pt); !math.IsNaN(v) || n != 0 {
 			t.Errorf("%s of an empty point = %v over %d, want NaN over 0", name, v, n)
 		}
 	}

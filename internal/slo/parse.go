@@ -73,7 +73,7 @@ func build(expr, metric, pct, op, value string) (SLO, error) {
 	if !ok {
 		return SLO{}, errorf(expr, "unknown metric %q (known: %s)", metric, metricNames())
 	}
-	s := SLO{Metric: m.name, Field: m.field, Op: op, Unit: units[m.kind], def: m}
+	s := SLO{Metric: m.Name, Field: m.Field, Op: op, Unit: m.Unit, def: m}
 	if err := s.setPercentile(expr, pct); err != nil {
 		return SLO{}, err
 	}
@@ -99,7 +99,7 @@ var percentileAlias = map[string]string{
 var speedStat = map[string]string{"p50": "p50", "p90": "p10", "p95": "p5", "p99": "p1", "mean": "mean"}
 
 func (s *SLO) setPercentile(expr, pct string) error {
-	if !s.def.kind.distribution() {
+	if !s.def.Distribution() {
 		if pct != "" {
 			return errorf(expr, "%s is one number per load point; it takes no percentile", s.Metric)
 		}

@@ -33,7 +33,7 @@ func JudgeRecorded(o *Objective, ev *Evaluator, s *metrics.Summary) *Report {
 	for _, n := range seen {
 		opts.Intervals = opts.Intervals || n > 1
 	}
-	var server map[string]string
+	var server map[record.ServerKey]string
 	if s.Run != nil {
 		server = s.Run.Target.Server
 		opts.Seed = s.Run.Seed

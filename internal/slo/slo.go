@@ -39,7 +39,7 @@ type SLO struct {
 }
 
 // HigherIsBetter reports whether larger measured values are better.
-func (s SLO) HigherIsBetter() bool { return s.def.kind.higherIsBetter() }
+func (s SLO) HigherIsBetter() bool { return s.def.HigherIsBetter }
 
 // PerRequest reports whether the SLO also judges each request (goodput).
 func (s SLO) PerRequest() bool { return s.def.judge != nil }

@@ -35,7 +35,7 @@ func ParseStatistic(text string) (Statistic, error) {
 	if !ok {
 		return Statistic{}, errorf(text, "unknown metric %q (known: %s)", f[0], metricNames())
 	}
-	s := SLO{Metric: m.name, Field: m.field, Unit: units[m.kind], def: m}
+	s := SLO{Metric: m.Name, Field: m.Field, Unit: m.Unit, def: m}
 	pct := ""
 	if len(f) == 2 {
 		pct = f[1]
@@ -64,7 +64,7 @@ func (s SLO) Statistic() Statistic {
 func (s Statistic) Name() string { return strings.TrimSpace(s.Metric + " " + s.Percentile) }
 
 // HigherIsBetter reports whether larger values are better.
-func (s Statistic) HigherIsBetter() bool { return s.def.kind.higherIsBetter() }
+func (s Statistic) HigherIsBetter() bool { return s.def.HigherIsBetter }
 
 // Value reads the statistic from a load point's summary, with how many
 // values back it; NaN when nothing was measured.
@@ -93,6 +93,11 @@ func (s Statistic) MinSamples() int {
 // false for aggregate throughput, which only repeats can vary.
 func (s Statistic) PerRequest() bool { return s.def.samples != nil }
 
+// PerRun reports whether the statistic is a rate over a point's whole
+// window, so that over repeats it is the mean of each run's own value
+// rather than one pooled window (metrics.Metric.PerRun).
+func (s Statistic) PerRun() bool { return s.def.PerRun }
+
 // StatFunc is the statistic computed from pooled per-request values, for
 // bootstrap intervals.
 func (s Statistic) StatFunc() (func([]float64) float64, bool) {
@@ -105,7 +110,7 @@ func (s Statistic) Estimator() (stats.Estimator, bool) {
 	if s.def.samples == nil {
 		return stats.Estimator{}, false
 	}
-	if !s.def.kind.distribution() || s.Stat == "mean" {
+	if !s.def.Distribution() || s.Stat == "mean" {
 		return stats.Estimator{Mean: true}, true
 	}
 	if s.Stat == "max" {

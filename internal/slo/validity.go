@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/stats"
 )
 
@@ -84,7 +85,7 @@ func inconclusiveText(pv PointVerdict) string {
 // invalidText names an invalid load and its reasons: "concurrency 8:
 // sim_behind: ...".
 func invalidText(pv PointVerdict) string {
-	return LoadText(pv.Load) + ": " + pv.Validity.String()
+	return pv.Load.Text(record.LoadLong) + ": " + pv.Validity.String()
 }
 
 // saturationEvidence is the run of loads, from the lowest, that are valid
@@ -103,7 +104,7 @@ func saturationEvidence(pts []PointVerdict) ([]PointVerdict, *PointVerdict) {
 // target load it names already ("sim_behind: ..." for "inconclusive at
 // concurrency 8: sim_behind: ..."); a matrix's keep their cell.
 func (v *Verdict) Why() string {
-	prefix := "inconclusive at " + LoadText(v.TargetLoad) + ": "
+	prefix := "inconclusive at " + v.TargetLoad.Text(record.LoadLong) + ": "
 	parts := make([]string, len(v.Reasons))
 	for i, r := range v.Reasons {
 		parts[i] = strings.TrimPrefix(r, prefix)

@@ -112,7 +112,7 @@ func TestJudgeInconclusive(t *testing.T) {
 
 	// a requirement the server reported on fails: NOT MET whatever the load
 	o.ContextLength = 8192
-	v = Judge(o, pts, nil, map[string]string{"max_model_len": "4096"})
+	v = Judge(o, pts, nil, map[record.ServerKey]string{record.ServerMaxModelLen: "4096"})
 	if v.Holds || v.Inconclusive || v.Conclusion != ConclusionNotMet {
 		t.Errorf("with a failed requirement: holds %v inconclusive %v", v.Holds, v.Inconclusive)
 	}

@@ -84,7 +84,7 @@ type Requirement struct {
 // per workload ("" when the run has one), and a workload without one
 // reads its capacity off the sweep; server is what the server said about
 // itself (max_model_len). A workload matrix is judged per cell (judgeMatrix).
-func Judge(o *Objective, pts []PointVerdict, capy map[string]*Capacity, server map[string]string) *Verdict {
+func Judge(o *Objective, pts []PointVerdict, capy map[string]*Capacity, server map[record.ServerKey]string) *Verdict {
 	if cells := byWorkload(pts); len(cells) > 1 || (len(cells) == 1 && cells[0][0].Load.Workload != "") {
 		return judgeMatrix(o, cells, capy, requirements(o, server))
 	}
@@ -107,7 +107,7 @@ func judge(o *Objective, pts []PointVerdict, capy *Capacity, reqs []Requirement,
 	switch {
 	case !ok:
 		v.Holds = false
-		v.Reasons = append(v.Reasons, "the target load "+LoadText(v.TargetLoad)+" was not measured")
+		v.Reasons = append(v.Reasons, "the target load "+v.TargetLoad.Text(record.LoadLong)+" was not measured")
 	case at.Failing == "" && at.Inconclusive():
 		v.Holds, v.Inconclusive = false, true
 		v.Reasons = append(v.Reasons, inconclusiveText(at))
@@ -178,13 +178,13 @@ func saturation(pts []PointVerdict) Saturation {
 	return s
 }
 
-func requirements(o *Objective, server map[string]string) []Requirement {
+func requirements(o *Objective, server map[record.ServerKey]string) []Requirement {
 	out := []Requirement{}
 	if o.ContextLength <= 0 {
 		return out
 	}
 	r := Requirement{Name: "context_length", Required: o.ContextLength}
-	n, err := strconv.Atoi(server["max_model_len"])
+	n, err := strconv.Atoi(server[record.ServerMaxModelLen])
 	if err != nil || n <= 0 {
 		r.Note = fmt.Sprintf("the server did not report its context length; the objective requires %d tokens", o.ContextLength)
 		return append(out, r)
@@ -203,12 +203,12 @@ func requirements(o *Objective, server map[string]string) []Requirement {
 func failures(pv PointVerdict) []string {
 	var out []string
 	if pv.Failing != "" {
-		out = append(out, "failing at "+LoadText(pv.Load)+", not overloaded: "+pv.Failing)
+		out = append(out, "failing at "+pv.Load.Text(record.LoadLong)+", not overloaded: "+pv.Failing)
 	} else if pv.AllFailed {
-		out = append(out, "every request failed at "+LoadText(pv.Load))
+		out = append(out, "every request failed at "+pv.Load.Text(record.LoadLong))
 	}
 	if pv.Overloaded != "" {
-		out = append(out, "overloaded at "+LoadText(pv.Load)+": "+pv.Overloaded)
+		out = append(out, "overloaded at "+pv.Load.Text(record.LoadLong)+": "+pv.Overloaded)
 	}
 	for _, c := range pv.Checks {
 		if !c.Pass {
@@ -228,18 +228,6 @@ func (c Check) Shortfall() string {
 	}
 	neg := map[string]string{"<=": ">", "<": ">=", ">=": "<", ">": "<="}[s.Op]
 	return fmt.Sprintf("%s %s %s %s", name, s.Format(*c.Measured), neg, s.Format(s.Value))
-}
-
-// LoadText names a load in words: "concurrency 8", "4 req/s".
-func LoadText(l record.Load) string {
-	if l.Rate > 0 {
-		s := strconv.FormatFloat(l.Rate, 'g', -1, 64) + " req/s"
-		if l.MaxConcurrency > 0 {
-			s += fmt.Sprintf(" (at most %d in flight)", l.MaxConcurrency)
-		}
-		return s
-	}
-	return "concurrency " + strconv.Itoa(l.Concurrency)
 }
 
 func nan(p *float64) float64 {

@@ -95,7 +95,7 @@ type Sample struct {
 }
 
 // sampleBlock is the size of xs before blocks, and of each block.
-const sampleBlock = 8192
+const sampleBlock = 2048
 
 // Add records one observation; NaN and infinities are ignored because they
 // come only from undefined ratios (e.g. a zero-length interval).

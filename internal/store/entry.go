@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
@@ -126,10 +125,10 @@ func (e *Entry) labels(gpu string) map[string]string {
 	l := map[string]string{"model": e.Run.Target.Model}
 	srv := e.Run.Target.Server
 	for k, v := range map[string]string{
-		"quantization":    srv[backend.InfoQuantization],
-		"runtime":         srv[backend.InfoRuntime],
-		"runtime_version": srv[backend.InfoRuntimeVersion],
-		"model_id":        srv[backend.InfoModelID],
+		"quantization":    srv[record.ServerQuantization],
+		"runtime":         srv[record.ServerRuntime],
+		"runtime_version": srv[record.ServerRuntimeVersion],
+		"model_id":        srv[record.ServerModelID],
 		"gpu":             gpu,
 	} {
 		if v != "" {
@@ -189,7 +188,7 @@ func (e *Entry) gpus() (name string, n int, driver string) {
 
 // maxContext is the context length the server reported, 0 when it did not.
 func (e *Entry) maxContext() int {
-	n, _ := strconv.Atoi(e.Run.Target.Server[backend.InfoMaxModelLen])
+	n, _ := strconv.Atoi(e.Run.Target.Server[record.ServerMaxModelLen])
 	return n
 }
 

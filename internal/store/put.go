@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/record"
 )
 
 // Put stores e and returns its id. A run already stored (the same start,
@@ -67,7 +67,7 @@ func (s *DB) putRun(ctx context.Context, tx *sql.Tx, e *Entry) (int64, bool, err
 	}
 	args := []any{e.key(), null(e.Dir), e.Run.Started, started.UnixNano(), null(e.Run.Ended), time.Now().UTC().Format(time.RFC3339Nano),
 		e.Run.Version, t.URL, t.API, t.Model, t.Simulated,
-		null(srv["model_id"]), null(srv["runtime"]), null(srv["runtime_version"]), nullInt(e.maxContext()),
+		null(srv[record.ServerModelID]), null(srv[record.ServerRuntime]), null(srv[record.ServerRuntimeVersion]), nullInt(e.maxContext()),
 		null(e.labels(gpu)["quantization"]), null(gpu), nullInt(gpus), null(driver),
 		w, wHash, null(obj), null(oHash), null(oName), holds, verdict,
 		string(flags), e.Run.Interrupted, string(runJSON), conclusion}
@@ -117,27 +117,20 @@ func (s *DB) putPoints(ctx context.Context, tx *sql.Tx, id int64, e *Entry) erro
 			pass, verdict = v.Pass, string(b)
 		}
 		l := p.Load
+		args := []any{id, p.Index, l.Workload, nullInt(l.Concurrency), nullFloat(l.Rate), nullInt(l.MaxConcurrency), l.Label(),
+			p.Requests.Completed, p.Requests.Failed, p.ErrorRate, p.OutputTPS}
+		for _, ps := range pointStats {
+			args = append(args, ps.value(p))
+		}
+		args = append(args, pass, string(summary), verdict)
 		_, err = tx.ExecContext(ctx, `INSERT INTO points (run_id, idx, workload, concurrency, rate, max_concurrency, load,
-			completed, failed, error_rate, output_tps, ttft_p50_ms, ttft_p95_ms, itl_p95_ms, e2e_p95_ms, speed_p50,
-			pass, summary, verdict) VALUES (`+placeholders(19)+`)`,
-			id, p.Index, l.Workload, nullInt(l.Concurrency), nullFloat(l.Rate), nullInt(l.MaxConcurrency), l.Label(),
-			p.Requests.Completed, p.Requests.Failed, p.ErrorRate, p.OutputTPS,
-			q(p.TTFT, 50), q(p.TTFT, 95), q(p.ITL, 95), q(p.E2E, 95), q(p.DecodeTPSReq, 50),
-			pass, string(summary), verdict)
+			completed, failed, error_rate, output_tps, `+pointStatColumns()+`,
+			pass, summary, verdict) VALUES (`+placeholders(len(args))+`)`, args...)
 		if err != nil {
 			return s.wrap(err)
 		}
 	}
 	return nil
-}
-
-// q is a percentile of d for a column, NULL when nothing was measured.
-func q(d stats.Dist, p int) any {
-	v := map[int]*float64{50: d.P50, 95: d.P95}[p]
-	if v == nil {
-		return nil
-	}
-	return *v
 }
 
 func placeholders(n int) string {

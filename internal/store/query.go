@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -63,11 +64,13 @@ type Point struct {
 	Failed    int         `json:"failed"`
 	ErrorRate float64     `json:"error_rate"`
 	OutputTPS float64     `json:"output_tps"`
-	TTFTP50MS *float64    `json:"ttft_ms_p50"`
-	TTFTP95MS *float64    `json:"ttft_ms_p95"`
-	ITLP95MS  *float64    `json:"itl_ms_p95"`
-	E2EP95MS  *float64    `json:"e2e_ms_p95"`
-	SpeedP50  *float64    `json:"decode_tps_per_request_p50"`
+	// The statistics metrics.Table keeps in the history (History), each
+	// named as the CSV names it; null when nothing was measured.
+	TTFTP50MS *float64 `json:"ttft_ms_p50"`
+	TTFTP95MS *float64 `json:"ttft_ms_p95"`
+	ITLP95MS  *float64 `json:"itl_ms_p95"`
+	E2EP95MS  *float64 `json:"e2e_ms_p95"`
+	SpeedP50  *float64 `json:"decode_tps_per_request_p50"`
 	// Pass is the point's load verdict, null without an objective.
 	Pass    *bool           `json:"pass"`
 	Summary json.RawMessage `json:"summary,omitempty"`
@@ -252,8 +255,8 @@ func (s *DB) fill(ctx context.Context, r *Run, full bool) error {
 
 func (s *DB) points(ctx context.Context, id int64, full bool) ([]Point, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT idx, workload, coalesce(concurrency, 0), coalesce(rate, 0),
-		coalesce(max_concurrency, 0), load, completed, failed, error_rate, output_tps, ttft_p50_ms, ttft_p95_ms,
-		itl_p95_ms, e2e_p95_ms, speed_p50, pass, summary, coalesce(verdict, '') FROM points WHERE run_id = ? ORDER BY idx`, id)
+		coalesce(max_concurrency, 0), load, completed, failed, error_rate, output_tps, `+pointStatColumns()+`,
+		pass, summary, coalesce(verdict, '') FROM points WHERE run_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -263,13 +266,19 @@ func (s *DB) points(ctx context.Context, id int64, full bool) ([]Point, error) {
 		var p Point
 		var pass sql.NullBool
 		var summary, verdict string
-		var f [5]sql.NullFloat64
-		if err := rows.Scan(&p.Index, &p.Load.Workload, &p.Load.Concurrency, &p.Load.Rate, &p.Load.MaxConcurrency,
-			&p.Label, &p.Completed, &p.Failed, &p.ErrorRate, &p.OutputTPS, &f[0], &f[1], &f[2], &f[3], &f[4],
-			&pass, &summary, &verdict); err != nil {
+		f := make([]sql.NullFloat64, len(pointStats))
+		dest := []any{&p.Index, &p.Load.Workload, &p.Load.Concurrency, &p.Load.Rate, &p.Load.MaxConcurrency,
+			&p.Label, &p.Completed, &p.Failed, &p.ErrorRate, &p.OutputTPS}
+		for i := range f {
+			dest = append(dest, &f[i])
+		}
+		if err := rows.Scan(append(dest, &pass, &summary, &verdict)...); err != nil {
 			return nil, s.wrap(err)
 		}
-		p.TTFTP50MS, p.TTFTP95MS, p.ITLP95MS, p.E2EP95MS, p.SpeedP50 = opt(f[0]), opt(f[1]), opt(f[2]), opt(f[3]), opt(f[4])
+		pv := reflect.ValueOf(&p).Elem()
+		for i, ps := range pointStats {
+			pv.Field(ps.field).Set(reflect.ValueOf(opt(f[i])))
+		}
 		if pass.Valid {
 			p.Pass = &pass.Bool
 		}

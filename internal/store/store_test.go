@@ -23,7 +23,7 @@ func f64(v float64) *float64 { return &v }
 // testEntry is a run of two closed-loop points started at started.
 func testEntry(started, url, model string) *Entry {
 	run := &record.Run{Schema: record.RunSchema, Version: "v1.2.3", Started: started, Ended: started,
-		Target: record.Target{URL: url, API: "openai-chat", Model: model, Server: map[string]string{
+		Target: record.Target{URL: url, API: "openai-chat", Model: model, Server: map[record.ServerKey]string{
 			"model_id": model + "-id", "runtime": "vllm", "runtime_version": "0.6.3", "max_model_len": "8192", "quantization": "bf16"}},
 		PromptTokens: "512", OutputTokens: "128", Seed: 1, Args: []string{"run", "--concurrency", "1,4"}}
 	e := &Entry{Run: run, Dir: "/runs/" + started}
@@ -128,7 +128,7 @@ func TestListFilters(t *testing.T) {
 	b := testEntry("2026-11-15T10:00:00Z", "http://gpu-b:8000", "qwen-7b")
 	b.Run.Labels = map[string]string{"gpu": "L4"}
 	c := testEntry("2026-12-01T10:00:00Z", "builtin:sim", "sim-model")
-	c.Run.Target.Server = map[string]string{"quantization": "q8_0"}
+	c.Run.Target.Server = map[record.ServerKey]string{record.ServerQuantization: "q8_0"}
 	ida, idb, idc := put(t, db, a), put(t, db, b), put(t, db, c)
 	day := func(s string) time.Time { v, _ := time.Parse(time.DateOnly, s); return v }
 	for _, tc := range []struct {

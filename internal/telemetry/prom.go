@@ -57,9 +57,9 @@ func newScraper(ep Endpoint) *scraper {
 	if ep.Redact == nil {
 		ep.Redact = func(s string) string { return s }
 	}
-	tr := &http.Transport{TLSClientConfig: ep.TLS, Proxy: http.ProxyFromEnvironment,
-		ResponseHeaderTimeout: scrapeTimeout, MaxIdleConnsPerHost: 1}
-	return &scraper{ep: ep, hc: &http.Client{Transport: tr}}
+	// The load's transport: a metrics page behind the target's proxy or
+	// TLS is reached as the target is. scrapeTimeout bounds the answer.
+	return &scraper{ep: ep, hc: &http.Client{Transport: backend.NewTransport(ep.TLS, 1)}}
 }
 
 // scrape reads the page once. An error is one line, credentials redacted.

@@ -2,11 +2,15 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +274,32 @@ func TestScrapeHonoursDeadline(t *testing.T) {
 	_, err := NewServerSource(Endpoint{URL: srv.URL}).Read(ctx, 0)
 	if err == nil || time.Since(start) > 3*time.Second {
 		t.Errorf("slow scrape: err %v after %v, want an error near the 100 ms deadline", err, time.Since(start))
+	}
+}
+
+// TestScrapeGoesThroughTheLoadTransport: a metrics page is read through
+// the load's transport (backend.NewTransport), over TLS with the target's
+// configuration and chunked: net/http's own transport would ask for gzip.
+func TestScrapeGoesThroughTheLoadTransport(t *testing.T) {
+	var encoding []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		encoding = append(encoding, r.Header.Get("Accept-Encoding"))
+		fmt.Fprint(w, "vllm:num_requests_running 3\n")
+		w.(http.Flusher).Flush() // what follows is chunked
+		fmt.Fprint(w, "vllm:num_requests_waiting 1\n")
+	}))
+	defer srv.Close()
+	conf := &tls.Config{RootCAs: x509.NewCertPool()}
+	conf.RootCAs.AddCert(srv.Certificate())
+	tg, err := backend.NewTarget(backend.TargetOptions{URL: srv.URL, TLS: conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewServerSource(EndpointOf(tg, "/metrics")).Read(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got[0].Server.Running != 3 || *got[0].Server.Waiting != 1 || !slices.Equal(encoding, []string{""}) {
+		t.Errorf("running %s waiting %s, Accept-Encoding %q (want none asked)", fmtPtr(got[0].Server.Running), fmtPtr(got[0].Server.Waiting), encoding)
 	}
 }
