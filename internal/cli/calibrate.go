@@ -116,7 +116,7 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	if f.json {
-		return writeJSON(env.Stdout, rep)
+		return report.CalibrationJSON(env.Stdout, rep)
 	}
 	return report.WriteCalibration(env.Stdout, rep)
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const compareUsage = `
@@ -94,7 +96,14 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	sides, runs, err := compare.LoadSides(paths, compare.LoadOptions{Read: env.readOptions(*strict, sliceFlag{}), Page: *format == "html"})
+	var page compare.Loader[report.HTMLRun] // a page of each side, for --format html
+	if *format == "html" {
+		page = func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
+			r, _, err := report.LoadRun(path, nil, o, nil)
+			return r.Summary, r, err
+		}
+	}
+	sides, runs, err := compare.LoadSides(paths, env.readOptions(*strict, sliceFlag{}), page)
 	if err != nil {
 		return runReadError(err)
 	}
@@ -171,13 +180,13 @@ func knownDifferences(r *compare.Result) string {
 func writeComparison(env *Env, r *compare.Result, runs [2]report.HTMLRun, format string) error {
 	switch format {
 	case "json":
-		return compare.WriteJSON(env.Stdout, r)
+		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
 		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
 		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs[:], Tables: compare.HTMLTables(r)})
+			Runs: runs[:], Tables: report.ComparisonTables(r)})
 	}
-	return compare.WriteText(env.Stdout, r)
+	return report.Comparison(env.Stdout, r)
 }
 
 // gateOutcome is the exit of the regression gates: 3 when one failed, 4

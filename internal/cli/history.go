@@ -93,7 +93,7 @@ func historyList(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: err, Code: ExitFailure}
 	}
 	if *jsonOut {
-		return writeJSON(env.Stdout, runs)
+		return report.HistoryListJSON(env.Stdout, runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(env.Stderr, "no run in %s matches\n", h.Path())
@@ -172,7 +172,7 @@ func historyShow(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: err, Code: ExitFailure}
 	}
 	if *jsonOut {
-		return writeJSON(env.Stdout, d)
+		return report.HistoryRunJSON(env.Stdout, d)
 	}
 	return report.HistoryRun(env.Stdout, d)
 }

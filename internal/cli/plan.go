@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/plan"
+	"github.com/servebench/servebench/internal/report"
 )
 
 const planUsage = `
@@ -123,9 +124,9 @@ func planCmd(_ context.Context, env *Env, args []string) error {
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, res)
+		return report.PlanJSON(env.Stdout, res)
 	}
-	return plan.WriteText(env.Stdout, res)
+	return report.Plan(env.Stdout, res)
 }
 
 func (f *planFlags) loadModel() (*plan.Shape, error) {
@@ -220,9 +221,9 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, c)
+		return report.PlanComparisonJSON(env.Stdout, c)
 	}
-	return plan.WriteCompareText(env.Stdout, c)
+	return report.PlanComparison(env.Stdout, c)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -235,5 +236,5 @@ func writeDevices(w io.Writer, devs []plan.Device, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, map[string]any{"devices": devs})
 	}
-	return plan.WriteDevices(w, devs)
+	return report.Devices(w, devs)
 }

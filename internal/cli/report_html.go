@@ -38,7 +38,7 @@ func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sl
 // htmlRun reads one run for a page (report.LoadRun), its errors given the
 // hints that help.
 func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (report.HTMLRun, *slo.Report, error) {
-	r, rep, err := report.LoadRun(arg, env.Stdin, env.readOptions(strict, slice), o, nil)
+	r, rep, err := report.LoadRun(arg, env.Stdin, env.readOptions(strict, slice), o)
 	if err != nil {
 		return r, nil, runReadError(err)
 	}

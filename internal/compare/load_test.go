@@ -36,8 +36,8 @@ func TestLoadSidesWarnsInOrderAndPoolsRuns(t *testing.T) {
 	a1, a2 := recordsFile(t, series(20, constant(50), constant(10))), recordsFile(t, series(20, constant(50), constant(10)))
 	b := recordsFile(t, series(20, constant(60), constant(10)))
 	var warned []string
-	sides, _, err := LoadSides([2][]RunPath{{{"a1", a1}, {"a2", a2}}, {{b, b}}},
-		LoadOptions{Read: rundir.Options{Warn: func(w string) { warned = append(warned, w) }}})
+	sides, _, err := LoadSides[any]([2][]RunPath{{{"a1", a1}, {"a2", a2}}, {{b, b}}},
+		rundir.Options{Warn: func(w string) { warned = append(warned, w) }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestLoadSidesWarnsInOrderAndPoolsRuns(t *testing.T) {
 	if a.Name != "run a1 ("+a1+"), run a2 ("+a2+")" || len(a.Dirs) != 2 || len(a.Summary.Points) != 2 {
 		t.Errorf("side A: name %q, dirs %q, %d points; want both runs named, resolved and pooled as 2 points", a.Name, a.Dirs, len(a.Summary.Points))
 	}
-	if _, _, err := LoadSides([2][]RunPath{{{"x", filepath.Join(t.TempDir(), "missing")}}, {{b, b}}}, LoadOptions{}); err == nil {
+	if _, _, err := LoadSides[any]([2][]RunPath{{{"x", filepath.Join(t.TempDir(), "missing")}}, {{b, b}}}, rundir.Options{}, nil); err == nil {
 		t.Error("a side that cannot be read: no error")
 	}
 }

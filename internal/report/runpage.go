@@ -41,19 +41,24 @@ func RunName(arg string) string {
 // recomputed from the records of arg (a run directory, a records file, or
 // in when arg is "" or "-") under o, the distributions and timeline from
 // the same records, and its verdict. With obj the verdict is judged here
-// and returned as rep too; without, it is the one the run recorded. ev,
-// when not nil, is fed the records as well, for a caller that needs them
-// by load (compare). o's Observe and Samples are LoadRun's own.
-func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective, ev *slo.Evaluator) (r HTMLRun, rep *slo.Report, err error) {
+// and returned as rep too; without, it is the one the run recorded. o's
+// Observe, when set, sees the records as well (compare's evaluator); its
+// Samples are LoadRun's own.
+func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
 	curves := &metrics.Curves{}
-	if ev == nil && obj != nil {
-		ev = &slo.Evaluator{}
+	var ev *slo.Evaluator
+	if obj != nil {
+		ev = &slo.Evaluator{} // judged here: the evaluator keeps every request's values
 	}
 	var samples []telemetry.Sample
+	observe := o.Observe
 	o.Observe = func(rec *record.Record) {
 		curves.Add(rec)
-		if ev != nil { // judged here, or wanted by the caller: the evaluator keeps every request's values
+		if ev != nil {
 			ev.Add(rec)
+		}
+		if observe != nil {
+			observe(rec)
 		}
 	}
 	o.Samples = func(ss []telemetry.Sample) { samples = ss }
