@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
@@ -258,7 +257,7 @@ func (b Benchmark) setup() (bench.Setup, error) {
 	}
 	s := bench.Setup{Tokenizer: cmp.Or(w.Tokenizer, "auto"), IgnoreEOS: !w.LetEOS, Seed: cmp.Or(o.Seed, 1),
 		Timeout: cmp.Or(o.Timeout, backend.DefaultTimeout), FirstTokenTimeout: o.FirstTokenTimeout,
-		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: version(),
+		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: bench.RecordedVersion(),
 		Workload: workload.Spec{PromptTokens: cells[0].PromptTokens, OutputTokens: cells[0].OutputTokens}, Matrix: cells}
 	if !o.NoTelemetry {
 		s.Telemetry = &telemetry.Options{}
@@ -307,25 +306,4 @@ func (b Benchmark) points() (load.Point, []record.Load, error) {
 		}
 	}
 	return base, loads, nil
-}
-
-// modulePath is servebench's module, whose version run.json records.
-const modulePath = "github.com/servebench/servebench"
-
-// version is the servebench module's version in this build, as run.json
-// records it.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(devel)"
-	}
-	if bi.Main.Path == modulePath {
-		return cmp.Or(bi.Main.Version, "(devel)")
-	}
-	for _, d := range bi.Deps {
-		if d.Path == modulePath {
-			return d.Version
-		}
-	}
-	return "(devel)"
 }

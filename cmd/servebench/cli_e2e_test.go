@@ -440,7 +440,7 @@ func TestCLIVersion(t *testing.T) {
 	// Built with VCS stamping where the checkout allows it, the line also
 	// names the revision the build info records.
 	bin := filepath.Join(t.TempDir(), "servebench")
-	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, "-ldflags", "-X github.com/servebench/servebench/internal/cli.Version=v9.8.7", ".")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, "-ldflags", "-X github.com/servebench/servebench/internal/bench.Version=v9.8.7", ".")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}

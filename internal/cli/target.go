@@ -126,7 +126,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, p
 	var s bench.Setup
 	s.Timeout, s.FirstTokenTimeout, s.IgnoreEOS = f.timeout, f.firstTokenTimeout, f.ignoreEOS
 	s.Tokenizer, s.Prompt, s.Output, s.Workload, s.Matrix, s.Seed = f.tokenizer, plan.prompt, plan.output, plan.spec, plan.cells, f.seed
-	s.Points, s.Slice, s.OutDir, s.Grace, s.Version = plan.points, plan.slice, f.out, f.grace, version()
+	s.Points, s.Slice, s.OutDir, s.Grace, s.Version = plan.points, plan.slice, f.out, f.grace, bench.RecordedVersion()
 	s.Labels, s.Args = f.hist.labels, f.runArgs(env)
 	// A terminal gets a live line; a log, one line every 10 s.
 	s.Progress, s.ProgressLines = env.Stderr, !env.StderrIsTerminal

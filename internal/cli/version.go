@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"runtime/debug"
 	"strings"
-)
 
-// Version, when set at build time with -ldflags "-X ...cli.Version=...",
-// overrides the module version the build recorded.
-var Version = ""
+	"github.com/servebench/servebench/internal/bench"
+)
 
 const versionUsage = `
 Usage: servebench version
@@ -35,7 +32,7 @@ func versionCmd(_ context.Context, env *Env, args []string) error {
 		return usagef("servebench version", "version takes no argument")
 	}
 	bi, _ := debug.ReadBuildInfo()
-	_, err := fmt.Fprintln(env.Stdout, versionLine(moduleVersion(), bi))
+	_, err := fmt.Fprintln(env.Stdout, versionLine(bench.ModuleVersion(), bi))
 	return err
 }
 
@@ -64,34 +61,4 @@ func versionLine(v string, bi *debug.BuildInfo) string {
 		parts = append(parts, bi.GoVersion)
 	}
 	return strings.Join(parts, " · ")
-}
-
-// moduleVersion is servebench's version: the -ldflags value, else the
-// module version from the build information ("v1.2.0" from go install
-// …@v1.2.0, a pseudo-version from a VCS checkout), else "(devel)".
-func moduleVersion() string {
-	if Version != "" {
-		return Version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(devel)"
-	}
-	return cmp.Or(bi.Main.Version, "(devel)")
-}
-
-// version is the version run.json records: moduleVersion, and for a
-// "(devel)" build the VCS revision where the build recorded one.
-func version() string {
-	v := moduleVersion()
-	bi, ok := debug.ReadBuildInfo()
-	if v != "(devel)" || !ok {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += " revision " + s.Value
-		}
-	}
-	return v
 }

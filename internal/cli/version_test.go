@@ -4,16 +4,18 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/bench"
 )
 
 // TestVersion: the -ldflags value wins; without one the build's module
 // version is printed.
 func TestVersion(t *testing.T) {
-	defer func(v string) { Version = v }(Version)
+	defer func(v string) { bench.Version = v }(bench.Version)
 	for _, v := range []string{"v1.2.3", ""} {
-		Version = v
+		bench.Version = v
 		code, stdout, _ := runMain(t, "version")
-		want := "servebench " + moduleVersion()
+		want := "servebench " + bench.ModuleVersion()
 		if v != "" {
 			want = "servebench v1.2.3"
 		}
