@@ -192,7 +192,7 @@ func loadSides(env *Env, paths [][]sidePath, strict bool, format string) ([]*com
 func loadSideRuns(env *Env, paths []sidePath, strict bool, format string) (*compare.Side, report.HTMLRun, error) {
 	var side *compare.Side
 	var page report.HTMLRun
-	ev := &slo.Evaluator{}
+	ev := &slo.Evaluator{Keep: compare.Keep}
 	for i, sp := range paths {
 		s, p, err := loadSide(env, sp.path, strict, format == "html", ev, i)
 		if err != nil {
