@@ -1,6 +1,7 @@
 package servebench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -28,10 +29,11 @@ type Comparison = compare.Result
 // Compare compares run b with run a, as servebench compare does with two
 // run directories: B − A of TTFT, ITL and E2E percentiles, decode speed,
 // throughput and error rate at every common load, with bootstrap
-// intervals. A Result of Run or Judge of this process can be compared.
+// intervals. A Result of Run or Judge of this process, or of Open (a run
+// directory), can be compared.
 func Compare(a, b *Result, opt CompareOptions) (*Comparison, error) {
 	if a == nil || b == nil || a.eval == nil || b.eval == nil {
-		return nil, errors.New("servebench: Compare takes two Results of Run or Judge")
+		return nil, errors.New("servebench: Compare takes two Results of Run, Judge or Open")
 	}
 	var gates []compare.Gate
 	for _, text := range opt.Gates {
@@ -41,6 +43,16 @@ func Compare(a, b *Result, opt CompareOptions) (*Comparison, error) {
 		}
 		gates = append(gates, g)
 	}
-	return compare.Compare(&compare.Side{Name: "A", Summary: a.Summary, Eval: a.eval},
-		&compare.Side{Name: "B", Summary: b.Summary, Eval: b.eval}, compare.Options{Gates: gates, Seed: opt.Seed}), nil
+	return compare.Compare(a.side("A"), b.side("B"), compare.Options{Gates: gates, Seed: opt.Seed}), nil
+}
+
+// side is r as a side of a comparison: named by its directory (Open) or
+// else by name; one directory on both sides is one run, which Comparison
+// says (SameRun).
+func (r *Result) side(name string) *compare.Side {
+	s := &compare.Side{Name: cmp.Or(r.name, name), Summary: r.Summary, Eval: r.eval}
+	if r.dir != "" {
+		s.Dirs = []string{r.dir}
+	}
+	return s
 }

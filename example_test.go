@@ -85,6 +85,27 @@ func ExampleCompare() {
 	}
 }
 
+// Compare two runs written by servebench run --out (or by Run with
+// Options.OutDir), failing when TTFT p95 grew by more than 10%, as
+// servebench compare --fail-on-regression does.
+func ExampleOpen() {
+	before, err := servebench.Open("runs/main")
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := servebench.Open("runs/candidate")
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := servebench.Compare(before, after, servebench.CompareOptions{Gates: []string{"ttft p95 +10%"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if c.Regressed {
+		log.Fatal("TTFT p95 regressed")
+	}
+}
+
 // TestChatSLO is an SLO as a Go test: at 4 concurrent users the built-in
 // simulator must answer 95% of requests within 1 s and decode for 95% of
 // them at 50 tokens/s or faster. A verdict the evidence cannot carry (the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/slo"
@@ -70,49 +69,48 @@ func Judge(ctx context.Context, b Benchmark, o Objective) (*Report, error) {
 		Verdict: rep.Verdict}, err
 }
 
-// objective is o over the benchmark's workload and loads, checked.
+// objective is o over the benchmark's workload and loads, resolved as
+// servebench run resolves its flags over an objective (slo.Resolve): the
+// benchmark's settings are the overrides of an objective holding only o's
+// name and priority.
 func (b Benchmark) objective(o Objective) (*slo.Objective, error) {
-	obj := &slo.Objective{Name: cmp.Or(o.Name, "objective"), Priority: slo.PriorityResponsiveness}
+	_, loads, err := b.points()
+	if err != nil {
+		return nil, err
+	}
+	w, opts := b.Workload, b.Options
+	ov := slo.Overrides{Target: o.TargetLoad, MaxConcurrency: &b.Loads.MaxConcurrency, Duration: &opts.Duration,
+		PromptTokens: []string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, OutputTokens: []string{cmp.Or(w.OutputTokens, defaultOutputTokens)}}
+	requests := opts.Requests
+	if requests == 0 && opts.Duration == 0 {
+		requests = defaultRequests
+	}
+	ov.Requests = &requests
+	if opts.WarmupRequests > 0 || opts.WarmupDuration > 0 {
+		ov.Warmup = &slo.Warmup{Requests: opts.WarmupRequests, Duration: opts.WarmupDuration}
+	}
+	for _, l := range loads {
+		if l.Rate > 0 {
+			ov.Rate = append(ov.Rate, l.Rate)
+		} else {
+			ov.Concurrency = append(ov.Concurrency, l.Concurrency)
+		}
+	}
 	for _, expr := range o.SLOs {
 		s, err := slo.Parse(expr)
 		if err != nil {
 			return nil, fmt.Errorf("servebench: objective: %w", err)
 		}
-		obj.SetSLO(s)
+		ov.SLOs = append(ov.SLOs, s)
 	}
-	w, opts := b.Workload, b.Options
-	obj.Workload.PromptTokens = cmp.Or(w.PromptTokens, defaultPromptTokens)
-	obj.Workload.OutputTokens = cmp.Or(w.OutputTokens, defaultOutputTokens)
-	_, loads, err := b.points()
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range loads {
-		if l.Rate > 0 {
-			obj.Load.Rate = append(obj.Load.Rate, l.Rate)
-		} else {
-			obj.Load.Concurrency = append(obj.Load.Concurrency, l.Concurrency)
-		}
-	}
-	obj.Load.MaxConcurrency, obj.Load.Target = b.Loads.MaxConcurrency, o.TargetLoad
-	obj.Load.Requests = opts.Requests
-	if opts.Duration > 0 {
-		obj.Load.Duration = opts.Duration.String()
-	} else if opts.Requests == 0 {
-		obj.Load.Requests = defaultRequests
-	}
-	if opts.WarmupDuration > 0 {
-		obj.Load.Warmup = opts.WarmupDuration.String()
-	} else if opts.WarmupRequests > 0 {
-		obj.Load.Warmup = strconv.Itoa(opts.WarmupRequests)
-	}
-	if len(obj.Checks()) == 0 {
+	if len(ov.SLOs) == 0 {
 		return nil, errNoSLO
 	}
-	if err := obj.Validate(); err != nil {
-		return nil, fmt.Errorf("servebench: objective: %w", err)
+	r, err := slo.Resolve(slo.Objective{Name: cmp.Or(o.Name, "objective"), Priority: slo.PriorityResponsiveness}, ov)
+	if err != nil {
+		return nil, fmt.Errorf("servebench: %w", err)
 	}
-	return obj, nil
+	return r, nil
 }
 
 // errNoSLO: an objective needs something to judge.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -150,12 +151,19 @@ type Result struct {
 	// its latency distributions, throughputs, errors, validity and
 	// warnings.
 	Summary *Summary
-	// Records counts the records written; Interrupted says the context
-	// was cancelled before the last load ended.
+	// Records counts the records written (of Open: read, but those of a
+	// load a capacity search measured again); Interrupted says the context
+	// was cancelled before the last load ended (of Open: the run was
+	// killed, or stopped by a signal).
 	Records     int
 	Interrupted bool
-	// eval holds the records by load, for Compare's intervals.
-	eval *slo.Evaluator
+	// Warnings of Open say what reading the run directory passed over: a
+	// damaged line skipped, a damaged run.json rebuilt.
+	Warnings []string
+	// eval holds the records by load, for Compare's intervals; name and
+	// dir, of Open, are the directory as given and resolved.
+	eval      *slo.Evaluator
+	name, dir string
 }
 
 // WriteText writes the summary as servebench run prints it: a row per
@@ -193,28 +201,18 @@ func Run(ctx context.Context, b Benchmark) (*Result, error) {
 	return &Result{Summary: res.Summary, Records: res.Records, Interrupted: res.Interrupted, eval: ev}, err
 }
 
-// start opens the target, asks it what it is and assembles the run.
+// start opens the target, checks it, asks it what it is and assembles
+// the run, as servebench run does (bench.Launch).
 func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error) {
-	spec := bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
-		Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}
 	s, err := b.setup()
 	if err != nil {
 		return nil, bench.Config{}, err
 	}
-	t, err := bench.OpenTarget(ctx, spec)
+	l := bench.Launch{NoPreflight: b.Target.NoPreflight, Opened: b.opened, Checked: b.checked,
+		Spec: bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
+			Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}}
+	t, cfg, err := l.Start(ctx, s)
 	if err != nil {
-		return nil, bench.Config{}, err
-	}
-	if err := b.preflight(ctx, t); err != nil {
-		t.Close()
-		return nil, bench.Config{}, err
-	}
-	t.Describe(ctx)
-	ts := t.Setup()
-	s.Target, s.API, s.Model, s.ModelPicked, s.Simulated, s.Server = ts.Target, ts.API, ts.Model, ts.ModelPicked, ts.Simulated, ts.Server
-	cfg, err := bench.NewConfig(ctx, s)
-	if err != nil {
-		t.Close()
 		return nil, bench.Config{}, err
 	}
 	if cfg.Telemetry != nil {
@@ -223,22 +221,21 @@ func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error
 	return t, cfg, nil
 }
 
-// preflight checks the target before any load, unless told not to.
-func (b Benchmark) preflight(ctx context.Context, t *bench.Target) error {
-	if b.Target.NoPreflight {
-		return nil
+// opened notes an endpoint path in Target.URL, which names the API.
+func (b Benchmark) opened(t *bench.Target) {
+	if a := t.Server.PathAPI(); a != "" {
+		b.note(fmt.Sprintf("note: URL ends in the %s endpoint: measuring the server at %s with API %s", a, t.Server.Base(), t.API))
 	}
-	p, err := t.Preflight(ctx)
-	if err != nil {
-		return err
-	}
+}
+
+// checked notes what the preflight found.
+func (b Benchmark) checked(p *backend.Preflight) {
 	if p.Note != "" {
 		b.note("note: " + p.Note)
 	}
 	if p.Picked {
 		b.note("model: " + p.Model + " (none given; the only model the server serves)")
 	}
-	return nil
 }
 
 // note writes lines to Options.Notes, when set.

@@ -43,7 +43,7 @@ func TestRefusesBeforeAnyLoad(t *testing.T) {
 		{"a gate that does not parse", func(context.Context) error {
 			_, err := servebench.Compare(&servebench.Result{}, &servebench.Result{}, servebench.CompareOptions{Gates: []string{"ttft worse"}})
 			return err
-		}, "Results of Run or Judge"},
+		}, "Results of Run, Judge or Open"},
 		{"a model that is not there", func(context.Context) error {
 			_, err := servebench.Plan(servebench.Deployment{Model: "testdata/none"}, servebench.PlanWorkload{})
 			return err
@@ -112,4 +112,23 @@ func value(v *float64) any {
 		return "none"
 	}
 	return *v
+}
+
+// TestNotesSayWhatURLChose: an endpoint path in Target.URL chooses the
+// API and the server's root, and Notes says so before any load.
+func TestNotesSayWhatURLChose(t *testing.T) {
+	var notes strings.Builder
+	_, err := servebench.Run(t.Context(), servebench.Benchmark{
+		Target:   servebench.Target{URL: "http://127.0.0.1:1/v1/completions", Model: "m", NoPreflight: true},
+		Workload: servebench.Workload{Tokenizer: "cl100k_base"},
+		Loads:    servebench.Loads{Concurrency: []int{1}},
+		Options:  servebench.Options{Requests: 1, NoTelemetry: true, Notes: &notes},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "note: URL ends in the openai-completions endpoint: measuring the server at http://127.0.0.1:1 with API openai-completions\n"
+	if notes.String() != want {
+		t.Errorf("notes:\n%q\nwant\n%q", notes.String(), want)
+	}
 }

@@ -413,7 +413,7 @@ func TestKubeJobWorkersGetTheirCredentials(t *testing.T) {
 	}
 	// A refused scrape says HTTP 401; a scrape a busy machine timed out is
 	// no sign of a missing credential.
-	if tel := outputs["telemetry.jsonl"]; !strings.Contains(tel, `"running":1`) || strings.Contains(tel, "401") {
+	if tel := outputs["telemetry.jsonl"]; !strings.Contains(tel, `"running":1`) || strings.Contains(tel, "HTTP 401") {
 		t.Errorf("the worker's metrics were not scraped with their credentials:\n%s", tel)
 	}
 	for name, text := range outputs {

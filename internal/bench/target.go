@@ -140,7 +140,65 @@ func (t *Target) Describe(ctx context.Context) {
 	}
 }
 
-// Setup is a run's Setup with the target's fields filled in.
-func (t *Target) Setup() Setup {
-	return Setup{Target: t.Server, API: t.API, Model: t.Model, ModelPicked: t.ModelPicked, Simulated: t.Simulated, Server: t.Info}
+// Config assembles the run of s on t (NewConfig), s's target fields
+// (Target, API, Model, ModelPicked, Simulated, Server) being t's.
+func (t *Target) Config(ctx context.Context, s Setup) (Config, error) {
+	s.Target, s.API, s.Model, s.ModelPicked, s.Simulated, s.Server = t.Server, t.API, t.Model, t.ModelPicked, t.Simulated, t.Info
+	return NewConfig(ctx, s)
+}
+
+// Launch is how a run's target is started, the one sequence the
+// servebench package and command share: open it, check it, ask it what it
+// is, assemble the run on it. The hooks let a caller say, in its own
+// words, what happened on the way.
+type Launch struct {
+	Spec TargetSpec
+	// NoPreflight skips the check before any load (Target.Preflight).
+	NoPreflight bool
+	// Opened, when set, sees the target once open, before any request.
+	Opened func(*Target)
+	// Checked, when set, sees what the preflight found: a note, a model
+	// picked.
+	Checked func(*backend.Preflight)
+}
+
+// Open opens l's target (OpenTarget) and checks it unless NoPreflight,
+// returning the preflight's error as it is; the target is closed on an
+// error, else the caller closes it.
+func (l Launch) Open(ctx context.Context) (*Target, error) {
+	t, err := OpenTarget(ctx, l.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if l.Opened != nil {
+		l.Opened(t)
+	}
+	if l.NoPreflight {
+		return t, nil
+	}
+	p, err := t.Preflight(ctx)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	if l.Checked != nil {
+		l.Checked(p)
+	}
+	return t, nil
+}
+
+// Start is Open, then Describe, then the run of s on the target
+// (Target.Config); the target is closed on an error.
+func (l Launch) Start(ctx context.Context, s Setup) (*Target, Config, error) {
+	t, err := l.Open(ctx)
+	if err != nil {
+		return nil, Config{}, err
+	}
+	t.Describe(ctx)
+	cfg, err := t.Config(ctx, s)
+	if err != nil {
+		t.Close()
+		return nil, Config{}, err
+	}
+	return t, cfg, nil
 }

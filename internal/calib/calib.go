@@ -3,7 +3,8 @@
 // concurrency, other prompt or output lengths, more slots. It owns the
 // estimator (docs/PLANNER.md, Calibration): records in, a fitted
 // Model with bootstrap intervals and residuals out, and predictions
-// that go through the simulator's scheduler.
+// that go through the simulator's scheduler. It returns values; rendering
+// them is report's.
 package calib
 
 import (

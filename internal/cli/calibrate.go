@@ -5,14 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/plan"
-	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const calibrateUsage = `
@@ -118,7 +116,7 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	if f.json {
-		return writeJSON(env.Stdout, rep)
+		return report.CalibrationJSON(env.Stdout, rep)
 	}
 	return report.WriteCalibration(env.Stdout, rep)
 }
@@ -180,10 +178,9 @@ func calibError(err error, name string) error {
 // loadRun reads a run directory with its records, for a calibration;
 // the error names the run as flagName does, with the command's hint.
 func loadRun(env *Env, flagName, dir, hint string) (calib.Run, error) {
-	run := calib.Run{Dir: dir}
-	var err error
-	if run.Summary, err = loadSummary(env, dir, false, sliceFlag{}, keepRecords(&run.Records)); err != nil {
-		return run, runDirError(flagName, dir, hint, err)
+	run, err := calib.ReadRun(dir, env.Stdin, env.readOptions(false, sliceFlag{}))
+	if err != nil {
+		return run, runDirError(flagName, dir, hint, readError(err))
 	}
 	return run, nil
 }
@@ -195,7 +192,7 @@ func loadHeldOut(env *Env, dir, fitDir string, only calib.ConcSet) (*calib.HeldO
 	if err != nil {
 		return nil, err
 	}
-	same := sameDir(dir, fitDir)
+	same := rundir.Same(dir, fitDir)
 	if same {
 		run.Dir = fitDir
 	}
@@ -229,25 +226,6 @@ func runDirError(flagName, dir, hint string, err error) error {
 	e := &Error{Err: err, Code: ExitFailure}
 	errors.As(err, &e)
 	return &Error{Err: fmt.Errorf("%s: %w", strings.TrimSpace(flagName+" "+dir), e.Err), Hint: hint, Code: e.Code}
-}
-
-// keepRecords returns a record callback that appends a copy of each
-// record to *dst (the reader reuses its record).
-func keepRecords(dst *[]*record.Record) func(*record.Record) {
-	return func(r *record.Record) {
-		c := *r
-		*dst = append(*dst, &c)
-	}
-}
-
-// sameDir reports whether two paths name one directory.
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // calibShape names the model and device a calibration is read against

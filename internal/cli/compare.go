@@ -1,20 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/servebench/servebench/internal/compare"
 	"github.com/servebench/servebench/internal/metrics"
-	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
-	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const compareUsage = `
@@ -94,16 +89,23 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	if err := compareArgs(fs.Args(), *format); err != nil {
 		return err
 	}
-	paths := make([][]sidePath, 2)
+	var paths [2][]compare.RunPath
 	for i, arg := range fs.Args() {
 		var err error
 		if paths[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
 			return err
 		}
 	}
-	sides, runs, err := loadSides(env, paths, *strict, *format)
+	var page compare.Loader[report.HTMLRun] // a page of each side, for --format html
+	if *format == "html" {
+		page = func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
+			r, _, err := report.LoadRun(path, nil, o, nil)
+			return r.Summary, r, err
+		}
+	}
+	sides, runs, err := compare.LoadSides(paths, env.readOptions(*strict, sliceFlag{}), page)
 	if err != nil {
-		return err
+		return runReadError(err)
 	}
 	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
 	if *strict && !r.Controlled {
@@ -142,12 +144,9 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	return RunDir(ctx, env, db, arg)
 }
 
-// sidePath is one run of a side: as named, and its directory.
-type sidePath struct{ name, path string }
-
 // sidePaths are the runs one side names: a run (a directory or a history
 // id), or several joined by commas.
-func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]sidePath, error) {
+func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]compare.RunPath, error) {
 	names := []string{arg}
 	if _, err := os.Stat(arg); err != nil && strings.Contains(arg, ",") {
 		names = strings.Split(arg, ",")
@@ -155,117 +154,15 @@ func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]sidePat
 	if len(names) > 1 && format == "html" {
 		return nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
 	}
-	var out []sidePath
+	var out []compare.RunPath
 	for _, name := range names {
 		path, err := comparePath(ctx, env, db, name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sidePath{name, path})
+		out = append(out, compare.RunPath{Name: name, Path: path})
 	}
 	return out, nil
-}
-
-// loadSides reads both sides at once, each on a core of its own; what
-// each prints (a damaged line skipped) is held and printed A first.
-func loadSides(env *Env, paths [][]sidePath, strict bool, format string) ([]*compare.Side, []report.HTMLRun, error) {
-	sides, runs := make([]*compare.Side, 2), make([]report.HTMLRun, 2) // runs: the pages, for --format html
-	errs, held := make([]error, 2), make([]bytes.Buffer, 2)
-	var wg sync.WaitGroup
-	for i := range sides {
-		e := *env
-		e.Stderr = &held[i]
-		wg.Go(func() { sides[i], runs[i], errs[i] = loadSideRuns(&e, paths[i], strict, format) })
-	}
-	wg.Wait()
-	for i := range sides {
-		env.Stderr.Write(held[i].Bytes())
-		if errs[i] != nil {
-			return nil, nil, errs[i]
-		}
-	}
-	return sides, runs, nil
-}
-
-// loadSideRuns reads one side's runs, whose records are pooled as
-// repeats are (each run its own point, so the intervals resample runs).
-func loadSideRuns(env *Env, paths []sidePath, strict bool, format string) (*compare.Side, report.HTMLRun, error) {
-	var side *compare.Side
-	var page report.HTMLRun
-	ev := &slo.Evaluator{Keep: compare.Keep}
-	for i, sp := range paths {
-		s, p, err := loadSide(env, sp.path, strict, format == "html", ev, i)
-		if err != nil {
-			return nil, report.HTMLRun{}, err
-		}
-		if sp.path != sp.name {
-			s.Name = "run " + sp.name + " (" + sp.path + ")"
-		}
-		s.Dirs = []string{resolved(sp.path)}
-		if side == nil {
-			side, page = s, p
-			continue
-		}
-		side.Name += ", " + s.Name
-		side.Dirs = append(side.Dirs, s.Dirs...)
-		side.Summary = pooled(side.Summary, s.Summary, s.Name)
-	}
-	return side, page, nil
-}
-
-// pooled adds run's points to side's summary, as repeats; the side keeps
-// its first run's context, and a later run's warnings name it.
-func pooled(side, run *metrics.Summary, name string) *metrics.Summary {
-	out := *side
-	out.Points = append(slices.Clone(side.Points), run.Points...)
-	out.Warnings = slices.Clone(side.Warnings)
-	for _, w := range run.Warnings {
-		out.Warnings = append(out.Warnings, name+": "+w)
-	}
-	for _, d := range compare.Differences(side.Run, run.Run, nil, nil) {
-		if d.Known {
-			out.Warnings = append(out.Warnings, name+" is not a repeat of the first run: "+d.Text())
-		}
-	}
-	return &out
-}
-
-// resolved is a path made absolute with its links followed, so that two
-// names of one directory compare equal; as given when that fails.
-func resolved(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
-	}
-	return abs
-}
-
-// loadSide reads one run as report reads it: its summary recomputed from
-// its records, and the same records by load for the intervals; for a page,
-// as report --format html reads it, charts and all.
-func loadSide(env *Env, arg string, strict, page bool, ev *slo.Evaluator, run int) (*compare.Side, report.HTMLRun, error) {
-	// The side's n-th run is its own point n<<20 on, so that its points
-	// are other repeats than its first run's.
-	add := func(r *record.Record) {
-		if run > 0 {
-			c := *r
-			c.Point += run << 20
-			r = &c
-		}
-		ev.Add(r)
-	}
-	if page {
-		r, _, err := htmlRunInto(env, arg, strict, sliceFlag{}, nil, ev)
-		return &compare.Side{Name: arg, Summary: r.Summary, Eval: ev}, r, err
-	}
-	s, err := loadSummary(env, arg, strict, sliceFlag{}, add)
-	if err != nil {
-		return nil, report.HTMLRun{}, err
-	}
-	return &compare.Side{Name: arg, Summary: s, Eval: ev}, report.HTMLRun{}, nil
 }
 
 func knownDifferences(r *compare.Result) string {
@@ -280,16 +177,16 @@ func knownDifferences(r *compare.Result) string {
 
 // writeComparison prints the comparison; as a page, the HTML report's
 // with both runs' charts overlaid and the comparison's tables.
-func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
+func writeComparison(env *Env, r *compare.Result, runs [2]report.HTMLRun, format string) error {
 	switch format {
 	case "json":
-		return compare.WriteJSON(env.Stdout, r)
+		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
 		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
 		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs, Tables: compare.HTMLTables(r)})
+			Runs: runs[:], Tables: report.ComparisonTables(r)})
 	}
-	return compare.WriteText(env.Stdout, r)
+	return report.Comparison(env.Stdout, r)
 }
 
 // gateOutcome is the exit of the regression gates: 3 when one failed, 4

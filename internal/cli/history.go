@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/store"
 )
 
@@ -91,7 +93,7 @@ func historyList(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: err, Code: ExitFailure}
 	}
 	if *jsonOut {
-		return writeJSON(env.Stdout, runs)
+		return report.HistoryListJSON(env.Stdout, runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(env.Stderr, "no run in %s matches\n", h.Path())
@@ -170,7 +172,7 @@ func historyShow(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: err, Code: ExitFailure}
 	}
 	if *jsonOut {
-		return writeJSON(env.Stdout, d)
+		return report.HistoryRunJSON(env.Stdout, d)
 	}
 	return report.HistoryRun(env.Stdout, d)
 }
@@ -212,4 +214,63 @@ func RunDir(ctx context.Context, env *Env, db, arg string) (string, error) {
 		return "", &Error{Err: fmt.Errorf("run %d was made without --out: its records were not kept, only its summary (servebench history show %d)", id, id), Code: ExitFailure}
 	}
 	return filepath.Clean(dir), nil
+}
+
+func historyImport(ctx context.Context, env *Env, args []string) error {
+	var db string
+	fs := newFlagSet(env, "history import", historyUsage)
+	defineDB(fs, &db)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("servebench history import runs/a runs/b", "history import wants run directories (written by servebench run --out)")
+	}
+	path, err := historyPath(env, db)
+	if err != nil {
+		return usagef("servebench history import --db runs/history.db runs/a", "%v", err)
+	}
+	h, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return &Error{Err: err, Code: ExitFailure}
+	}
+	defer h.Close()
+	var dirs []string
+	for _, arg := range fs.Args() {
+		dirs = append(dirs, rundir.Runs(arg)...)
+	}
+	failed, done := 0, 0
+	for _, dir := range dirs {
+		err := importDir(ctx, env, h, dir)
+		if _, ok := errors.AsType[*store.PutError](err); ok {
+			// the database, not the directory: the next would fail alike
+			return &Error{Err: fmt.Errorf("%w; %d of %d run directories were imported before it failed", err, done, len(dirs)),
+				Hint: "the run directories are not at fault: repair or move the database aside, then import them again", Code: ExitFailure}
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "Error: %s: %s\n", dir, env.redact(err.Error()))
+			failed++
+			continue
+		}
+		done++
+	}
+	if failed > 0 {
+		return &Error{Err: fmt.Errorf("%d of %d run directories were not imported (the others were)", failed, len(dirs)),
+			Hint: "a run directory holds run.json, records.jsonl and summary.json, as servebench run --out writes them", Code: ExitFailure}
+	}
+	return nil
+}
+
+// importDir stores the run of one directory and says which id it has.
+func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
+	id, replaced, err := h.Import(ctx, dir, rundir.Options{Warn: env.warn, RunWarnings: shard.Warnings})
+	if err != nil {
+		return err
+	}
+	if replaced {
+		fmt.Fprintf(env.Stdout, "run %d: %s (already in history, updated)\n", id, dir)
+	} else {
+		fmt.Fprintf(env.Stdout, "run %d: %s\n", id, dir)
+	}
+	return nil
 }

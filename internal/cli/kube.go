@@ -116,7 +116,7 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 	if err := k.checkLoad(&f); err != nil {
 		return err
 	}
-	k.RunArgs, k.Credentials = moveCredentials(runArgs(args, fs))
+	k.RunArgs, k.Credentials = kube.MoveCredentials(runArgs(args, fs))
 	// A pod's history database would go with the pod; the merged run is
 	// the one to keep (history import of report --out's directory).
 	if set := setFlags(fs); !set["db"] && !set["no-history"] {
@@ -129,19 +129,14 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 // print writes the Job, after the Secret holding its credentials unless
 // the user named one of theirs.
 func (k *kubeFlags) print(env *Env) error {
-	var docs []any
-	switch {
-	case len(k.Credentials) == 0 && k.CredentialsSecret != "":
+	if len(k.Credentials) == 0 && k.CredentialsSecret != "" {
 		return usagef("servebench kube job --header 'Authorization: Bearer KEY' --credentials-secret NAME ...",
 			"--credentials-secret %s: no --header or URL given carries a credential", k.CredentialsSecret)
-	case len(k.Credentials) > 0 && k.CredentialsSecret == "":
-		k.CredentialsSecret = k.Name + "-credentials"
-		docs = append(docs, kube.NewSecret(k.Options))
-		fmt.Fprintln(env.Stderr, credentialsNote(k, true))
-	case len(k.Credentials) > 0:
-		fmt.Fprintln(env.Stderr, credentialsNote(k, false))
 	}
-	docs = append(docs, kube.NewJob(k.Options))
+	docs, printed := kube.Documents(&k.Options)
+	if len(k.Credentials) > 0 {
+		fmt.Fprintln(env.Stderr, kube.CredentialsNote(k.Options, printed))
+	}
 	for i, d := range docs {
 		b, err := yaml.Marshal(d)
 		if err != nil {

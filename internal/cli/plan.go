@@ -9,11 +9,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/servebench/servebench/internal/plan"
-	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/report"
 )
 
 const planUsage = `
@@ -125,9 +124,9 @@ func planCmd(_ context.Context, env *Env, args []string) error {
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, res)
+		return report.PlanJSON(env.Stdout, res)
 	}
-	return plan.WriteText(env.Stdout, res)
+	return report.Plan(env.Stdout, res)
 }
 
 func (f *planFlags) loadModel() (*plan.Shape, error) {
@@ -187,37 +186,18 @@ func (f *planFlags) loadDevices() ([]plan.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	extra, err := plan.ParseDevices(data)
-	if err != nil {
+	if devs, err = plan.WithDevices(devs, data); err != nil {
 		return nil, &Error{Err: fmt.Errorf("%s: %w", f.devices, err), Hint: "servebench plan --list-devices --json shows the format", Code: ExitUsage}
-	}
-	for _, d := range extra { // a user's entry replaces a catalog entry of the same name
-		if old, ok := plan.FindDevice(devs, d.Name); ok {
-			*old = d
-		} else {
-			devs = append(devs, d)
-		}
 	}
 	return devs, nil
 }
 
 func selectDevices(devs []plan.Device, names string) ([]plan.Device, error) {
-	if names == "" {
-		return devs, nil
+	out, err := plan.SelectDevices(devs, names)
+	if u, ok := errors.AsType[*plan.UnknownDeviceError](err); ok {
+		return nil, usagef("servebench plan --gpu "+u.Known[0], "%v", err)
 	}
-	var out []plan.Device
-	for _, n := range strings.Split(names, ",") {
-		d, ok := plan.FindDevice(devs, strings.TrimSpace(n))
-		if !ok {
-			var known []string
-			for _, d := range devs {
-				known = append(known, d.Name)
-			}
-			return nil, usagef("servebench plan --gpu "+known[0], "unknown device %q (known: %s)", n, strings.Join(known, ", "))
-		}
-		out = append(out, *d)
-	}
-	return out, nil
+	return out, err
 }
 
 // planError turns the planner's input errors into usage errors with hints.
@@ -232,7 +212,7 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 	if len(devs) != 1 {
 		return usagef("servebench plan --compare RUN_DIR --gpu H100-SXM", "--compare needs exactly one device (--gpu NAME)")
 	}
-	sum, err := compareSummary(env, f.compare)
+	sum, err := plan.ReadSummary(f.compare, env.warn)
 	if err != nil {
 		return &Error{Err: err, Hint: "--compare takes a run directory written by servebench run (summary.json)", Code: ExitFailure}
 	}
@@ -241,29 +221,9 @@ func (f *planFlags) runCompare(env *Env, s *plan.Shape, o plan.Options, devs []p
 		return planError(err)
 	}
 	if f.json {
-		return writeJSON(env.Stdout, c)
+		return report.PlanComparisonJSON(env.Stdout, c)
 	}
-	return plan.WriteCompareText(env.Stdout, c)
-}
-
-// compareSummary reads the run --compare names: a run directory's summary,
-// rebuilt from its records when the run left none or a damaged one, as
-// every reader of a run directory does; or a summary file given directly.
-func compareSummary(env *Env, path string) (*plan.Summary, error) {
-	var b []byte
-	var err error
-	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-		var rebuilt bool
-		if b, rebuilt, err = rundir.SummaryJSON(path, rundir.Options{Warn: env.warn}); rebuilt {
-			env.warn(fmt.Sprintf("%s has no whole %s (the run was killed): compared with the summary rebuilt from its records", path, rundir.SummaryFile))
-		}
-	} else {
-		b, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return plan.ParseSummary(b)
+	return report.PlanComparison(env.Stdout, c)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -276,47 +236,5 @@ func writeDevices(w io.Writer, devs []plan.Device, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, map[string]any{"devices": devs})
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEVICE\tKIND\tMEMORY GiB\tUSABLE GiB\tBANDWIDTH GB/s\tBF16 TFLOPS\tFP8 TFLOPS\tINTERCONNECT GB/s")
-	for _, d := range devs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Kind, num(d.MemoryGiB), num(d.UsableGiB),
-			num(d.BandwidthGBs), num(d.BF16TFLOPS), num(d.FP8TFLOPS), num(d.InterconnectGBs))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\n* unsourced (an estimate). Sources:")
-	for _, d := range devs {
-		for _, s := range sources(d) {
-			fmt.Fprintf(w, "  %s %s\n", d.Name, s)
-		}
-	}
-	return nil
-}
-
-func num(s plan.Sourced) string {
-	if s.Value == 0 && s.Source == "" {
-		return "-"
-	}
-	if s.Source == "" {
-		return fmt.Sprintf("%g*", s.Value)
-	}
-	return fmt.Sprintf("%g", s.Value)
-}
-
-func sources(d plan.Device) []string {
-	var out []string
-	for _, f := range []struct {
-		name string
-		s    plan.Sourced
-	}{{"memory", d.MemoryGiB}, {"usable", d.UsableGiB}, {"bandwidth", d.BandwidthGBs}, {"bf16", d.BF16TFLOPS},
-		{"fp8", d.FP8TFLOPS}, {"interconnect", d.InterconnectGBs}} {
-		if f.s.Source != "" {
-			out = append(out, f.name+": "+f.s.Source)
-		}
-	}
-	if d.Notes != "" {
-		out = append(out, "note: "+d.Notes)
-	}
-	return out
+	return report.Devices(w, devs)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
-	"github.com/servebench/servebench/internal/telemetry"
 )
 
 const reportUsage = `
@@ -199,7 +198,7 @@ func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objectiv
 // cannot say is whether run stopped a point early as overloaded; such a
 // point is judged on the requests it completed.
 func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary, format string) error {
-	rep := judgeSummary(o, ev, s)
+	rep := slo.JudgeRecorded(o, ev, s)
 	if err := renderReport(env.Stdout, rep, format); err != nil {
 		return err
 	}
@@ -209,57 +208,23 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 	return nil
 }
 
-// judgeSummary judges the evaluator's records, summarised in s, against o.
-func judgeSummary(o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary) *slo.Report {
-	// The records say which loads were measured; the objective keeps its
-	// target (when it names one) and its SLOs.
-	seen := map[record.Load]int{}
-	listed := map[record.Load]bool{} // a load once, whatever the workload cells
-	o.Load.Concurrency, o.Load.Rate = nil, nil
-	for _, p := range s.Points {
-		bare := p.Load
-		bare.Workload = ""
-		if seen[p.Load]++; listed[bare] {
-			continue
-		}
-		listed[bare] = true
-		if p.Load.Rate > 0 {
-			o.Load.Rate, o.Load.MaxConcurrency = append(o.Load.Rate, p.Load.Rate), p.Load.MaxConcurrency
-		} else {
-			o.Load.Concurrency = append(o.Load.Concurrency, p.Load.Concurrency)
-		}
-	}
-	opts := slo.Options{Seed: 1}
-	for _, n := range seen {
-		opts.Intervals = opts.Intervals || n > 1
-	}
-	var server map[record.ServerKey]string
-	if s.Run != nil {
-		server = s.Run.Target.Server
-		opts.Seed = s.Run.Seed
-	}
-	rep := &slo.Report{Objective: o, Summary: s}
-	ev.Qualify(s.Points)
-	rep.Verdict = slo.Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
-	return rep
-}
-
 // loadSummary reads records from a run directory, a file or stdin and
 // summarises them; run.json is used for context when it sits beside them.
 // Unless strict, damaged lines are skipped with a warning on stderr.
 func loadSummary(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record)) (*metrics.Summary, error) {
-	return loadSummarySampled(env, arg, strict, slice, observe, nil)
-}
-
-// loadSummarySampled is loadSummary that also hands the run's telemetry
-// samples (when the run has any) to sampled.
-func loadSummarySampled(env *Env, arg string, strict bool, slice sliceFlag, observe func(*record.Record), sampled func([]telemetry.Sample)) (*metrics.Summary, error) {
-	s, err := rundir.Summarize(arg, env.Stdin, rundir.Options{Strict: strict, Slice: slice.d, SliceSet: slice.set,
-		Observe: observe, Samples: sampled, Warn: env.warn, RunWarnings: shard.Warnings})
+	o := env.readOptions(strict, slice)
+	o.Observe = observe
+	s, err := rundir.Summarize(arg, env.Stdin, o)
 	if err != nil {
 		return nil, readError(err)
 	}
 	return s, nil
+}
+
+// readOptions are how every command reads a run: warnings on stderr, a
+// merged sharded run's workers' warnings first.
+func (env *Env) readOptions(strict bool, slice sliceFlag) rundir.Options {
+	return rundir.Options{Strict: strict, Slice: slice.d, SliceSet: slice.set, Warn: env.warn, RunWarnings: shard.Warnings}
 }
 
 // warn prints a warning on stderr.

@@ -8,7 +8,6 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
-	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
 )
@@ -28,18 +27,9 @@ type merging struct {
 // of one sharded run (run --shard), merged, and written to m.out when set.
 // Separate runs are an error pointing at compare.
 func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metrics.Summary, error) {
-	var workers []*shard.Worker
-	var runs []string
-	for _, d := range dirs {
-		w, err := shard.Read(d)
-		switch {
-		case errors.Is(err, shard.ErrNotShard):
-			runs = append(runs, d)
-			continue
-		case err != nil:
-			return nil, &Error{Err: err, Hint: "servebench report DIR0 DIR1 ... (the run directories of one sharded run's workers)", Code: ExitFailure}
-		}
-		workers = append(workers, w)
+	workers, runs, err := shard.ReadAll(dirs)
+	if err != nil {
+		return nil, &Error{Err: err, Hint: "servebench report DIR0 DIR1 ... (the run directories of one sharded run's workers)", Code: ExitFailure}
 	}
 	if len(runs) > 0 {
 		what := "are separate runs"
@@ -49,31 +39,13 @@ func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metri
 		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %s %s", strings.Join(runs, ", "), what)
 	}
 	opt := shard.Options{Strict: m.strict, Partial: m.partial, Slice: m.slice.d, SliceSet: m.slice.set, Observe: observe}
-	var out *rundir.Writer
-	var records *record.Writer
-	if m.out != "" {
-		d, err := rundir.Create(m.out, false)
-		if err != nil {
-			return nil, benchError(err)
-		}
-		out, records = d, record.NewWriter(d.Records())
-		opt.Records = records.Write
-	}
-	s, err := shard.Merge(workers, opt)
-	if out != nil && err != nil {
-		out.Remove()
-	}
-	if out != nil && err == nil {
-		if err = out.Close(records); err == nil {
-			err = out.Finish(s.Run, s)
-		}
-	}
+	s, err := shard.MergeInto(workers, opt, m.out)
 	if ie, ok := errors.AsType[*shard.IncompleteError](err); ok {
 		return nil, &Error{Err: fmt.Errorf("not every worker finished: %w", ie),
 			Hint: "give every worker's directory; --partial merges what was recorded, with a warning naming the rest", Code: ExitFailure}
 	}
 	if err != nil {
-		return nil, &Error{Err: err, Code: ExitFailure}
+		return nil, benchError(err)
 	}
 	return s, nil
 }
@@ -96,13 +68,13 @@ func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
 	var unmetErr error
 	if o != nil {
 		oc := *o // judging sets the objective's loads to the run's own
-		rep := judgeSummary(&oc, ev, s)
+		rep := slo.JudgeRecorded(&oc, ev, s)
 		r.Objective, r.Verdict = rep.Objective, rep.Verdict
 		if !rep.Verdict.Holds {
 			unmetErr = unmet(rep.Objective, rep.Verdict)
 		}
 	}
-	if err := report.WriteHTML(env.Stdout, htmlPage([]report.HTMLRun{r})); err != nil {
+	if err := report.WriteHTML(env.Stdout, report.NewPage([]report.HTMLRun{r})); err != nil {
 		return err
 	}
 	return unmetErr

@@ -99,13 +99,7 @@ func (f *runFlags) store(ctx context.Context, env *Env, s *metrics.Summary, o *s
 	if err != nil {
 		return 0, err
 	}
-	db, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	id, _, err := db.Put(ctx, e)
-	return id, err
+	return store.Add(ctx, path, e)
 }
 
 // runArgs is the command line as run.json records it, every credential

@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/sim"
@@ -87,7 +84,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	calibrate := fs.String("calibrate", "", "serve the step model fitted to this run `directory` (servebench calibrate) instead of the roofline")
 	var fitConc string
 	defineFitConcurrency(fs, &fitConc, "; with --calibrate")
-	scratch := serveDefaults() // shows defaults in -h; values are re-read in simConfig
+	scratch := sim.ServeDefaultConfig() // shows defaults in -h; values are re-read in simConfig
 	for _, f := range simFlags {
 		bindInto(fs, f.name, f.ptr(&scratch), f.usage+" ("+f.field+")")
 	}
@@ -123,7 +120,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 // simConfig layers defaults, the config file and the flags that were set,
 // and validates the result.
 func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
-	cfg := serveDefaults()
+	cfg := sim.ServeDefaultConfig()
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -166,23 +163,7 @@ func scaleChosen(fs *flag.FlagSet, file string) bool {
 		return set
 	}
 	data, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	var top map[string]any
-	if yaml.Unmarshal(data, &top) != nil {
-		return false
-	}
-	_, set = top["time_scale"]
-	return set
-}
-
-// serveDefaults is the simulator's default configuration in real time:
-// tools other than servebench cannot know it runs faster.
-func serveDefaults() sim.Config {
-	cfg := sim.DefaultConfig()
-	cfg.TimeScale = sim.ServeTimeScale
-	return cfg
+	return err == nil && sim.SetsTimeScale(data)
 }
 
 // bindInto defines flag name over the field at ptr.
@@ -226,26 +207,13 @@ func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error 
 	if err != nil {
 		return &Error{Err: fmt.Errorf("listening on %s: %w", addr, err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
 	}
-	d := cfg.Derived()
-	fmt.Fprintf(env.Stderr, "servebench sim: serving %q at %s\n", cfg.Model.Name, url)
-	fmt.Fprintf(env.Stderr, "  APIs: %s\n", strings.Join([]string{"/v1/chat/completions", "/v1/completions", "/v1/models",
-		"/tokenize", "/metrics", "/api/chat", "/api/generate"}, " "))
-	if cfg.TimeScale == 1 {
-		fmt.Fprintf(env.Stderr, "  real time (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms)\n",
-			d.Batch1DecodeTPS, d.TTFT512.Seconds()*1e3)
-	} else {
-		fmt.Fprintf(env.Stderr, "  time scale %g: a client measures model time / %g (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms as seen);\n  responses carry %s: %g, and servebench reports model time\n",
-			cfg.TimeScale, cfg.TimeScale, d.Batch1DecodeTPS*cfg.TimeScale, cfg.Wall(d.TTFT512).Seconds()*1e3, sim.TimeScaleHeader, cfg.TimeScale)
-	}
-	fmt.Fprintf(env.Stderr, "  %d slots, KV cache %d tokens, preemption %s; Ctrl-C stops\n",
-		cfg.Engine.MaxNumSeqs, d.KVCapacityTokens, cfg.Engine.Preemption)
+	sim.WriteBanner(env.Stderr, cfg, url)
 	<-ctx.Done()
 	return nil
 }
 
-// calibratedSim puts the model fitted to the run in dir into cfg: its step
-// model and overhead, and its slot count, served model name and an
-// unbounded KV cache unless the flags set them.
+// calibratedSim puts the model fitted to the run in dir into cfg
+// (calib.ServeConfig), leaving the settings the flags set.
 func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc string) (sim.Config, error) {
 	only, err := parseConcSet(fitConc)
 	if err != nil {
@@ -256,38 +224,18 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc stri
 		return cfg, err
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	fitted := c.Fit.SimConfig()
-	cfg.Timer = fitted.Timer
-	// The run's step noise and wander, as the predictions simulate them.
-	if !set["jitter"] {
-		cfg.Jitter = fitted.Jitter
-	}
-	if !set["wander"] && !set["wander-time"] {
-		cfg.Wander, cfg.WanderTime = fitted.Wander, fitted.WanderTime
-	}
-	if !set["max-num-seqs"] {
-		cfg.Engine.MaxNumSeqs = fitted.Engine.MaxNumSeqs
-	}
-	cfg.Engine.OverheadIn = fitted.Engine.OverheadIn
-	if !set["kv-tokens"] {
-		cfg.Engine.KVTokens = fitted.Engine.KVTokens
-	}
-	if !set["max-model-len"] {
-		cfg.Model.MaxModelLen = fitted.Model.MaxModelLen
-	}
-	if !set["model-name"] && c.Run.Summary.Run != nil && c.Run.Summary.Run.Target.Model != "" {
-		cfg.Model.Name = c.Run.Summary.Run.Target.Model
-	}
+	fs.Visit(func(fl *flag.Flag) {
+		for _, f := range simFlags {
+			set[f.field] = set[f.field] || f.name == fl.Name
+		}
+	})
+	cfg = c.ServeConfig(cfg, func(field string) bool { return set[field] })
 	if err := cfg.Validate(); err != nil {
 		return cfg, simConfigError(err, err)
 	}
-	m := c.Fit.Model
-	fmt.Fprintf(env.Stderr, "servebench sim: step model fitted to %s: %.3g ms + %.3g ms/token above %.0f tokens + %.3g ms/sequence + %.3g ms/KV token; %.3g ms per request (spent in the %s); %d slots; step jitter ±%.3g%%, speed wander %.3g%% over %.3g s\n",
-		dir, m.StepMS, m.PerTokenMS, m.MinTokens, m.PerSeqMS, m.PerKVTokenMS, m.RequestOverheadMS, cfg.Engine.OverheadIn, cfg.Engine.MaxNumSeqs,
-		100*cfg.Jitter, 100*cfg.Wander, cfg.WanderTime)
+	fmt.Fprintf(env.Stderr, "servebench sim: %s\n", c.ServeLine(dir, cfg))
 	for _, w := range c.Fit.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		env.warn(w)
 	}
 	return cfg, nil
 }

@@ -14,85 +14,70 @@ import (
 )
 
 // startTarget returns the user's server, or starts the simulator when no
-// --url was given (bench.OpenTarget), after a preflight (unless
-// --no-preflight) that makes sure it can be measured.
+// --url was given, after a preflight (unless --no-preflight) that makes
+// sure it can be measured (bench.Launch, as the servebench package
+// starts its targets).
 func startTarget(ctx context.Context, env *Env, f *runFlags) (*bench.Target, error) {
-	if err := backend.CheckAPI(f.api, "x"); err != nil {
-		return nil, usagef("servebench run --api openai-chat", "--api: %v", err)
-	}
-	t, err := f.openTarget(ctx, env)
+	l, err := f.launch(env)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.preflight(ctx, env, t); err != nil {
-		t.Close()
-		return nil, err
+	t, err := l.Open(ctx)
+	if pe, ok := errors.AsType[*backend.PreflightError](err); ok {
+		hint := preflightHints[pe.Kind]
+		if pe.Kind == backend.PreflightAuth {
+			hint = f.authHint()
+		}
+		return nil, &Error{Err: fmt.Errorf("preflight: %w", err), Hint: hint, Code: ExitFailure}
 	}
-	return t, nil
+	return t, benchError(err)
 }
 
-func (f *runFlags) openTarget(ctx context.Context, env *Env) (*bench.Target, error) {
+// launch is how the flags start the target: what to open, and what to
+// say on the way. The telemetry URLs' user:password is as secret as the
+// target's: both redactors guard every error printed from then on.
+func (f *runFlags) launch(env *Env) (bench.Launch, error) {
+	if err := backend.CheckAPI(f.api, "x"); err != nil {
+		return bench.Launch{}, usagef("servebench run --api openai-chat", "--api: %v", err)
+	}
 	spec := bench.TargetSpec{Model: f.model, Sim: f.sim}
 	if f.apiGiven {
 		spec.API = f.api
 	}
 	if f.url != "" && f.simConfig != "" {
-		return nil, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
+		return bench.Launch{}, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 	}
 	if f.url == "" && f.sim == nil && f.simConfig != "" {
 		b, err := os.ReadFile(f.simConfig)
 		if err != nil {
-			return nil, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
+			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
 		}
 		cfg, err := sim.ParseConfig(b)
 		if err != nil {
-			return nil, usagef("servebench sim --print-config > sim.yaml", "--sim-config %s: %v", f.simConfig, err)
+			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config %s: %v", f.simConfig, err)
 		}
 		spec.Sim = &cfg
 	}
 	var err error
 	if spec.Server, err = f.server(env, f.url); err != nil {
-		return nil, err
+		return bench.Launch{}, err
 	}
-	t, err := bench.OpenTarget(ctx, spec)
-	if err != nil {
-		return nil, benchError(err)
-	}
-	// The telemetry URLs' user:password is as secret as the target's.
-	env.redactors = append(env.redactors, t.Server.Redactor(), f.tel.redactor())
-	f.api = t.API
-	if a := t.Server.PathAPI(); a != "" {
-		fmt.Fprintf(env.Stderr, "note: --url ends in the %s endpoint: measuring the server at %s with --api %s\n", a, t.Server.Base(), f.api)
-	}
-	return t, nil
-}
-
-// preflight checks that the server answers at the URL with the right
-// scheme, accepts the credentials and serves the model, before any load:
-// a misconfiguration is an error, not a benchmark of failures.
-func (f *runFlags) preflight(ctx context.Context, env *Env, t *bench.Target) error {
-	if f.noPreflight {
-		return nil
-	}
-	p, err := t.Preflight(ctx)
-	var pe *backend.PreflightError
-	switch {
-	case errors.As(err, &pe):
-		hint := preflightHints[pe.Kind]
-		if pe.Kind == backend.PreflightAuth {
-			hint = f.authHint()
+	opened := func(t *bench.Target) {
+		env.redactors = append(env.redactors, t.Server.Redactor(), f.tel.redactor())
+		f.api = t.API
+		if a := t.Server.PathAPI(); a != "" {
+			fmt.Fprintf(env.Stderr, "note: --url ends in the %s endpoint: measuring the server at %s with --api %s\n", a, t.Server.Base(), f.api)
 		}
-		return &Error{Err: fmt.Errorf("preflight: %w", err), Hint: hint, Code: ExitFailure}
-	case err != nil:
-		return err
 	}
-	if p.Note != "" {
-		fmt.Fprintf(env.Stderr, "note: %s\n", p.Note)
+	checked := func(p *backend.Preflight) {
+		if p.Note != "" {
+			fmt.Fprintf(env.Stderr, "note: %s\n", p.Note)
+		}
+		if p.Picked {
+			fmt.Fprintf(env.Stderr, "model: %s (no --model given; the only model the server serves)\n", p.Model)
+		}
 	}
-	if p.Picked {
-		fmt.Fprintf(env.Stderr, "model: %s (no --model given; the only model the server serves)\n", p.Model)
-	}
-	return nil
+	return bench.Launch{Spec: spec, NoPreflight: f.noPreflight, Opened: opened, Checked: checked}, nil
 }
 
 // preflightHints say what to do about each kind of preflight failure.
@@ -136,9 +121,9 @@ func (f *runFlags) server(env *Env, url string) (backend.TargetOptions, error) {
 }
 
 // benchConfig assembles the run from the flags and the started target
-// (bench.NewConfig), with bench's errors told in flag terms.
+// (bench.Target.Config), with bench's errors told in flag terms.
 func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, plan *loadPlan) (bench.Config, error) {
-	s := t.Setup()
+	var s bench.Setup
 	s.Timeout, s.FirstTokenTimeout, s.IgnoreEOS = f.timeout, f.firstTokenTimeout, f.ignoreEOS
 	s.Tokenizer, s.Prompt, s.Output, s.Workload, s.Matrix, s.Seed = f.tokenizer, plan.prompt, plan.output, plan.spec, plan.cells, f.seed
 	s.Points, s.Slice, s.OutDir, s.Grace, s.Version = plan.points, plan.slice, f.out, f.grace, version()
@@ -150,7 +135,7 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, p
 	if s.Telemetry, err = f.tel.options(); err != nil {
 		return bench.Config{}, err
 	}
-	cfg, err := bench.NewConfig(ctx, s)
+	cfg, err := t.Config(ctx, s)
 	if f.compress == bench.CompressGzip {
 		cfg.Compress = bench.CompressGzip
 	}

@@ -5,7 +5,8 @@
 // confidence interval of the change and a judgement of whether it is out
 // of noise. It reads summaries and records through slo's evaluator; it
 // never runs anything. docs/METRICS.md ("Comparing runs") defines the
-// difference and its interval.
+// difference and its interval. It returns values; rendering them is
+// report's.
 package compare
 
 import (
@@ -145,7 +146,7 @@ const (
 // no interval for want of repeats.
 const (
 	thinNote = "too few"
-	noRepeat = "one run each"
+	NoRepeat = "one run each" // both sides rest on one run each (OneRun)
 )
 
 // Change is how one statistic moved from A to B at a load point.
@@ -175,6 +176,16 @@ type Change struct {
 	Why      string `json:"why,omitempty"`
 
 	stat slo.Statistic
+}
+
+// Statistic is the statistic the change measures, which formats its
+// values in their unit.
+func (c Change) Statistic() slo.Statistic { return c.stat }
+
+// Unrepeated says whether the change has no interval for want of repeats:
+// its Why begins by naming the side that rests on one run (OneRun).
+func (c Change) Unrepeated() bool {
+	return strings.HasPrefix(c.Why, NoRepeat+"; ") || strings.HasPrefix(c.Why, "one run in ")
 }
 
 // Compare compares b with a.

@@ -222,14 +222,14 @@ func TestRunsAreTheUnit(t *testing.T) {
 	}
 	r := Compare(side("a", nil, runs(0, 20, -20)...), side("b", nil, runs(10, 30, -10)...), Options{})
 	c := changeOf(t, r.Points[0], "ttft p50")
-	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != fromRuns || c.Noise.RunsA != 3 || c.Noise.RunsB != 3 {
+	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != FromRuns || c.Noise.RunsA != 3 || c.Noise.RunsB != 3 {
 		t.Errorf("ttft p50 over 3 runs each: verdict %q, noise %+v, interval %+v", c.Verdict, c.Noise, c.CI)
 	}
 	// One run against three: the one run's slices and the three runs'
 	// spread together make the band.
 	r = Compare(side("a", nil, runs(0)...), side("b", nil, runs(10, 30, -10)...), Options{})
 	c = changeOf(t, r.Points[0], "ttft p50")
-	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != fromSlices || c.Noise.SlicesA != 5 || c.Noise.SlicesB != 0 {
+	if c.Verdict != Noise || c.Noise == nil || c.Noise.Source != FromSlices || c.Noise.SlicesA != 5 || c.Noise.SlicesB != 0 {
 		t.Errorf("ttft p50, one run against three: verdict %q, noise %+v, interval %+v", c.Verdict, c.Noise, c.CI)
 	}
 }

@@ -34,12 +34,14 @@ type Difference struct {
 // q8_0 — not a clean hardware comparison".
 func (d Difference) Text() string {
 	if !d.Known {
-		return fmt.Sprintf("%s unchecked: %s vs %s — %s", d.Property, orUnknown(d.A), orUnknown(d.B), d.Consequence)
+		return fmt.Sprintf("%s unchecked: %s vs %s — %s", d.Property, OrNotReported(d.A), OrNotReported(d.B), d.Consequence)
 	}
 	return fmt.Sprintf("different %s: %s vs %s — %s", d.Property, d.A, d.B, d.Consequence)
 }
 
-func orUnknown(v string) string { return cmp.Or(v, "(not reported)") }
+// OrNotReported is a property's value as printed, "(not reported)" when a
+// run does not report it.
+func OrNotReported(v string) string { return cmp.Or(v, "(not reported)") }
 
 // Consequences of a difference, by what differs.
 const (

@@ -96,12 +96,12 @@ type perRequest struct {
 func (c *Change) throughputInterval(l record.Load, a, b *Side, opt Options) {
 	ga, gb := perRun(a, l, c.stat), perRun(b, l, c.stat)
 	if len(ga) < 2 || len(gb) < 2 {
-		c.judge(stats.Interval{}, nil, fmt.Sprintf("%s; repeat to know: %s is one number per run, so only repeats (run --repeat N) give it an interval", oneRun(len(ga), len(gb)), c.Metric), opt.Confidence)
+		c.judge(stats.Interval{}, nil, fmt.Sprintf("%s; repeat to know: %s is one number per run, so only repeats (run --repeat N) give it an interval", OneRun(len(ga), len(gb)), c.Metric), opt.Confidence)
 		return
 	}
 	mean := []stats.Estimator{{Mean: true}}
 	ci := stats.DiffIntervals([]*stats.Clustered{stats.NewClustered(ga)}, []*stats.Clustered{stats.NewClustered(gb)}, mean, opt.Confidence, opt.Iterations, opt.Seed)
-	c.judge(ci[0], &NoiseEstimate{Source: fromRuns, RunsA: len(ga), RunsB: len(gb)}, "", opt.Confidence)
+	c.judge(ci[0], &NoiseEstimate{Source: FromRuns, RunsA: len(ga), RunsB: len(gb)}, "", opt.Confidence)
 }
 
 // judge reads the change from its request interval ci and the noise band:
@@ -254,10 +254,10 @@ type NoiseEstimate struct {
 	Band float64 `json:"band"`
 }
 
-// Sources of the noise behind an interval.
+// Sources of the noise behind an interval (NoiseEstimate.Source).
 const (
-	fromRuns   = "runs"
-	fromSlices = "time slices"
+	FromRuns   = "runs"
+	FromSlices = "time slices"
 )
 
 // noiseBand estimates the between-run noise of B − A when a side has one
@@ -268,9 +268,9 @@ const (
 func noiseBand(est stats.Estimator, r *perRequest, level float64) (*NoiseEstimate, string) {
 	ga, gb := r.a, r.b
 	if len(ga) > 1 && len(gb) > 1 {
-		return &NoiseEstimate{Source: fromRuns, RunsA: len(ga), RunsB: len(gb)}, "" // the bootstrap over runs carries it
+		return &NoiseEstimate{Source: FromRuns, RunsA: len(ga), RunsB: len(gb)}, "" // the bootstrap over runs carries it
 	}
-	n := &NoiseEstimate{Source: fromSlices, RunsA: len(ga), RunsB: len(gb)}
+	n := &NoiseEstimate{Source: FromSlices, RunsA: len(ga), RunsB: len(gb)}
 	need := 1
 	if !est.Mean {
 		need = stats.BlockNeed(est.P)
@@ -287,7 +287,7 @@ func noiseBand(est stats.Estimator, r *perRequest, level float64) (*NoiseEstimat
 			each += fmt.Sprintf(" and %d values", need)
 		}
 		return nil, fmt.Sprintf("%s; repeat to know: %s too short to cut into %d time slices of %s each, so its noise between runs cannot be estimated",
-			oneRun(len(ga), len(gb)), short, stats.MinBlocks, each)
+			OneRun(len(ga), len(gb)), short, stats.MinBlocks, each)
 	}
 	n.SE = math.Hypot(seA, seB)
 	if n.SE > 0 {
@@ -335,11 +335,11 @@ func flatten(units [][]float64) []float64 {
 	return xs
 }
 
-// oneRun says which side rests on a single run.
-func oneRun(ra, rb int) string {
+// OneRun says which side rests on a single run.
+func OneRun(ra, rb int) string {
 	switch {
 	case ra < 2 && rb < 2:
-		return noRepeat
+		return NoRepeat
 	case ra < 2:
 		return "one run in A"
 	}

@@ -2,6 +2,7 @@
 // distributions, throughputs, achieved concurrency, errors and workload
 // warnings. Every field is defined in docs/METRICS.md; the computation is a
 // pure function of the records, so any summary can be recomputed later.
+// It returns values; rendering them is report's.
 package metrics
 
 import (

@@ -44,18 +44,8 @@ func TestWorkedExample(t *testing.T) {
 			t.Errorf("%s: %s / %s (%v), want %s / %s", name, d.Verdict, d.Bottleneck, d.Reasons, want[0], want[1])
 		}
 	}
-	out := &stringsBuilder{}
-	if err := WriteText(out, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "worked-example.txt", []byte(out.String()))
 	golden(t, "worked-example.json", mustJSON(t, r))
 }
-
-type stringsBuilder struct{ b []byte }
-
-func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-func (s *stringsBuilder) String() string              { return string(s.b) }
 
 func findDevice(t *testing.T, r *Result, name string) DeviceResult {
 	t.Helper()
@@ -155,7 +145,7 @@ func TestOllamaTestModel(t *testing.T) {
 		t.Errorf("compute buffer %.2f MiB, Ollama logged 19.01 MiB", got)
 	}
 	// No golden file here: the test model's vocabulary belongs to
-	// internal/gguf; the Mixtral-on-Ollama golden covers the rendering.
+	// internal/gguf; report's plan goldens cover the rendering.
 }
 
 func writeTestGGUF(t *testing.T) (*Shape, int64) {
@@ -254,10 +244,5 @@ func TestDeepSeekGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &stringsBuilder{}
-	if err := WriteText(out, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "deepseek-v3-tp8.txt", []byte(out.String()))
 	golden(t, "deepseek-v3-tp8.json", mustJSON(t, r))
 }

@@ -37,11 +37,6 @@ func TestCompare(t *testing.T) {
 	if four.Limit != "compute" || !approx(four.TTFTBurst.Ratio, 1, 0.25) || four.PromptTokens != 4000 || four.OutputTokens != 300 {
 		t.Errorf("c=4: %s, burst ratio %.2f, %d/%d tokens", four.Limit, four.TTFTBurst.Ratio, four.PromptTokens, four.OutputTokens)
 	}
-	out := &stringsBuilder{}
-	if err := WriteCompareText(out, c); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "compare.txt", []byte(out.String()))
 	golden(t, "compare.json", mustJSON(t, c))
 }
 

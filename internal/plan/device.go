@@ -131,13 +131,13 @@ func (p *planner) verdict(r *DeviceResult) {
 	ttftFail := timed && p.w.TTFT > 0 && f.TTFTP95S > p.w.TTFT
 	tpsFail := timed && p.w.MinTPS > 0 && f.DecodeTPS < p.w.MinTPS
 	if !r.Fits {
-		r.Reasons = append(r.Reasons, fmt.Sprintf("needs %s per device, %s usable", fmtBytes(r.Budget.Total), fmtBytes(r.Usable)))
+		r.Reasons = append(r.Reasons, fmt.Sprintf("needs %s per device, %s usable", FormatBytes(r.Budget.Total), FormatBytes(r.Usable)))
 	}
 	if waiting := int64(p.w.Concurrency) - f.Batch; timed && waiting > 0 {
 		r.Reasons = append(r.Reasons, fmt.Sprintf("%d of %d users wait: %d at a time fit", waiting, p.w.Concurrency, f.Batch))
 	}
 	if ttftFail {
-		r.Reasons = append(r.Reasons, fmt.Sprintf("TTFT p95 %s > %s (prefill bound by %s)", fmtSeconds(f.TTFTP95S), fmtSeconds(p.w.TTFT), f.PrefillBound))
+		r.Reasons = append(r.Reasons, fmt.Sprintf("TTFT p95 %s > %s (prefill bound by %s)", FormatSeconds(f.TTFTP95S), FormatSeconds(p.w.TTFT), f.PrefillBound))
 	}
 	if tpsFail {
 		r.Reasons = append(r.Reasons, fmt.Sprintf("decode %.1f tok/s per user < %.1f (step bound by %s)", f.DecodeTPS, p.w.MinTPS, f.DecodeBound))

@@ -7,4 +7,7 @@
 //
 // Everything here is arithmetic on published numbers; every estimate carries
 // its basis, and docs/PLANNER.md defines each printed field and formula.
+// The package returns values; rendering them is report's (report.Plan,
+// report.PlanComparison). Its Format functions are the planner's units,
+// shared by its own notes and by the rendering.
 package plan

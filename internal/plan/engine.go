@@ -147,5 +147,5 @@ func (e engineSpec) activation(s *Shape, cellsPerSeq int64) (int64, string) {
 	ub, inter := int64(llamaUBatch), int64(max(s.Intermediate, s.ExpertsPerToken*s.ExpertIntermediate))
 	n := max(ub*4*(3*inter+4*h), ub*4*(v+h)) + ub*cellsPerSeq*2
 	return n, fmt.Sprintf("compute buffer: max(%d x 4 B x (3 x %d + 4 x %d), %d x 4 B x (%d + %d)) + %d x %s cells x 2 B mask",
-		ub, inter, h, ub, v, h, ub, fmtInt(cellsPerSeq))
+		ub, inter, h, ub, v, h, ub, FormatInt(cellsPerSeq))
 }

@@ -68,7 +68,7 @@ func (m kvModel) alloc(ctx, seqs int64) Alloc {
 	if m.e.paged {
 		tokens := roundUp(ctx, vllmBlockTokens)
 		return Alloc{Tokens: tokens, PerSeq: tokens, KV: seqs * (m.seqBytes(tokens) - m.stateSeq()), State: seqs * m.stateSeq(),
-			Note: fmt.Sprintf("%d seqs x %s tokens in %d-token blocks", seqs, fmtInt(tokens), vllmBlockTokens)}
+			Note: fmt.Sprintf("%d seqs x %s tokens in %d-token blocks", seqs, FormatInt(tokens), vllmBlockTokens)}
 	}
 	perSeq := llamaCellsPerSeq(ctx, seqs)
 	cells := perSeq * seqs
@@ -77,7 +77,7 @@ func (m kvModel) alloc(ctx, seqs int64) Alloc {
 	swa := min(perSeq, roundUp(int64(m.s.Window)+llamaUBatch, llamaCellPad)) * seqs
 	kv := (int64(m.s.count(LayerFull))*cells + int64(m.s.count(LayerSliding))*swa) * m.layerTokenBytes()
 	return Alloc{Tokens: cells, PerSeq: perSeq, KV: kv, State: seqs * m.stateSeq(),
-		Note: fmt.Sprintf("%s cells = %d slots x %s, each padded to %d", fmtInt(cells), seqs, fmtInt(perSeq), llamaCellPad)}
+		Note: fmt.Sprintf("%s cells = %d slots x %s, each padded to %d", FormatInt(cells), seqs, FormatInt(perSeq), llamaCellPad)}
 }
 
 // llamaCellsPerSeq follows llama_context: n_ctx = pad(ctx x slots, 256),

@@ -166,14 +166,14 @@ func (p *planner) weights(sameAsCheckpoint bool) (int64, string) {
 	}
 	bits := p.format.Bits
 	if !p.format.KeepsEmbeddings16 {
-		return int64(float64(p.s.Params) * bits / 8), fmt.Sprintf("%s params x %.4g bits", fmtCount(p.s.Params), bits)
+		return int64(float64(p.s.Params) * bits / 8), fmt.Sprintf("%s params x %.4g bits", FormatCount(p.s.Params), bits)
 	}
 	emb := p.s.EmbedParams
 	if !p.s.Tied {
 		emb *= 2
 	}
 	n := int64(float64(p.s.Params-emb)*bits/8) + emb*2
-	return n, fmt.Sprintf("%s params x %.4g bits, embeddings and head in 16-bit", fmtCount(p.s.Params-emb), bits)
+	return n, fmt.Sprintf("%s params x %.4g bits, embeddings and head in 16-bit", FormatCount(p.s.Params-emb), bits)
 }
 
 func (p *planner) resolveKV() error {

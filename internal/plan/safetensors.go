@@ -99,7 +99,7 @@ func (s *Shape) applyCount(t tensorSum, source string) {
 	}
 	if d := math.Abs(float64(t.params-s.Params)) / float64(t.params); d > 0.02 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("config-derived parameter count %s differs from the checkpoint's %s by %.1f%%",
-			fmtCount(s.Params), fmtCount(t.params), 100*d))
+			FormatCount(s.Params), FormatCount(t.params), 100*d))
 	}
 	s.Params = t.params
 	if t.experts > 0 {

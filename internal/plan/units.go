@@ -13,8 +13,8 @@ const (
 	gib = 1 << 30
 )
 
-// fmtCount writes a parameter count as "8.03 B" or "512.3 M".
-func fmtCount(n int64) string {
+// FormatCount writes a parameter count as "8.03 B" or "512.3 M".
+func FormatCount(n int64) string {
 	switch f := float64(n); {
 	case f >= 1e9:
 		return fmt.Sprintf("%.2f B", f/1e9)
@@ -25,8 +25,8 @@ func fmtCount(n int64) string {
 	}
 }
 
-// fmtBytes writes a size in binary units, as engines log them.
-func fmtBytes(n int64) string {
+// FormatBytes writes a size in binary units, as engines log them.
+func FormatBytes(n int64) string {
 	f := float64(n)
 	switch {
 	case math.Abs(f) >= gib:
@@ -40,8 +40,8 @@ func fmtBytes(n int64) string {
 	}
 }
 
-// fmtInt writes an integer with thousands separators: 131,072.
-func fmtInt(n int64) string {
+// FormatInt writes an integer with thousands separators: 131,072.
+func FormatInt(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -58,8 +58,8 @@ func fmtInt(n int64) string {
 	return b.String()
 }
 
-// fmtSeconds writes a duration in seconds with sensible precision.
-func fmtSeconds(s float64) string {
+// FormatSeconds writes a duration in seconds with sensible precision.
+func FormatSeconds(s float64) string {
 	switch {
 	case math.IsInf(s, 1):
 		return "∞"

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -138,8 +137,5 @@ func differenceLine(d slo.Difference) string {
 
 // DecisionJSON writes the decision as indented JSON.
 func DecisionJSON(w io.Writer, d *slo.Decision) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return writeJSON(w, d, false)
 }

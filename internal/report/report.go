@@ -1,10 +1,22 @@
-// Package report renders summaries: a terminal table, JSON, CSV and
-// Markdown. Renderers are func(io.Writer, *metrics.Summary) error and never
-// compute a metric; they only format what internal/metrics produced.
+// Package report renders every result servebench prints, in each format it
+// prints it: a run's summary (a terminal table, JSON, CSV, Markdown, and the
+// HTML page with its charts and telemetry), an objective's verdict (text,
+// Markdown, CSV, JSON), a capacity decision (text, JSON), a comparison of
+// two runs (text, JSON, and tables on the HTML page), a capacity plan and a
+// plan set against a run (text, JSON), a calibration (text, JSON), and the
+// stored history (text, JSON).
+//
+// The rule: domain packages (metrics, slo, compare, plan, calib, store,
+// ...) compute and return values and print nothing; report turns those
+// values into bytes and computes nothing a reader would call a result. A
+// renderer is a func(io.Writer, *T) error, or returns the cells of an HTML
+// table; it formats what the owning package produced, with that package's
+// units and wording where the package defines them. Files a package reads
+// back (records, run.json, sim's config YAML) are formats, not renderings:
+// their owner writes them.
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -28,10 +40,7 @@ var Formats = map[string]Renderer{
 
 // JSON writes the summary as indented JSON (the summary.json contract).
 func JSON(w io.Writer, s *metrics.Summary) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(s)
+	return writeJSON(w, s, false)
 }
 
 // column is one column of the per-point table: a two-line header and a

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -15,10 +14,7 @@ import (
 // ObjectiveJSON writes a run's summary with its objective and verdict
 // (the summary.json of a run with an objective).
 func ObjectiveJSON(w io.Writer, r *slo.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return writeJSON(w, r, false)
 }
 
 // verdictDoc is everything a verdict says, gathered once so that every

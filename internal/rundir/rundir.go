@@ -98,3 +98,17 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// Resolved is the run directory path made absolute with its links
+// followed, so that two names of one directory compare equal (the same
+// run twice); path as given when that fails.
+func Resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}

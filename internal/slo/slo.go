@@ -3,6 +3,9 @@
 // per-load-point verdicts (goodput, attainment), capacity search, the
 // saturation point and the comparison of candidate servers. It reads
 // summaries and records; it never sends a request itself.
+//
+// It returns values; rendering them is report's. A verdict's one-sentence
+// Text is part of the value (verdict JSON carries it), so slo writes it.
 package slo
 
 import (

@@ -1,6 +1,12 @@
-// Package stats is servebench's pure math: exact quantiles with a written
-// definition, distribution summaries and small-sample warnings. It knows
-// nothing of requests or tokens; docs/METRICS.md states every definition.
+// Package stats is servebench's pure math: quantiles with a written
+// definition (type 7), distribution summaries and small-sample warnings,
+// bootstrap intervals of runs and of the requests in them, block standard
+// errors, regressions and the saturation knee. A Sample's quantiles are
+// exact up to ExactMax (16,384) values; past that it keeps a sketch whose
+// quantiles are within SketchError (0.1%, relative) of the exact ones, with
+// count, mean, min and max still exact. It knows nothing of requests or
+// tokens; docs/METRICS.md states every definition ("Exact and bounded
+// figures" for the sketch).
 package stats
 
 import (

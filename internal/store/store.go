@@ -2,7 +2,8 @@
 // the pure-Go modernc.org/sqlite driver, so that servebench stays one static
 // binary) holding one row per run with its context, labels and per-point
 // summaries and verdicts. Run directories stay the source of truth: the
-// history is an index that `history import` can rebuild from them.
+// history is an index that `history import` can rebuild from them. It
+// returns values; rendering them is report's.
 package store
 
 import (

@@ -18,6 +18,10 @@
 // and it leaves out the time between its batches, which the client sees; the
 // tolerance covers both. Medians over a load point's measured requests are
 // compared, so one slow request cannot fail the check.
+//
+// It renders its own output (Render). Product packages return values and
+// internal/report renders them; this rig is not the product, and its
+// verdict should not be printed by the code it checks.
 package enginecheck
 
 import (

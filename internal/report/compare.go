@@ -1,7 +1,6 @@
-package compare
+package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,27 +9,26 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/servebench/servebench/internal/compare"
 )
 
-// WriteJSON writes the comparison as compare --json prints it
-// (docs/OUTPUT.md).
-func WriteJSON(w io.Writer, r *Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+// ComparisonJSON writes a comparison of two runs as compare --json prints
+// it (docs/OUTPUT.md).
+func ComparisonJSON(w io.Writer, r *compare.Result) error {
+	return writeJSON(w, r, false)
 }
 
-// WriteText prints a comparison for people: the runs, every difference
-// from a controlled comparison (loudly), what could not be matched, one
-// table per common load point, and the regression gates.
-func WriteText(w io.Writer, r *Result) error {
+// Comparison prints a comparison of two runs for people: the runs, every
+// difference from a controlled comparison (loudly), what could not be
+// matched, one table per common load point, and the regression gates.
+func Comparison(w io.Writer, r *compare.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Comparing B with A: change = B − A, with its %g%% interval (%d bootstrap resamples of runs, then of requests in them;\n"+
 		"a side of one run adds the noise between its own time slices)\n", 100*r.Confidence, r.Iterations)
 	for _, x := range []struct {
 		side string
-		ri   RunInfo
+		ri   compare.RunInfo
 	}{{"A", r.A}, {"B", r.B}} {
 		fmt.Fprintf(&b, "  %s: %s  (%s)\n", x.side, x.ri.Name, runLine(x.ri))
 		for _, w := range x.ri.Warnings {
@@ -54,7 +52,7 @@ func WriteText(w io.Writer, r *Result) error {
 	return err
 }
 
-func runLine(ri RunInfo) string {
+func runLine(ri compare.RunInfo) string {
 	parts := []string{}
 	if ri.Model != "" {
 		parts = append(parts, ri.Model)
@@ -72,7 +70,7 @@ func runLine(ri RunInfo) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeDifferences(b *strings.Builder, r *Result) {
+func writeDifferences(b *strings.Builder, r *compare.Result) {
 	if r.Controlled {
 		b.WriteString("\nControlled comparison: model, quantization, runtime and version, context length, sampling, workload, load policy and time scale match")
 		if len(r.Differences) > 0 {
@@ -94,12 +92,12 @@ func writeDifferences(b *strings.Builder, r *Result) {
 	}
 }
 
-func writePoint(b *strings.Builder, p Point) {
+func writePoint(b *strings.Builder, p compare.Point) {
 	fmt.Fprintf(b, "\n%s   %s\n", p.Load.Label(), sides(p))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  metric\tA\tB\tchange\t\tinterval\tverdict")
 	for _, c := range p.Changes {
-		st := c.stat
+		st := c.Statistic()
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Metric, value(st.Format, c.A), value(st.Format, c.B),
 			signed(st.Format, c.Diff), relText(c.Rel), ciText(st.Format, c), verdictText(c))
 	}
@@ -128,7 +126,7 @@ func requests(n, runs int) string {
 }
 
 // sides says how many runs each side rests on, for a point's title.
-func sides(p Point) string {
+func sides(p compare.Point) string {
 	a, b := requests(p.RequestsA, p.RunsA), requests(p.RequestsB, p.RunsB)
 	if p.RunsA < 2 && p.RunsB < 2 {
 		return fmt.Sprintf("A: %s, B: %s (one run each)", a, b)
@@ -138,10 +136,10 @@ func sides(p Point) string {
 
 // noiseNote says where a point's intervals took their between-run noise
 // from: the runs, or each run's own time slices.
-func noiseNote(p Point) string {
+func noiseNote(p compare.Point) string {
 	slices := map[[2]int]bool{}
 	for _, c := range p.Changes {
-		if c.Noise != nil && c.Noise.Source == fromSlices {
+		if c.Noise != nil && c.Noise.Source == compare.FromSlices {
 			slices[[2]int{c.Noise.SlicesA, c.Noise.SlicesB}] = true
 		}
 	}
@@ -156,7 +154,7 @@ func noiseNote(p Point) string {
 		ks = append(ks, sliceCount(k))
 	}
 	sort.Strings(ks)
-	return fmt.Sprintf("%s: each interval is widened to t·SE of the spread between each run's own time slices (%s), so a change within a run's own variation is not called", oneRun(p.RunsA, p.RunsB), strings.Join(ks, "; "))
+	return fmt.Sprintf("%s: each interval is widened to t·SE of the spread between each run's own time slices (%s), so a change within a run's own variation is not called", compare.OneRun(p.RunsA, p.RunsB), strings.Join(ks, "; "))
 }
 
 func sliceCount(k [2]int) string {
@@ -202,23 +200,23 @@ func relText(rel *float64) string {
 	return signed(func(v float64) string { return strconv.FormatFloat(100*v, 'g', 3, 64) + "%" }, rel)
 }
 
-func ciText(format func(float64) string, c Change) string {
+func ciText(format func(float64) string, c compare.Change) string {
 	if c.CI == nil {
 		return "-"
 	}
 	return "[" + signed(format, &c.CI.Low) + ", " + signed(format, &c.CI.High) + "]"
 }
 
-func verdictText(c Change) string {
+func verdictText(c compare.Change) string {
 	v := c.Verdict
 	switch v {
-	case Worse:
+	case compare.Worse:
 		v = "WORSE"
-	case Noise:
+	case compare.Noise:
 		v = "noise"
-	case Unknown:
-		if strings.HasPrefix(c.Why, noRepeat+"; ") || strings.HasPrefix(c.Why, "one run in ") {
-			v = "unknown (" + noRepeat + "; repeat to know)"
+	case compare.Unknown:
+		if c.Unrepeated() {
+			v = "unknown (" + compare.NoRepeat + "; repeat to know)"
 		}
 	}
 	if c.Thin {
@@ -227,26 +225,30 @@ func verdictText(c Change) string {
 	return v
 }
 
-func writeGates(b *strings.Builder, r *Result) {
+func writeGates(b *strings.Builder, r *compare.Result) {
 	if len(r.Gates) == 0 {
 		return
 	}
 	b.WriteString("\nRegression gates (--fail-on-regression):\n")
 	for _, g := range r.Gates {
-		mark := "ok  "
-		if g.Failed {
-			mark = "FAIL"
-		}
-		if g.Inconclusive {
-			mark = "INCONCLUSIVE"
-		}
-		fmt.Fprintf(b, "  %s  %s at %s: %s, %s\n", mark, g.Gate, g.Load.Label(), worseText(g), g.Reason)
+		fmt.Fprintf(b, "  %-4s  %s at %s: %s, %s\n", gateResult(g), g.Gate, g.Load.Label(), worseText(g), g.Reason)
 	}
+}
+
+// gateResult is a gate's outcome in a word: ok, FAIL or INCONCLUSIVE.
+func gateResult(g compare.GateResult) string {
+	switch {
+	case g.Inconclusive:
+		return "INCONCLUSIVE"
+	case g.Failed:
+		return "FAIL"
+	}
+	return "ok"
 }
 
 // worseText is a gate's worsening as a reader says it: "23.4% worse",
 // "12.3ms better".
-func worseText(g GateResult) string {
+func worseText(g compare.GateResult) string {
 	if g.Worse == nil {
 		return "no change measured"
 	}

@@ -1,13 +1,13 @@
-package compare
+package report
 
-import "github.com/servebench/servebench/internal/report"
+import "github.com/servebench/servebench/internal/compare"
 
-// HTMLTables are the comparison as tables for the HTML report's page
-// (report.HTMLPage), beside the two runs' own charts: the controlled-
+// ComparisonTables are a comparison of two runs as tables for the HTML
+// report's page (HTMLPage), beside the two runs' own charts: the controlled-
 // comparison check first, then one table per common load point with the
 // text table's cells, then the regression gates.
-func HTMLTables(r *Result) []report.HTMLTable {
-	out := []report.HTMLTable{controlTable(r)}
+func ComparisonTables(r *compare.Result) []HTMLTable {
+	out := []HTMLTable{controlTable(r)}
 	for _, p := range r.Points {
 		out = append(out, pointTable(p))
 	}
@@ -17,8 +17,8 @@ func HTMLTables(r *Result) []report.HTMLTable {
 	return out
 }
 
-func controlTable(r *Result) report.HTMLTable {
-	t := report.HTMLTable{Title: "Controlled comparison: B (" + r.B.Name + ") against A (" + r.A.Name + ")",
+func controlTable(r *compare.Result) HTMLTable {
+	t := HTMLTable{Title: "Controlled comparison: B (" + r.B.Name + ") against A (" + r.A.Name + ")",
 		Columns: []string{"property", "A", "B", "consequence"}, Rows: [][]string{}, Notes: []string{}}
 	if !r.Controlled {
 		t.Title = "NOT A CONTROLLED COMPARISON (--strict refuses it): B (" + r.B.Name + ") against A (" + r.A.Name + ")"
@@ -26,7 +26,7 @@ func controlTable(r *Result) report.HTMLTable {
 	for _, known := range []bool{true, false} {
 		for _, d := range r.Differences {
 			if d.Known == known {
-				t.Rows = append(t.Rows, []string{d.Property, orUnknown(d.A), orUnknown(d.B), d.Consequence})
+				t.Rows = append(t.Rows, []string{d.Property, compare.OrNotReported(d.A), compare.OrNotReported(d.B), d.Consequence})
 			}
 		}
 	}
@@ -36,11 +36,11 @@ func controlTable(r *Result) report.HTMLTable {
 	return addNotes(t, r.Notes)
 }
 
-func pointTable(p Point) report.HTMLTable {
-	t := report.HTMLTable{Title: p.Load.Label() + " — " + sides(p),
+func pointTable(p compare.Point) HTMLTable {
+	t := HTMLTable{Title: p.Load.Label() + " — " + sides(p),
 		Columns: []string{"metric", "A", "B", "change", "relative", "interval", "verdict"}, Rows: [][]string{}, Notes: []string{}}
 	for _, c := range p.Changes {
-		f := c.stat.Format
+		f := c.Statistic().Format
 		t.Rows = append(t.Rows, []string{c.Metric, value(f, c.A), value(f, c.B), signed(f, c.Diff), relText(c.Rel), ciText(f, c), verdictText(c)})
 		if c.Why != "" && !c.Thin {
 			t.Notes = append(t.Notes, c.Metric+": "+c.Why)
@@ -55,22 +55,15 @@ func pointTable(p Point) report.HTMLTable {
 	return addNotes(t, p.Notes)
 }
 
-func gateTable(r *Result) report.HTMLTable {
-	t := report.HTMLTable{Title: "Regression gates (--fail-on-regression)", Columns: []string{"gate", "load", "change", "result", "reason"}, Rows: [][]string{}, Notes: []string{}}
+func gateTable(r *compare.Result) HTMLTable {
+	t := HTMLTable{Title: "Regression gates (--fail-on-regression)", Columns: []string{"gate", "load", "change", "result", "reason"}, Rows: [][]string{}, Notes: []string{}}
 	for _, g := range r.Gates {
-		result := "ok"
-		if g.Failed {
-			result = "FAIL"
-		}
-		if g.Inconclusive {
-			result = "INCONCLUSIVE"
-		}
-		t.Rows = append(t.Rows, []string{g.Gate, g.Load.Label(), worseText(g), result, g.Reason})
+		t.Rows = append(t.Rows, []string{g.Gate, g.Load.Label(), worseText(g), gateResult(g), g.Reason})
 	}
 	return t
 }
 
-func addNotes(t report.HTMLTable, notes []string) report.HTMLTable {
+func addNotes(t HTMLTable, notes []string) HTMLTable {
 	t.Notes = append(t.Notes, notes...)
 	return t
 }

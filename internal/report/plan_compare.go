@@ -1,14 +1,17 @@
-package plan
+package report
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/servebench/servebench/internal/plan"
 )
 
-// WriteCompareText renders a comparison: per load point, measured beside
-// predicted with their ratio, and the limit the measurement suggests.
-func WriteCompareText(w io.Writer, c *Comparison) error {
+// PlanComparison renders a plan set against a measured run (plan
+// --compare): per load point, measured beside predicted with their ratio,
+// and the limit the measurement suggests.
+func PlanComparison(w io.Writer, c *plan.Comparison) error {
 	ew := &errWriter{w: w}
 	run := ""
 	if c.RunModel != "" {
@@ -20,7 +23,7 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 	for _, p := range c.Points {
 		mem := "-"
 		if p.PeakMemory != nil {
-			mem = fmt.Sprintf("%s / %s (%s)", fmtBytes(int64(p.PeakMemory.Measured)), fmtBytes(int64(p.PeakMemory.Predicted)), ratio(p.PeakMemory.Ratio))
+			mem = fmt.Sprintf("%s / %s (%s)", plan.FormatBytes(int64(p.PeakMemory.Measured)), plan.FormatBytes(int64(p.PeakMemory.Predicted)), planRatio(p.PeakMemory.Ratio))
 		}
 		fmt.Fprintf(tw, "  %s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Load, p.PromptTokens, p.OutputTokens,
 			secPair(p.TTFTP50), secPair(p.TTFTP95), secPair(p.TTFTBurst), secPair(p.TPOT), numPair(p.DecodeTPS), numPair(p.OutputTPS), mem, p.Limit)
@@ -38,15 +41,16 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 	return ew.err
 }
 
-func secPair(p Pair) string {
-	return fmt.Sprintf("%s / %s (%s)", fmtSeconds(p.Measured), fmtSeconds(p.Predicted), ratio(p.Ratio))
+func secPair(p plan.Pair) string {
+	return fmt.Sprintf("%s / %s (%s)", plan.FormatSeconds(p.Measured), plan.FormatSeconds(p.Predicted), planRatio(p.Ratio))
 }
 
-func numPair(p Pair) string {
-	return fmt.Sprintf("%.1f / %.1f (%s)", p.Measured, p.Predicted, ratio(p.Ratio))
+func numPair(p plan.Pair) string {
+	return fmt.Sprintf("%.1f / %.1f (%s)", p.Measured, p.Predicted, planRatio(p.Ratio))
 }
 
-func ratio(r float64) string {
+// planRatio is measured / predicted, "-" when there is none.
+func planRatio(r float64) string {
 	if r == 0 {
 		return "-"
 	}

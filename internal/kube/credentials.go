@@ -1,4 +1,4 @@
-package cli
+package kube
 
 import (
 	"fmt"
@@ -7,20 +7,19 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/backend"
-	"github.com/servebench/servebench/internal/kube"
 )
 
 // credentialFlags are the run flags whose values may hold a credential:
 // a header's value, and a URL's user:password.
 var credentialFlags = map[string]bool{"header": true, "url": true, "metrics-url": true, "gpu-metrics-url": true, "host-metrics-url": true}
 
-// moveCredentials takes the credentials out of run's arguments: each
+// MoveCredentials takes the credentials out of run's arguments: each
 // credential header's value and each URL's user:password becomes a
 // reference $(VAR) that the kubelet expands from the worker's variable VAR,
 // set from a Secret's key. Anyone who can read Pods sees the reference only.
-func moveCredentials(args []string) ([]string, []kube.Credential) {
+func MoveCredentials(args []string) ([]string, []Credential) {
 	out := append([]string(nil), args...)
-	var creds []kube.Credential
+	var creds []Credential
 	taken := map[string]int{}
 	for i := 0; i < len(out); i++ {
 		name, v, inline := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
@@ -56,14 +55,14 @@ func moveCredentials(args []string) ([]string, []kube.Credential) {
 
 // credentialOf is the credential in flag's value v, and v with it replaced
 // by "$(ENV)"; ok is false when v holds none.
-func credentialOf(flag, v string) (ref string, c kube.Credential, ok bool) {
+func credentialOf(flag, v string) (ref string, c Credential, ok bool) {
 	if flag == "header" {
 		name, value, found := strings.Cut(v, ":")
 		name = strings.TrimSpace(name)
 		if !found || !backend.IsCredentialHeader(name) || strings.TrimSpace(value) == "" {
 			return "", c, false
 		}
-		return name + ": $(ENV)", kube.Credential{Key: "header-" + secretKey(name), Env: "SERVEBENCH_HEADER_" + envName(name),
+		return name + ": $(ENV)", Credential{Key: "header-" + secretKey(name), Env: "SERVEBENCH_HEADER_" + envName(name),
 			Value: strings.TrimSpace(value)}, true
 	}
 	u, err := url.Parse(v)
@@ -77,7 +76,7 @@ func credentialOf(flag, v string) (ref string, c kube.Credential, ok bool) {
 		authority = rest[:end]
 	}
 	at := strings.LastIndex(authority, "@")
-	return scheme + "//$(ENV)" + rest[at:], kube.Credential{Key: flag + "-userinfo", Env: "SERVEBENCH_" + envName(flag) + "_USERINFO",
+	return scheme + "//$(ENV)" + rest[at:], Credential{Key: flag + "-userinfo", Env: "SERVEBENCH_" + envName(flag) + "_USERINFO",
 		Value: authority[:at]}, true
 }
 
@@ -107,19 +106,31 @@ func envName(name string) string {
 	}, name)
 }
 
-// credentialsNote tells where the workers' credentials are: in the Secret
+// CredentialsNote tells where the workers' credentials are: in the Secret
 // printed with the Job, or in the Secret the user named, which must hold
 // these keys.
-func credentialsNote(k *kubeFlags, printed bool) string {
+func CredentialsNote(o Options, printed bool) string {
 	var keys, froms []string
-	for _, c := range k.Credentials {
+	for _, c := range o.Credentials {
 		keys = append(keys, c.Key)
 		froms = append(froms, "--from-literal="+c.Key+"=...")
 	}
 	if printed {
 		return fmt.Sprintf("note: the Secret %s printed before the Job holds the credentials of the run flags (%s), which the workers' arguments refer to: "+
-			"keep this output private, or create the Secret yourself and give --credentials-secret NAME", k.CredentialsSecret, strings.Join(keys, ", "))
+			"keep this output private, or create the Secret yourself and give --credentials-secret NAME", o.CredentialsSecret, strings.Join(keys, ", "))
 	}
 	return fmt.Sprintf("note: the workers read the credentials of the run flags from the Secret %s, which must hold the keys %s "+
-		"(kubectl create secret generic %s %s)", k.CredentialsSecret, strings.Join(keys, ", "), k.CredentialsSecret, strings.Join(froms, " "))
+		"(kubectl create secret generic %s %s)", o.CredentialsSecret, strings.Join(keys, ", "), o.CredentialsSecret, strings.Join(froms, " "))
+}
+
+// Documents are what a Job needs applied, in order: the Secret holding its
+// credentials when there are some and no Secret of the user's is named
+// (then named NAME-credentials), then the Job. printed says whether the
+// Secret is among them.
+func Documents(o *Options) (docs []any, printed bool) {
+	if len(o.Credentials) > 0 && o.CredentialsSecret == "" {
+		o.CredentialsSecret = o.Name + "-credentials"
+		docs, printed = append(docs, NewSecret(*o)), true
+	}
+	return append(docs, NewJob(*o)), printed
 }

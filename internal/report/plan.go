@@ -1,14 +1,17 @@
-package plan
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/servebench/servebench/internal/plan"
 )
 
-// WriteText renders a plan for people; docs/PLANNER.md defines each field.
-func WriteText(w io.Writer, r *Result) error {
+// Plan renders a capacity plan for people; docs/PLANNER.md defines each
+// field.
+func Plan(w io.Writer, r *plan.Result) error {
 	ew := &errWriter{w: w}
 	writeModel(ew, r)
 	if b := firstBudget(r); b != nil {
@@ -31,7 +34,7 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
-func writeModel(w *errWriter, r *Result) {
+func writeModel(w *errWriter, r *plan.Result) {
 	m, wl := r.Model, r.Workload
 	w.printf("Model      %s: %s, %s\n", m.Name, m.Arch, m.Family)
 	attn := fmt.Sprintf("%d KV heads x %d", m.KVHeads, m.HeadDim)
@@ -39,16 +42,16 @@ func writeModel(w *errWriter, r *Result) {
 		attn = fmt.Sprintf("a %d-wide latent KV", m.KVLatent)
 	}
 	w.printf("           %d layers, hidden %d, %d heads, %s; max context %s\n",
-		m.Layers, m.Hidden, m.Heads, attn, fmtInt(int64(m.MaxContext)))
+		m.Layers, m.Hidden, m.Heads, attn, plan.FormatInt(int64(m.MaxContext)))
 	active := ""
 	if m.ActiveParams != m.Params {
-		active = fmt.Sprintf(", %s active per token", fmtCount(m.ActiveParams))
+		active = fmt.Sprintf(", %s active per token", plan.FormatCount(m.ActiveParams))
 	}
-	w.printf("Params     %s%s (%s)\n", fmtCount(m.Params), active, m.ParamsSource)
-	w.printf("Weights    %s, %.4g bits/weight: %s (%s)\n", m.WeightFormat, m.BitsPerWeight, fmtBytes(m.WeightBytes), m.WeightBasis)
-	w.printf("KV cache   %s: %s B/token = %s\n", m.KVType, fmtInt(m.KVBytesPerToken), m.KVFormula)
+	w.printf("Params     %s%s (%s)\n", plan.FormatCount(m.Params), active, m.ParamsSource)
+	w.printf("Weights    %s, %.4g bits/weight: %s (%s)\n", m.WeightFormat, m.BitsPerWeight, plan.FormatBytes(m.WeightBytes), m.WeightBasis)
+	w.printf("KV cache   %s: %s B/token = %s\n", m.KVType, plan.FormatInt(m.KVBytesPerToken), m.KVFormula)
 	if m.StateBytes > 0 {
-		w.printf("State      %s per sequence (recurrent layers)\n", fmtBytes(m.StateBytes))
+		w.printf("State      %s per sequence (recurrent layers)\n", plan.FormatBytes(m.StateBytes))
 	}
 	w.printf("Engine     %s, %s\n", r.Engine.Name, r.Engine.Layout)
 	users := "users"
@@ -56,19 +59,19 @@ func writeModel(w *errWriter, r *Result) {
 		users = "user"
 	}
 	w.printf("Workload   %d %s, %s prompt + %s output tokens, %s-token context\n", wl.Concurrency, users,
-		fmtInt(int64(wl.PromptTokens)), fmtInt(int64(wl.OutputTokens)), fmtInt(int64(wl.Context)))
+		plan.FormatInt(int64(wl.PromptTokens)), plan.FormatInt(int64(wl.OutputTokens)), plan.FormatInt(int64(wl.Context)))
 	if wl.TTFT > 0 || wl.MinTPS > 0 {
-		w.printf("Objective  %s\n", objective(wl))
+		w.printf("Objective  %s\n", planObjective(wl))
 	}
 	if r.Needs.AggregateTPS > 0 {
-		w.printf("Needs      %.1f output tok/s in all; %s of decode per request\n", r.Needs.AggregateTPS, fmtSeconds(r.Needs.DecodeSeconds))
+		w.printf("Needs      %.1f output tok/s in all; %s of decode per request\n", r.Needs.AggregateTPS, plan.FormatSeconds(r.Needs.DecodeSeconds))
 	}
 }
 
-func objective(wl Workload) string {
+func planObjective(wl plan.Workload) string {
 	var parts []string
 	if wl.TTFT > 0 {
-		parts = append(parts, "TTFT p95 <= "+fmtSeconds(wl.TTFT))
+		parts = append(parts, "TTFT p95 <= "+plan.FormatSeconds(wl.TTFT))
 	}
 	if wl.MinTPS > 0 {
 		parts = append(parts, fmt.Sprintf(">= %.1f tok/s per user", wl.MinTPS))
@@ -76,7 +79,7 @@ func objective(wl Workload) string {
 	return strings.Join(parts, ", ")
 }
 
-func firstBudget(r *Result) *DeviceResult {
+func firstBudget(r *plan.Result) *plan.DeviceResult {
 	for i := range r.Devices {
 		if r.Devices[i].Supported {
 			return &r.Devices[i]
@@ -85,18 +88,18 @@ func firstBudget(r *Result) *DeviceResult {
 	return nil
 }
 
-func writeBudget(w *errWriter, d *DeviceResult, perToken int64) {
+func writeBudget(w *errWriter, d *plan.DeviceResult, perToken int64) {
 	b := d.Budget
 	w.printf("\nMemory per device (as on %s)\n", d.Device)
 	row := func(name string, n int64, basis string) {
-		w.printf("%s\n", strings.TrimRight(fmt.Sprintf("  %-13s %10s  %s", name, fmtBytes(n), basis), " "))
+		w.printf("%s\n", strings.TrimRight(fmt.Sprintf("  %-13s %10s  %s", name, plan.FormatBytes(n), basis), " "))
 	}
 	share := "all of the weights"
 	if b.GPUs > 1 {
 		share = fmt.Sprintf("1/%d of the weights", b.GPUs)
 	}
 	row("weights", b.Weights, share)
-	row("KV cache", b.KV, fmt.Sprintf("%s; %s B/token on this device", b.KVNote, fmtInt(b.KVPerToken)))
+	row("KV cache", b.KV, fmt.Sprintf("%s; %s B/token on this device", b.KVNote, plan.FormatInt(b.KVPerToken)))
 	if b.State > 0 {
 		row("state", b.State, "recurrent state of every sequence")
 	}
@@ -106,8 +109,8 @@ func writeBudget(w *errWriter, d *DeviceResult, perToken int64) {
 	row("total", b.Total, "")
 }
 
-func writeDevices(w *errWriter, r *Result) {
-	w.printf("\nDevices (%d sequences x %s tokens)\n", r.Engine.Slots, fmtInt(r.Needs.ContextTokens))
+func writeDevices(w *errWriter, r *plan.Result) {
+	w.printf("\nDevices (%d sequences x %s tokens)\n", r.Engine.Slots, plan.FormatInt(r.Needs.ContextTokens))
 	tw := tabwriter.NewWriter(w.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  DEVICE\tUSABLE\tNEEDS\tFITS\tMAX SEQS\tMAX CTX\tTTFT p50\tTTFT p95\tTTFT BURST\tTOK/S/USER\tTOK/S\tE2E\tVERDICT\tBOTTLENECK")
 	for _, d := range r.Devices {
@@ -117,12 +120,12 @@ func writeDevices(w *errWriter, r *Result) {
 		}
 		p := d.Perf
 		if p.Batch == 0 {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t0\t0\t-\t-\t-\t-\t-\t-\t%s\t%s\n", d.Device, usable(d), fmtBytes(d.Budget.Total), yesNo(d.Fits), d.Verdict, d.Bottleneck)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t0\t0\t-\t-\t-\t-\t-\t-\t%s\t%s\n", d.Device, usable(d), plan.FormatBytes(d.Budget.Total), yesNo(d.Fits), d.Verdict, d.Bottleneck)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\n", d.Device, usable(d), fmtBytes(d.Budget.Total),
-			yesNo(d.Fits), fmtInt(d.MaxSeqs), maxCtx(d.MaxContext, r.Model.MaxContext), fmtSeconds(p.TTFTP50S), fmtSeconds(p.TTFTP95S),
-			fmtSeconds(p.TTFTBurstS), p.DecodeTPS, p.AggregateTPS, fmtSeconds(p.E2ES), d.Verdict, d.Bottleneck)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\n", d.Device, usable(d), plan.FormatBytes(d.Budget.Total),
+			yesNo(d.Fits), plan.FormatInt(d.MaxSeqs), maxCtx(d.MaxContext, r.Model.MaxContext), plan.FormatSeconds(p.TTFTP50S), plan.FormatSeconds(p.TTFTP95S),
+			plan.FormatSeconds(p.TTFTBurstS), p.DecodeTPS, p.AggregateTPS, plan.FormatSeconds(p.E2ES), d.Verdict, d.Bottleneck)
 	}
 	if w.err == nil {
 		w.err = tw.Flush()
@@ -131,18 +134,18 @@ func writeDevices(w *errWriter, r *Result) {
 
 func maxCtx(n int64, model int) string {
 	if n > 0 && n == int64(model) {
-		return fmtInt(n) + " (model max)"
+		return plan.FormatInt(n) + " (model max)"
 	}
-	return fmtInt(n)
+	return plan.FormatInt(n)
 }
 
-func usable(d DeviceResult) string {
+func usable(d plan.DeviceResult) string {
 	for _, u := range d.Unsourced {
 		if u == "usable_gib" || u == "memory_gib" {
-			return fmtBytes(d.Usable) + "*"
+			return plan.FormatBytes(d.Usable) + "*"
 		}
 	}
-	return fmtBytes(d.Usable)
+	return plan.FormatBytes(d.Usable)
 }
 
 func yesNo(b bool) string {
@@ -152,7 +155,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func writeRoofline(w *errWriter, r *Result) {
+func writeRoofline(w *errWriter, r *plan.Result) {
 	w.printf("\nRoofline (prefill of one prompt; decode step at the batch shown)\n")
 	tw := tabwriter.NewWriter(w.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  DEVICE\tPREFILL\tBOUND\tBATCH\tSTEP\tMEMORY\tCOMPUTE\tLINK\tHOST\tBOUND\tCOMPUTE-BOUND AT")
@@ -161,8 +164,8 @@ func writeRoofline(w *errWriter, r *Result) {
 			continue
 		}
 		p, t := d.Perf, d.Perf.Step
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, fmtSeconds(p.PrefillS), p.PrefillBound, p.Batch,
-			fmtSeconds(p.StepS), fmtSeconds(t.Memory), fmtSeconds(t.Compute), fmtSeconds(t.Comm), fmtSeconds(t.Overhead),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, plan.FormatSeconds(p.PrefillS), p.PrefillBound, p.Batch,
+			plan.FormatSeconds(p.StepS), plan.FormatSeconds(t.Memory), plan.FormatSeconds(t.Compute), plan.FormatSeconds(t.Comm), plan.FormatSeconds(t.Overhead),
 			p.DecodeBound, crossover(p.Crossover, p.CrossoverShort))
 	}
 	if w.err == nil {
@@ -173,14 +176,14 @@ func writeRoofline(w *errWriter, r *Result) {
 func crossover(b, short int64) string {
 	switch {
 	case b > 0:
-		return fmt.Sprintf("batch %s", fmtInt(b))
+		return fmt.Sprintf("batch %s", plan.FormatInt(b))
 	case short > 0:
-		return fmt.Sprintf("never at this context; batch %s at short contexts", fmtInt(short))
+		return fmt.Sprintf("never at this context; batch %s at short contexts", plan.FormatInt(short))
 	}
 	return "never"
 }
 
-func writeNotes(w *errWriter, r *Result) {
+func writeNotes(w *errWriter, r *plan.Result) {
 	var notes []string
 	for _, d := range r.Devices {
 		if len(d.Reasons) > 0 {
@@ -201,7 +204,7 @@ func writeNotes(w *errWriter, r *Result) {
 	}
 	notes = append(notes, r.Warnings...)
 	notes = append(notes, fmt.Sprintf("assumptions: compute efficiency %s, bandwidth efficiency %.2f, interconnect efficiency %.2f, all-reduce latency %s, host overhead %s per pass, request overhead %s (API server, template, tokenization, first chunk)",
-		fmtComputeEff(r.Assumptions), r.Assumptions.Bandwidth, r.Assumptions.Interconnect, fmtSeconds(r.Assumptions.AllReduceLatency), fmtSeconds(r.Assumptions.StepOverhead), fmtSeconds(r.Assumptions.RequestOverhead)))
+		fmtComputeEff(r.Assumptions), r.Assumptions.Bandwidth, r.Assumptions.Interconnect, plan.FormatSeconds(r.Assumptions.AllReduceLatency), plan.FormatSeconds(r.Assumptions.StepOverhead), plan.FormatSeconds(r.Assumptions.RequestOverhead)))
 	w.printf("\nNotes\n")
 	for _, n := range notes {
 		w.printf("  - %s\n", n)
@@ -210,7 +213,7 @@ func writeNotes(w *errWriter, r *Result) {
 
 // fmtComputeEff names the engine's own efficiency on FP16-accumulate
 // tensor cores beside the common one when the plan used it.
-func fmtComputeEff(e Efficiency) string {
+func fmtComputeEff(e plan.Efficiency) string {
 	if e.ComputeFP16Acc > 0 {
 		return fmt.Sprintf("%.2f (%.2f on NVIDIA FP16-accumulate tensor cores)", e.Compute, e.ComputeFP16Acc)
 	}

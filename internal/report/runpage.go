@@ -1,0 +1,107 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/telemetry"
+)
+
+// NewPage is the page of one run, or of several overlaid, titled after the
+// run or the runs' names.
+func NewPage(runs []HTMLRun) *HTMLPage {
+	page := &HTMLPage{Runs: runs, Title: PageTitle(runs[0].Summary)}
+	if len(runs) > 1 {
+		names := make([]string, len(runs))
+		for i, r := range runs {
+			names[i] = r.Name
+		}
+		page.Title = "servebench · " + strings.Join(names, " vs ")
+	}
+	return page
+}
+
+// RunName names a run on a page: its directory (a records file's directory
+// when it sits in one), "standard input" for records piped in.
+func RunName(arg string) string {
+	if dir := rundir.Of(arg); dir != "" {
+		return filepath.Base(filepath.Clean(dir))
+	}
+	return "standard input"
+}
+
+// LoadRun reads one run for a page, as report reads it: its summary
+// recomputed from the records of arg (a run directory, a records file, or
+// in when arg is "" or "-") under o, the distributions and timeline from
+// the same records, and its verdict. With obj the verdict is judged here
+// and returned as rep too; without, it is the one the run recorded. o's
+// Observe, when set, sees the records as well (compare's evaluator); its
+// Samples are LoadRun's own.
+func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
+	curves := &metrics.Curves{}
+	var ev *slo.Evaluator
+	if obj != nil {
+		ev = &slo.Evaluator{} // judged here: the evaluator keeps every request's values
+	}
+	var samples []telemetry.Sample
+	observe := o.Observe
+	o.Observe = func(rec *record.Record) {
+		curves.Add(rec)
+		if ev != nil {
+			ev.Add(rec)
+		}
+		if observe != nil {
+			observe(rec)
+		}
+	}
+	o.Samples = func(ss []telemetry.Sample) { samples = ss }
+	s, err := rundir.Summarize(arg, in, o)
+	if err != nil {
+		return r, nil, err
+	}
+	curves.AddTelemetry(samples, s.Run.Scale())
+	r = HTMLRun{Name: RunName(arg), Summary: s, Curves: curves}
+	switch {
+	case obj != nil:
+		oc := *obj // judging sets the objective's loads to the run's own
+		rep = slo.JudgeRecorded(&oc, ev, s)
+		r.Objective, r.Verdict = rep.Objective, rep.Verdict
+	case arg != "" && arg != "-":
+		if r.Objective, r.Verdict, err = rundir.RecordedVerdict(rundir.Of(arg)); err != nil {
+			return r, nil, err
+		}
+	}
+	return r, rep, nil
+}
+
+// WriteRunPage writes a finished run's report.html into its directory: the
+// page LoadRun and NewPage make of it, from the run's own summary and the
+// curves it gathered as it wrote its records, so that the records are not
+// read back. The telemetry samples and a judged run's verdict are read
+// from their files, as LoadRun reads them.
+func WriteRunPage(dir string, s *metrics.Summary, curves *metrics.Curves) error {
+	if curves == nil {
+		return errors.New("the run gathered no curves")
+	}
+	samples, _, err := rundir.ReadTelemetry(dir)
+	if err != nil {
+		return err
+	}
+	curves.AddTelemetry(samples, s.Run.Scale())
+	r := HTMLRun{Name: RunName(dir), Summary: s, Curves: curves}
+	if r.Objective, r.Verdict, err = rundir.RecordedVerdict(dir); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, NewPage([]HTMLRun{r})); err != nil {
+		return err
+	}
+	return rundir.WriteReport(dir, b.Bytes())
+}

@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ServeDefaultConfig is the default configuration of a simulator served on
+// its own (servebench sim): in real time, because tools other than
+// servebench cannot know it runs faster.
+func ServeDefaultConfig() Config {
+	cfg := DefaultConfig()
+	cfg.TimeScale = ServeTimeScale
+	return cfg
+}
+
+// SetsTimeScale reports whether a configuration file's data sets the time
+// scale itself (left unset, the loader's default applies).
+func SetsTimeScale(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, set := top["time_scale"]
+	return set
+}
+
+// WriteBanner says what a served simulator serves at url, how fast, and
+// with which slots and KV cache.
+func WriteBanner(w io.Writer, cfg Config, url string) {
+	d := cfg.Derived()
+	fmt.Fprintf(w, "servebench sim: serving %q at %s\n", cfg.Model.Name, url)
+	fmt.Fprintf(w, "  APIs: %s\n", strings.Join([]string{"/v1/chat/completions", "/v1/completions", "/v1/models",
+		"/tokenize", "/metrics", "/api/chat", "/api/generate"}, " "))
+	if cfg.TimeScale == 1 {
+		fmt.Fprintf(w, "  real time (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms)\n",
+			d.Batch1DecodeTPS, d.TTFT512.Seconds()*1e3)
+	} else {
+		fmt.Fprintf(w, "  time scale %g: a client measures model time / %g (batch-1 decode %.0f tok/s, 512-token TTFT %.2f ms as seen);\n  responses carry %s: %g, and servebench reports model time\n",
+			cfg.TimeScale, cfg.TimeScale, d.Batch1DecodeTPS*cfg.TimeScale, cfg.Wall(d.TTFT512).Seconds()*1e3, TimeScaleHeader, cfg.TimeScale)
+	}
+	fmt.Fprintf(w, "  %d slots, KV cache %d tokens, preemption %s; Ctrl-C stops\n",
+		cfg.Engine.MaxNumSeqs, d.KVCapacityTokens, cfg.Engine.Preemption)
+}

@@ -1,0 +1,45 @@
+package slo
+
+import (
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+)
+
+// JudgeRecorded judges recorded load points, summarised in s, as run
+// judged them while measuring: ev holds the same records. The records say
+// which loads were measured, and o's loads become those (o keeps its
+// target, when it names one, and its SLOs); loads recorded more than once
+// (run --repeat) get confidence intervals. What the records cannot say is
+// whether run stopped a point early as overloaded; such a point is judged
+// on the requests it completed.
+func JudgeRecorded(o *Objective, ev *Evaluator, s *metrics.Summary) *Report {
+	seen := map[record.Load]int{}
+	listed := map[record.Load]bool{} // a load once, whatever the workload cells
+	o.Load.Concurrency, o.Load.Rate = nil, nil
+	for _, p := range s.Points {
+		bare := p.Load
+		bare.Workload = ""
+		if seen[p.Load]++; listed[bare] {
+			continue
+		}
+		listed[bare] = true
+		if p.Load.Rate > 0 {
+			o.Load.Rate, o.Load.MaxConcurrency = append(o.Load.Rate, p.Load.Rate), p.Load.MaxConcurrency
+		} else {
+			o.Load.Concurrency = append(o.Load.Concurrency, p.Load.Concurrency)
+		}
+	}
+	opts := Options{Seed: 1}
+	for _, n := range seen {
+		opts.Intervals = opts.Intervals || n > 1
+	}
+	var server map[record.ServerKey]string
+	if s.Run != nil {
+		server = s.Run.Target.Server
+		opts.Seed = s.Run.Seed
+	}
+	rep := &Report{Objective: o, Summary: s}
+	ev.Qualify(s.Points)
+	rep.Verdict = Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
+	return rep
+}
