@@ -21,8 +21,9 @@ import (
 // n records as a soak writes them: a closed loop of 1,000 users, 50 tokens
 // a request 50 ms apart after a 200 ms first token, in the order they
 // ended, sliced by the minute; gzip-compressed when gz; one worker of a
-// sharded run when shard is set.
-func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShard) (size int64) {
+// sharded run when shard is set. Runs of another seed start an hour later
+// with other times (compare tells them from a copy of one run).
+func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShard, seed uint64) (size int64) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShar
 	}
 	const users = 1000
 	load := record.Load{Concurrency: users}
-	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	rng := rand.New(rand.NewPCG(1+seed, uint64(n)))
 	next := make([]int64, users) // each user's next send
 	for u := range next {
 		next[u] = int64(time.Second) + rng.Int64N(int64(time.Millisecond))
@@ -78,7 +79,8 @@ func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShar
 	}
 	st, _ := f.Stat()
 	f.Close()
-	run := record.Run{Schema: record.RunSchema, Started: "2026-01-01T00:00:00Z", SliceS: 60, Shard: shard,
+	started := time.Date(2026, 1, 1, int(seed), 0, 0, 0, time.UTC).Format(time.RFC3339)
+	run := record.Run{Schema: record.RunSchema, Started: started, SliceS: 60, Shard: shard,
 		Points: []record.PointClient{{Index: 0, Load: load, Span: record.Span{StartNS: first, EndNS: last}, StartedNS: first}}}
 	js, _ := json.Marshal(run)
 	os.WriteFile(filepath.Join(dir, "run.json"), js, 0o644)
@@ -88,13 +90,15 @@ func writeBigRun(t testing.TB, dir string, n int, gz bool, shard *record.RunShar
 
 // A records file larger than memory, as each reader of records gets it:
 // one run, a run killed before its summary (history import rebuilds it
-// from the records), the two workers of a sharded run (report merges them).
+// from the records), the two workers of a sharded run (report merges them),
+// two runs of n records each (compare).
 type bigLayout int
 
 const (
 	bigOneRun bigLayout = iota
 	bigKilled
 	bigShards
+	bigPair
 )
 
 // writeBigLayout writes n records laid out as l under dir and returns the
@@ -105,18 +109,25 @@ func writeBigLayout(t testing.TB, dir string, n int, gz bool, l bigLayout) (dirs
 	case bigShards:
 		for i := range 2 {
 			d := filepath.Join(dir, fmt.Sprintf("w%d", i))
-			size += writeBigRun(t, d, n/2, gz, &record.RunShard{Index: i, Count: 2})
+			size += writeBigRun(t, d, n/2, gz, &record.RunShard{Index: i, Count: 2}, 0)
+			dirs = append(dirs, d)
+		}
+		return dirs, size
+	case bigPair:
+		for i := range 2 {
+			d := filepath.Join(dir, fmt.Sprintf("r%d", i))
+			size += writeBigRun(t, d, n, gz, nil, uint64(i))
 			dirs = append(dirs, d)
 		}
 		return dirs, size
 	case bigKilled:
-		size = writeBigRun(t, dir, n, gz, nil)
+		size = writeBigRun(t, dir, n, gz, nil, 0)
 		if err := os.Remove(filepath.Join(dir, "summary.json")); err != nil {
 			t.Fatal(err)
 		}
 		return []string{dir}, size
 	}
-	return []string{dir}, writeBigRun(t, dir, n, gz, nil)
+	return []string{dir}, writeBigRun(t, dir, n, gz, nil, 0)
 }
 
 // bigReaders are the commands that read records afterwards, each with the
@@ -131,6 +142,7 @@ var bigReaders = []struct {
 	{"report --format html", bigOneRun, func(d []string, _ string) []string { return []string{"report", d[0], "--format", "html"} }},
 	{"history import of a killed run", bigKilled, func(d []string, db string) []string { return []string{"history", "import", "--db", db, d[0]} }},
 	{"report of a sharded run's workers", bigShards, func(d []string, _ string) []string { return append(append([]string{"report"}, d...), "--json") }},
+	{"compare of two runs", bigPair, func(d []string, _ string) []string { return []string{"compare", d[0], d[1], "--json"} }},
 }
 
 // readerRun runs the binary and returns its peak resident memory and its
@@ -192,7 +204,7 @@ func bigRecordsMeasure(t *testing.T, v string) {
 		}
 	}
 	for _, gz := range []bool{false, true} {
-		for _, l := range []bigLayout{bigOneRun, bigKilled, bigShards} {
+		for _, l := range []bigLayout{bigOneRun, bigKilled, bigShards, bigPair} {
 			if !slices.ContainsFunc(readers, func(i int) bool { return bigReaders[i].layout == l }) {
 				continue
 			}

@@ -269,8 +269,10 @@ func comparePoint(l record.Load, a, b *Side, opt Options, names []string) Point 
 		p.Changes = append(p.Changes, change(st, va, vb, na, nb))
 	}
 	p.intervals(a, b, opt)
-	if n := thinMetrics(p.Changes); n != "" {
-		p.Notes = append(p.Notes, n)
+	for _, n := range []string{thinMetrics(p.Changes), keptNote(l, a, b)} {
+		if n != "" {
+			p.Notes = append(p.Notes, n)
+		}
 	}
 	return p
 }

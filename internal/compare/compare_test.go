@@ -251,3 +251,33 @@ func TestHeadlineCoversTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLongRunsFromASample: runs past Keep requests are compared from an
+// evenly spaced sample of their requests, which still calls a clear
+// change and says the intervals rest on a sample; runs within Keep are
+// resampled whole and say nothing of it.
+func TestLongRunsFromASample(t *testing.T) {
+	cases := []struct {
+		name     string
+		n        int
+		wantNote string // "" when no note of a sample is wanted
+	}{
+		{"within Keep", 2000, ""},
+		{"past Keep", Keep + 3616, "A from 10000 of its 20000 requests, B from 10000 of its 20000 requests"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := series(c.n, scattered(100, 50), constant(10))
+			b := series(c.n, shifted(scattered(100, 50), 20), constant(10))
+			r := Compare(side("a", nil, a...), side("b", nil, b...), Options{Iterations: 200})
+			p := r.Points[0]
+			if got := changeOf(t, p, "ttft p50"); got.Verdict != Worse || got.CI == nil {
+				t.Errorf("ttft p50: verdict %s, interval %v; want worse with an interval", got.Verdict, got.CI)
+			}
+			note := strings.Join(p.Notes, "\n")
+			if c.wantNote == "" && strings.Contains(note, "sample") || !strings.Contains(note, c.wantNote) {
+				t.Errorf("notes %q; want one with %q", note, c.wantNote)
+			}
+		})
+	}
+}

@@ -49,9 +49,9 @@ func series(n int, ttft, itl func(i int) float64) []*record.Record {
 }
 
 // side summarises records as compare's command does: one aggregator for
-// the summary, one evaluator for the intervals.
+// the summary, one evaluator for the intervals, keeping what it keeps.
 func side(name string, run *record.Run, recs ...*record.Record) *Side {
-	ev := &slo.Evaluator{}
+	ev := &slo.Evaluator{Keep: Keep}
 	var agg metrics.Aggregator
 	for _, r := range recs {
 		agg.Add(r)

@@ -55,6 +55,32 @@ func (p *Point) intervals(a, b *Side, opt Options) {
 	}
 }
 
+// Keep is the most requests of a run a side keeps for the intervals
+// (slo.Evaluator.Keep): every run of up to ExactMax requests is resampled
+// whole, as its summary's quantiles are exact; a longer one from every
+// s-th request it recorded, in order, so that compare reads records files
+// larger than memory. Its intervals are then those of the sample, wider
+// than the whole run's would be (thinNote says so).
+const Keep = stats.ExactMax
+
+// keptNote says which sides' intervals rest on a sample of their requests.
+func keptNote(l record.Load, a, b *Side) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		side *Side
+	}{{"A", a}, {"B", b}} {
+		if kept, all := s.side.Eval.Kept(l); kept < all {
+			parts = append(parts, fmt.Sprintf("%s from %d of its %d requests", s.name, kept, all))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "intervals from an evenly spaced sample of each long run's requests (" + strings.Join(parts, ", ") +
+		"): wider than the whole runs' would be, so a change they call stands and a small one may show as noise"
+}
+
 // perRequest is a metric's values on both sides, request by request, as
 // the intervals resample them.
 type perRequest struct {

@@ -60,7 +60,7 @@ func LoadSides[P any](paths [2][]RunPath, o rundir.Options, load Loader[P]) (sid
 func loadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, P, error) {
 	var side *Side
 	var first, none P
-	ev := &slo.Evaluator{}
+	ev := &slo.Evaluator{Keep: Keep}
 	for i, rp := range paths {
 		o.Observe = func(r *record.Record) {
 			if i > 0 {

@@ -25,6 +25,12 @@ type Evaluator struct {
 	// set aside for a measurement taken again (Discard).
 	validity map[int]metrics.Validity
 	skip     map[int]bool
+	// Keep, when positive, bounds the requests a run keeps for intervals
+	// (compare): past Keep, a run keeps every s-th request in the order
+	// recorded, s doubling as it grows (between Keep/2 and Keep kept), so
+	// that its time slices stay in order and its memory does not follow
+	// the run. Zero keeps every request: goodput counts them all.
+	Keep int
 }
 
 // level is everything measured at one load.
@@ -40,6 +46,9 @@ type run struct {
 	reqs               []reqVals
 	firstSent, lastEnd int64
 	seen               bool
+	// count is every request the run recorded; reqs keeps every stride-th
+	// of them (Evaluator.Keep).
+	count, stride int
 }
 
 // reqVals are one request's per-request metrics (docs/METRICS.md); NaN
@@ -76,13 +85,13 @@ func (e *Evaluator) Add(r *record.Record) {
 	}
 	rn := lv.runs[r.Point]
 	if rn == nil {
-		rn = &run{}
+		rn = &run{stride: 1}
 		lv.runs[r.Point] = rn
 	}
-	rn.add(r)
+	rn.add(r, e.Keep)
 }
 
-func (rn *run) add(r *record.Record) {
+func (rn *run) add(r *record.Record, keep int) {
 	if !rn.seen || r.SentNS < rn.firstSent {
 		rn.firstSent = r.SentNS
 	}
@@ -90,7 +99,28 @@ func (rn *run) add(r *record.Record) {
 		rn.lastEnd = r.EndNS
 	}
 	rn.seen = true
+	rn.count++
+	if (rn.count-1)%rn.stride != 0 {
+		return
+	}
 	rn.reqs = append(rn.reqs, values(r))
+	if keep > 1 && len(rn.reqs) >= keep {
+		rn.thin()
+	}
+}
+
+// thin halves a run's kept requests, keeping every other one in order,
+// and doubles the stride at which later requests are kept: what stays is
+// every stride-th request the run recorded, the first one included.
+func (rn *run) thin() {
+	n := 0
+	for i := 0; i < len(rn.reqs); i += 2 {
+		rn.reqs[n] = rn.reqs[i]
+		n++
+	}
+	clear(rn.reqs[n:])
+	rn.reqs = rn.reqs[:n]
+	rn.stride *= 2
 }
 
 // values computes a request's per-request metrics, as defined in

@@ -162,6 +162,20 @@ func (e *Evaluator) Requests(load record.Load, s Statistic) [][][]float64 {
 	return groups
 }
 
+// Kept is how many of the requests measured at load the evaluator kept
+// for intervals, and how many there were: fewer kept when a run passed
+// Keep.
+func (e *Evaluator) Kept(load record.Load) (kept, recorded int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if lv := e.levels[load]; lv != nil {
+		for _, rn := range lv.runs {
+			kept, recorded = kept+len(rn.reqs), recorded+rn.count
+		}
+	}
+	return kept, recorded
+}
+
 // groups collects what each of the level's runs idx contributed to a
 // metric, request by request.
 func (lv *level) groups(def *metricDef, idx []int) [][][]float64 {

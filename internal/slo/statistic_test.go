@@ -66,3 +66,39 @@ func TestEvaluatorGroupsAndLoads(t *testing.T) {
 		t.Errorf("pooled ttft p50 %v of %d, want 60 of 3", v, n)
 	}
 }
+
+// TestKeepThinsLongRunsInOrder: past Keep a run keeps every s-th request it
+// recorded, first included and in order, and no more than Keep; a run
+// within Keep, or an evaluator without it, keeps every request.
+func TestKeepThinsLongRunsInOrder(t *testing.T) {
+	cases := []struct {
+		name             string
+		keep, n          int
+		wantKept, stride int
+	}{
+		{"no bound keeps all", 0, 1000, 1000, 1},
+		{"within the bound keeps all", 64, 63, 63, 1},
+		{"at the bound halves", 64, 64, 32, 2},
+		{"twice past the bound", 64, 200, 50, 4},
+		{"far past the bound", 64, 10_000, 40, 256},
+	}
+	load := record.Load{Concurrency: 1}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev := &Evaluator{Keep: c.keep}
+			for i := range c.n {
+				ev.Add(req(0, load, int64(i), int64(i), int64(i+1), 1, 2)) // TTFT i+1 ms
+			}
+			kept, all := ev.Kept(load)
+			if kept != c.wantKept || all != c.n {
+				t.Fatalf("kept %d of %d, want %d of %d", kept, all, c.wantKept, c.n)
+			}
+			g := ev.Requests(load, MustStatistic("ttft p50"))
+			for j, u := range g[0] {
+				if want := float64(j*c.stride + 1); len(u) != 1 || u[0] != want {
+					t.Fatalf("kept request %d has TTFT %v, want %v (every %d-th)", j, u, want, c.stride)
+				}
+			}
+		})
+	}
+}
