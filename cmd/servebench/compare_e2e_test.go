@@ -75,9 +75,16 @@ func TestCompareSimulatorRuns(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	// Half the bandwidth: decode clearly slower at every point.
+	// Half the bandwidth: decode clearly slower at every point, unless a
+	// simulator fell behind its clock and widened the runs' noise band
+	// past the change (the runs say so; the test skips with their words).
 	for _, line := range compareLines(stdout, "speed p50") {
 		if !strings.HasSuffix(line, "WORSE") {
+			for _, dir := range []string{a, b} {
+				if behind := simBehindWarning(t, dir); behind != "" {
+					t.Skipf("speed p50 not judged worse (%q) beside a run that fell behind: %s", line, behind)
+				}
+			}
 			t.Errorf("speed p50 not judged worse: %q", line)
 		}
 	}
