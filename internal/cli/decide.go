@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
@@ -190,7 +191,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 }
 
 // measureCandidate searches one candidate's capacity under the objective.
-func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *loadPlan, c slo.Candidate) slo.Outcome {
+func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan, c slo.Candidate) slo.Outcome {
 	x := slo.Outcome{Candidate: c}
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)

@@ -165,7 +165,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.shard.checkPoints(plan.points); err != nil {
+	if err := f.shard.checkPoints(plan.Points); err != nil {
 		return err
 	}
 	render, err := formatRenderer("run", f.format)
@@ -262,25 +262,13 @@ func failureHint(errs map[string]int) string {
 // (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
 
-// loadPlan is the parsed load and workload of a run.
-type loadPlan struct {
-	points         []load.Point
-	prompt, output workload.LengthDist
-	// spec is what is sent, its lengths those of the first cell.
-	spec workload.Spec
-	// cells are the workloads of a workload matrix; one cell (no matrix)
-	// leaves the points' Load.Workload empty.
-	cells []workload.Lengths
-	slice time.Duration // 0: no slices
-}
-
 // hintClosedOrOpen is the hint of slo.ErrClosedAndOpen.
 const hintClosedOrOpen = "servebench run --concurrency 1,4  or  --rate 1,2"
 
 // plan checks the load and workload flags and builds the load points:
 // from the flags, or, with an objective (resolved from them by
 // f.objective), from its load and workload.
-func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
+func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	if f.concurrency != "" && f.rate != "" {
 		return nil, usagef(hintClosedOrOpen, "%v", slo.ErrClosedAndOpen)
 	}
@@ -291,14 +279,15 @@ func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
 	if o != nil {
 		requests, dur, warm = o.Load.Amount()
 	}
-	p := &loadPlan{}
-	var err error
-	if p.slice, err = f.slice.resolve(dur); err != nil {
+	slice, err := f.slice.resolve(dur)
+	if err != nil {
 		return nil, err
 	}
-	if err := f.planWorkloads(p, o); err != nil {
+	p, err := f.planWorkloads(o)
+	if err != nil {
 		return nil, err
 	}
+	p.Slice = slice
 	if requests == 0 && dur == 0 {
 		requests = defaultRequests
 	}
@@ -314,7 +303,7 @@ func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
 	} else if loads, err = f.loads(); err != nil {
 		return nil, err
 	}
-	p.points = bench.MatrixPoints(base, p.cells, loads, f.seed)
+	p.Points = bench.MatrixPoints(base, p.Cells, loads, f.seed)
 	return p, nil
 }
 
