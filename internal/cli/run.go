@@ -212,22 +212,10 @@ func allFailed(s *metrics.Summary) error {
 	if !s.AllFailed() {
 		return nil
 	}
-	all := map[string]int{}
-	sample := ""
-	for _, p := range s.Points {
-		for c, n := range p.Requests.Errors {
-			all[c] += n
-		}
-	}
-	classes := metrics.ErrorClasses(all)
-	for _, p := range s.Points {
-		if m := p.Requests.ErrorSamples[classes[0]]; m != "" && sample == "" {
-			sample = m
-		}
-	}
+	all, sample := s.Errors()
 	msg := fmt.Sprintf("every request failed (%s)", metrics.ErrorCounts(all))
 	if sample != "" {
-		msg += "; first " + classes[0] + " error: " + sample
+		msg += "; first " + metrics.ErrorClasses(all)[0] + " error: " + sample
 	}
 	return &Error{Err: errors.New(msg), Hint: failureHint(all), Code: ExitFailure}
 }
