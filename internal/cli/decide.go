@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 
 	"github.com/servebench/servebench/internal/bench"
@@ -115,20 +115,16 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 	const hint = "servebench decide -h"
 	var out []slo.Candidate
 	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
+		cf, err := slo.ReadCandidates(file)
+		switch {
+		case errors.As(err, new(*fs.PathError)):
 			return nil, usagef(hint, "--candidates: %v", err)
-		}
-		cf, err := slo.ParseCandidates(b)
-		if err != nil {
+		case err != nil:
 			return nil, usagef(hint, "--candidates %s: %v", file, err)
 		}
 		out = cf.Candidates
-		if f.slo.objective == "" && cf.Objective != "" {
+		if f.slo.objective == "" {
 			f.slo.objective = cf.Objective
-			if rel := filepath.Join(filepath.Dir(file), cf.Objective); fileExists(rel) {
-				f.slo.objective = rel
-			}
 		}
 	}
 	seen := map[string]bool{}
@@ -151,11 +147,6 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 		return nil, usagef(hint, "no objective: give --objective NAME|FILE, --slo, or 'objective:' in the candidates file")
 	}
 	return out, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 // candidateDir is where a candidate's run is written under --out ("" for
