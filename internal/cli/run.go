@@ -121,18 +121,12 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineHistory(fs)
 }
 
-// limitCPUs sets GOMAXPROCS to n for the run (n 0 leaves Go's default)
-// and returns what puts the old setting back. run.json's client_cpus is
-// the setting the run had, so its client-CPU warnings are judged by it.
+// limitCPUs is bench.LimitCPUs, its error in the terms of --cpus.
 func limitCPUs(n int) (restore func(), err error) {
-	if n < 0 || n > runtime.NumCPU() {
+	if restore, err = bench.LimitCPUs(n); err != nil {
 		return nil, usagef("servebench run --cpus 1", "--cpus must be between 1 and the %d CPUs of this machine, or 0 for all (got %d)", runtime.NumCPU(), n)
 	}
-	if n == 0 {
-		return func() {}, nil
-	}
-	prev := runtime.GOMAXPROCS(n)
-	return func() { runtime.GOMAXPROCS(prev) }, nil
+	return restore, nil
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
