@@ -165,9 +165,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		if c.Simulated {
 			continue
 		}
-		cf := *f
-		cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
-		cf.apiGiven = f.apiGiven || c.API != ""
+		cf := f.forCandidate(c)
 		t, err := startTarget(ctx, env, &cf)
 		var e *Error
 		switch {
@@ -181,12 +179,19 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 	return nil
 }
 
-// measureCandidate searches one candidate's capacity under the objective.
-func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan, c slo.Candidate) slo.Outcome {
-	x := slo.Outcome{Candidate: c}
+// forCandidate is the flags with c's server in place of --url, --model
+// and --api.
+func (f *runFlags) forCandidate(c slo.Candidate) runFlags {
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	cf.apiGiven = f.apiGiven || c.API != ""
+	return cf
+}
+
+// measureCandidate searches one candidate's capacity under the objective.
+func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan, c slo.Candidate) slo.Outcome {
+	x := slo.Outcome{Candidate: c}
+	cf := f.forCandidate(c)
 	cf.out = candidateDir(f.out, c)
 	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
 	if cf.hist.labels == nil {
