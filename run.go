@@ -251,28 +251,22 @@ func (b Benchmark) note(lines ...string) {
 // parsed, loads made points, defaults filled in.
 func (b Benchmark) setup() (bench.Setup, error) {
 	w, o := b.Workload, b.Options
-	cells, err := workload.Cross([]string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, defaultOutputTokens)})
+	p, err := bench.PlanWorkloads(workload.Spec{}, nil, []string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, defaultOutputTokens)})
 	if err != nil {
 		return bench.Setup{}, err
 	}
 	s := bench.Setup{Tokenizer: cmp.Or(w.Tokenizer, "auto"), IgnoreEOS: !w.LetEOS, Seed: cmp.Or(o.Seed, 1),
 		Timeout: cmp.Or(o.Timeout, backend.DefaultTimeout), FirstTokenTimeout: o.FirstTokenTimeout,
-		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: bench.RecordedVersion(),
-		Workload: workload.Spec{PromptTokens: cells[0].PromptTokens, OutputTokens: cells[0].OutputTokens}, Matrix: cells}
+		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: bench.RecordedVersion()}
 	if !o.NoTelemetry {
 		s.Telemetry = &telemetry.Options{}
-	}
-	if s.Prompt, err = workload.ParseLengthDist(cells[0].PromptTokens); err != nil {
-		return bench.Setup{}, err
-	}
-	if s.Output, err = workload.ParseLengthDist(cells[0].OutputTokens); err != nil {
-		return bench.Setup{}, err
 	}
 	base, loads, err := b.points()
 	if err != nil {
 		return bench.Setup{}, err
 	}
-	s.Points = bench.MatrixPoints(base, cells, loads, s.Seed)
+	p.Points = bench.MatrixPoints(base, p.Cells, loads, s.Seed)
+	p.Apply(&s)
 	return s, nil
 }
 

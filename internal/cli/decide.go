@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sim"
@@ -114,20 +115,16 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 	const hint = "servebench decide -h"
 	var out []slo.Candidate
 	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
+		cf, err := slo.ReadCandidates(file)
+		switch {
+		case errors.As(err, new(*fs.PathError)):
 			return nil, usagef(hint, "--candidates: %v", err)
-		}
-		cf, err := slo.ParseCandidates(b)
-		if err != nil {
+		case err != nil:
 			return nil, usagef(hint, "--candidates %s: %v", file, err)
 		}
 		out = cf.Candidates
-		if f.slo.objective == "" && cf.Objective != "" {
+		if f.slo.objective == "" {
 			f.slo.objective = cf.Objective
-			if rel := filepath.Join(filepath.Dir(file), cf.Objective); fileExists(rel) {
-				f.slo.objective = rel
-			}
 		}
 	}
 	seen := map[string]bool{}
@@ -152,11 +149,6 @@ func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candid
 	return out, nil
 }
 
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
-}
-
 // candidateDir is where a candidate's run is written under --out ("" for
 // none).
 func candidateDir(out string, c slo.Candidate) string {
@@ -173,9 +165,7 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 		if c.Simulated {
 			continue
 		}
-		cf := *f
-		cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
-		cf.apiGiven = f.apiGiven || c.API != ""
+		cf := f.forCandidate(c)
 		t, err := startTarget(ctx, env, &cf)
 		var e *Error
 		switch {
@@ -189,12 +179,19 @@ func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []sl
 	return nil
 }
 
-// measureCandidate searches one candidate's capacity under the objective.
-func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *loadPlan, c slo.Candidate) slo.Outcome {
-	x := slo.Outcome{Candidate: c}
+// forCandidate is the flags with c's server in place of --url, --model
+// and --api.
+func (f *runFlags) forCandidate(c slo.Candidate) runFlags {
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	cf.apiGiven = f.apiGiven || c.API != ""
+	return cf
+}
+
+// measureCandidate searches one candidate's capacity under the objective.
+func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan, c slo.Candidate) slo.Outcome {
+	x := slo.Outcome{Candidate: c}
+	cf := f.forCandidate(c)
 	cf.out = candidateDir(f.out, c)
 	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
 	if cf.hist.labels == nil {

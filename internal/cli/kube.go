@@ -215,11 +215,11 @@ func (k *kubeFlags) checkLoad(f *runFlags) error {
 		return err
 	}
 	f.shard.shard = load.Shard{Index: 0, Count: k.Workers}
-	if err := f.shard.checkPoints(plan.points); err != nil {
+	if err := f.shard.checkPoints(plan.Points); err != nil {
 		return err
 	}
 	// The target's time scale is not known here: real time.
-	_, err = bench.StartEvery(bench.Setup{Points: plan.points, StartAt: k.StartAt, StartEvery: f.shard.startEvery, Grace: f.grace}, 0)
+	_, err = bench.StartEvery(bench.Setup{Points: plan.Points, StartAt: k.StartAt, StartEvery: f.shard.startEvery, Grace: f.grace}, 0)
 	return benchError(err)
 }
 

@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/internal/report"
@@ -50,57 +47,29 @@ func objectiveCmd(ctx context.Context, env *Env, args []string) error {
 }
 
 func listObjectives(env *Env) error {
-	rows := [][]string{{"name", "load (target)", "SLOs", "what it is"}}
+	var presets []*slo.Objective
 	for _, name := range slo.PresetNames {
 		o, err := slo.Preset(name)
 		if err != nil {
 			return err
 		}
-		var exprs []string
-		for _, s := range o.Checks() {
-			exprs = append(exprs, s.Expr)
-		}
-		rows = append(rows, []string{name, loadsText(o.Load), strings.Join(exprs, ", "), o.Description})
+		presets = append(presets, o)
 	}
-	return report.Rows(env.Stdout, rows)
+	return report.Objectives(env.Stdout, presets)
 }
 
-// loadsText is "c=1,2,4,8 (8)" or "r=1,2,4/s (4)".
-func loadsText(l slo.Load) string {
-	var vals []string
-	for _, c := range l.Concurrency {
-		vals = append(vals, fmt.Sprint(c))
-	}
-	for _, r := range l.Rate {
-		vals = append(vals, fmt.Sprint(r))
-	}
-	t := slo.LoadValue(l.TargetLoad())
-	if l.Open() {
-		return fmt.Sprintf("r=%s/s (%g)", strings.Join(vals, ","), t)
-	}
-	return fmt.Sprintf("c=%s (%g)", strings.Join(vals, ","), t)
-}
-
-// loadObjective reads --objective: a file when one exists at that path,
-// else a preset.
+// loadObjective reads --objective (slo.Open): a file when one exists at
+// that path, else a preset.
 func loadObjective(spec string) (*slo.Objective, error) {
 	const hint = "servebench objective show chat > objective.yaml   (presets: servebench objective list)"
-	b, err := os.ReadFile(spec)
-	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(spec, "/.") {
-		if !slices.Contains(slo.PresetNames, spec) {
-			return nil, usagef(hint, "--objective %q: no such file or preset (presets: %s)", spec, strings.Join(slo.PresetNames, ", "))
-		}
-		return slo.Preset(spec)
-	}
-	if err != nil {
+	o, err := slo.Open(spec)
+	switch {
+	case errors.Is(err, slo.ErrNoObjective):
+		return nil, usagef(hint, "--objective %q: no such file or preset (presets: %s)", spec, strings.Join(slo.PresetNames, ", "))
+	case errors.As(err, new(*fs.PathError)):
 		return nil, usagef(hint, "--objective: %v", err)
-	}
-	o, err := slo.ParseObjective(b)
-	if err != nil {
+	case err != nil:
 		return nil, usagef(hint, "--objective %s: %v", spec, err)
-	}
-	if o.Name == "" {
-		o.Name = strings.TrimSuffix(spec[strings.LastIndex(spec, "/")+1:], ".yaml")
 	}
 	return o, nil
 }

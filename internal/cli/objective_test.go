@@ -109,11 +109,11 @@ func TestObjectiveFlagsPlanTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.spec.PromptTokens != "256" || p.spec.OutputTokens != "64" || p.spec.SharedPrefix != 16 || o.Workload.SharedPrefix != 16 {
-		t.Errorf("workload: planned %+v, objective %+v", p.spec, o.Workload)
+	if p.Spec.PromptTokens != "256" || p.Spec.OutputTokens != "64" || p.Spec.SharedPrefix != 16 || o.Workload.SharedPrefix != 16 {
+		t.Errorf("workload: planned %+v, objective %+v", p.Spec, o.Workload)
 	}
 	var loads []string
-	for _, pt := range p.points {
+	for _, pt := range p.Points {
 		loads = append(loads, pt.Load.Label())
 		if pt.Requests != 7 || pt.WarmupRequests != 3 {
 			t.Errorf("%s: requests %d warm-up %d, want the objective's 7 and 3", pt.Load.Label(), pt.Requests, pt.WarmupRequests)
@@ -138,8 +138,8 @@ func TestObjectiveFlagsPlanTheRun(t *testing.T) {
 	if err != nil || o.Load.Target != 0 || !o.Load.Open() {
 		t.Fatalf("rate override: %+v %v", o.Load, err)
 	}
-	if p, err = g.plan(o); err != nil || len(p.points) != 2 || p.points[1].Load.Rate != 2 || p.points[1].Duration != 5*time.Second || p.points[1].Requests != 0 {
-		t.Errorf("rate override planned %+v, %v", p.points, err)
+	if p, err = g.plan(o); err != nil || len(p.Points) != 2 || p.Points[1].Load.Rate != 2 || p.Points[1].Duration != 5*time.Second || p.Points[1].Requests != 0 {
+		t.Errorf("rate override planned %+v, %v", p.Points, err)
 	}
 	b, _ := json.Marshal(o)
 	if !strings.Contains(string(b), `"rate":[1,2]`) {

@@ -121,18 +121,12 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineHistory(fs)
 }
 
-// limitCPUs sets GOMAXPROCS to n for the run (n 0 leaves Go's default)
-// and returns what puts the old setting back. run.json's client_cpus is
-// the setting the run had, so its client-CPU warnings are judged by it.
+// limitCPUs is bench.LimitCPUs, its error in the terms of --cpus.
 func limitCPUs(n int) (restore func(), err error) {
-	if n < 0 || n > runtime.NumCPU() {
+	if restore, err = bench.LimitCPUs(n); err != nil {
 		return nil, usagef("servebench run --cpus 1", "--cpus must be between 1 and the %d CPUs of this machine, or 0 for all (got %d)", runtime.NumCPU(), n)
 	}
-	if n == 0 {
-		return func() {}, nil
-	}
-	prev := runtime.GOMAXPROCS(n)
-	return func() { runtime.GOMAXPROCS(prev) }, nil
+	return restore, nil
 }
 
 func runCmd(ctx context.Context, env *Env, args []string) error {
@@ -165,7 +159,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.shard.checkPoints(plan.points); err != nil {
+	if err := f.shard.checkPoints(plan.Points); err != nil {
 		return err
 	}
 	render, err := formatRenderer("run", f.format)
@@ -212,22 +206,10 @@ func allFailed(s *metrics.Summary) error {
 	if !s.AllFailed() {
 		return nil
 	}
-	all := map[string]int{}
-	sample := ""
-	for _, p := range s.Points {
-		for c, n := range p.Requests.Errors {
-			all[c] += n
-		}
-	}
-	classes := metrics.ErrorClasses(all)
-	for _, p := range s.Points {
-		if m := p.Requests.ErrorSamples[classes[0]]; m != "" && sample == "" {
-			sample = m
-		}
-	}
+	all, sample := s.Errors()
 	msg := fmt.Sprintf("every request failed (%s)", metrics.ErrorCounts(all))
 	if sample != "" {
-		msg += "; first " + classes[0] + " error: " + sample
+		msg += "; first " + metrics.ErrorClasses(all)[0] + " error: " + sample
 	}
 	return &Error{Err: errors.New(msg), Hint: failureHint(all), Code: ExitFailure}
 }
@@ -262,25 +244,13 @@ func failureHint(errs map[string]int) string {
 // (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
 
-// loadPlan is the parsed load and workload of a run.
-type loadPlan struct {
-	points         []load.Point
-	prompt, output workload.LengthDist
-	// spec is what is sent, its lengths those of the first cell.
-	spec workload.Spec
-	// cells are the workloads of a workload matrix; one cell (no matrix)
-	// leaves the points' Load.Workload empty.
-	cells []workload.Lengths
-	slice time.Duration // 0: no slices
-}
-
 // hintClosedOrOpen is the hint of slo.ErrClosedAndOpen.
 const hintClosedOrOpen = "servebench run --concurrency 1,4  or  --rate 1,2"
 
 // plan checks the load and workload flags and builds the load points:
 // from the flags, or, with an objective (resolved from them by
 // f.objective), from its load and workload.
-func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
+func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	if f.concurrency != "" && f.rate != "" {
 		return nil, usagef(hintClosedOrOpen, "%v", slo.ErrClosedAndOpen)
 	}
@@ -291,14 +261,15 @@ func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
 	if o != nil {
 		requests, dur, warm = o.Load.Amount()
 	}
-	p := &loadPlan{}
-	var err error
-	if p.slice, err = f.slice.resolve(dur); err != nil {
+	slice, err := f.slice.resolve(dur)
+	if err != nil {
 		return nil, err
 	}
-	if err := f.planWorkloads(p, o); err != nil {
+	p, err := f.planWorkloads(o)
+	if err != nil {
 		return nil, err
 	}
+	p.Slice = slice
 	if requests == 0 && dur == 0 {
 		requests = defaultRequests
 	}
@@ -314,7 +285,7 @@ func (f *runFlags) plan(o *slo.Objective) (*loadPlan, error) {
 	} else if loads, err = f.loads(); err != nil {
 		return nil, err
 	}
-	p.points = bench.MatrixPoints(base, p.cells, loads, f.seed)
+	p.Points = bench.MatrixPoints(base, p.Cells, loads, f.seed)
 	return p, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -89,17 +88,7 @@ func (f *runFlags) store(ctx context.Context, env *Env, s *metrics.Summary, o *s
 	if err != nil {
 		return 0, err
 	}
-	dir := ""
-	if f.out != "" {
-		if dir, err = filepath.Abs(f.out); err != nil {
-			return 0, err
-		}
-	}
-	e, err := store.NewEntry(s, o, v, dir)
-	if err != nil {
-		return 0, err
-	}
-	return store.Add(ctx, path, e)
+	return store.AddRun(ctx, path, s, o, v, f.out)
 }
 
 // runArgs is the command line as run.json records it, every credential

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/internal/bench"
 )
 
 // planOf parses run's flags and plans the run.
-func planOf(t *testing.T, args ...string) (*loadPlan, error) {
+func planOf(t *testing.T, args ...string) (*bench.Plan, error) {
 	t.Helper()
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -50,7 +52,7 @@ func TestMatrixPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for i, pt := range p.points {
+			for i, pt := range p.Points {
 				got = append(got, pt.Load.Label())
 				if pt.Index != i || pt.Seed != 1+uint64(i) || pt.Requests != defaultRequests {
 					t.Errorf("point %d: index %d seed %d requests %d", i, pt.Index, pt.Seed, pt.Requests)
@@ -124,13 +126,13 @@ func TestMatrixObjectiveOverlay(t *testing.T) {
 				t.Fatal(err)
 			}
 			var planned, listed []string
-			for _, cell := range p.cells {
+			for _, cell := range p.Cells {
 				planned = append(planned, cell.Label())
 			}
 			for _, cell := range o.Workloads {
 				listed = append(listed, cell.Label())
 			}
-			if len(p.cells) == 1 {
+			if len(p.Cells) == 1 {
 				planned = nil
 			}
 			if !reflect.DeepEqual(planned, c.want) || !reflect.DeepEqual(listed, c.want) {
@@ -150,10 +152,10 @@ func TestMatrixEachPointIsAPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.points) != 4 {
-		t.Fatalf("%d points", len(p.points))
+	if len(p.Points) != 4 {
+		t.Fatalf("%d points", len(p.Points))
 	}
-	for _, pt := range p.points {
+	for _, pt := range p.Points {
 		if pt.Duration != 2*time.Second || pt.Requests != 0 || pt.WarmupRequests != 3 {
 			t.Errorf("%s: duration %v requests %d warm-up %d", pt.Load.Label(), pt.Duration, pt.Requests, pt.WarmupRequests)
 		}

@@ -95,13 +95,13 @@ func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
 
 // judge measures the objective against a started target in one session
 // (bench.Judge) and returns the report.
-func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *bench.Target, plan *loadPlan) (*slo.Report, *bench.Result, error) {
+func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *bench.Target, plan *bench.Plan) (*slo.Report, *bench.Result, error) {
 	cfg, err := f.benchConfig(ctx, env, t, plan)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.points[0], Repeat: f.slo.repeat,
-		FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.cells)})
+	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.Points[0], Repeat: f.slo.repeat,
+		FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.Cells)})
 	if res != nil && rep != nil {
 		f.remember(ctx, env, rep.Summary, o, rep.Verdict)
 	}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"strings"
 
+	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
@@ -60,32 +61,16 @@ func (l *lengthsFlag) list() []string {
 	return l.vals
 }
 
-// planWorkloads sets the plan's workload: an objective's, else the
-// flags'. Its cells are the objective's list, else the cross product of
-// the lengths; a single cell also sets the plan's two lengths.
-func (f *runFlags) planWorkloads(p *loadPlan, o *slo.Objective) error {
+// planWorkloads plans the workload (bench.PlanWorkloads): an
+// objective's, else the flags'.
+func (f *runFlags) planWorkloads(o *slo.Objective) (*bench.Plan, error) {
 	spec, cells, prompts, outputs := f.workload, []workload.Lengths(nil), f.promptTokens.list(), f.outputTokens.list()
 	if o != nil {
 		spec, cells = o.Workload, o.Workloads
 		prompts, outputs = []string{spec.PromptTokens}, []string{spec.OutputTokens}
 	}
-	if cells == nil {
-		var err error
-		if cells, err = workload.Cross(prompts, outputs); err != nil {
-			return specUsage(err)
-		}
-	}
-	if _, err := workload.Matrix(spec, cells); err != nil {
-		return specUsage(err)
-	}
-	p.cells, p.spec = cells, spec
-	p.spec.PromptTokens, p.spec.OutputTokens = cells[0].PromptTokens, cells[0].OutputTokens
-	var err error
-	if p.prompt, err = workload.ParseLengthDist(cells[0].PromptTokens); err != nil {
-		return specUsage(err)
-	}
-	p.output, err = workload.ParseLengthDist(cells[0].OutputTokens)
-	return specUsage(err)
+	p, err := bench.PlanWorkloads(spec, cells, prompts, outputs)
+	return p, specUsage(err)
 }
 
 // specUsage is a workload error (it names its flag) as a usage error.

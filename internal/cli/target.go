@@ -122,11 +122,11 @@ func (f *runFlags) server(env *Env, url string) (backend.TargetOptions, error) {
 
 // benchConfig assembles the run from the flags and the started target
 // (bench.Target.Config), with bench's errors told in flag terms.
-func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, plan *loadPlan) (bench.Config, error) {
+func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, plan *bench.Plan) (bench.Config, error) {
 	var s bench.Setup
 	s.Timeout, s.FirstTokenTimeout, s.IgnoreEOS = f.timeout, f.firstTokenTimeout, f.ignoreEOS
-	s.Tokenizer, s.Prompt, s.Output, s.Workload, s.Matrix, s.Seed = f.tokenizer, plan.prompt, plan.output, plan.spec, plan.cells, f.seed
-	s.Points, s.Slice, s.OutDir, s.Grace, s.Version = plan.points, plan.slice, f.out, f.grace, bench.RecordedVersion()
+	s.Tokenizer, s.Seed, s.OutDir, s.Grace, s.Version = f.tokenizer, f.seed, f.out, f.grace, bench.RecordedVersion()
+	plan.Apply(&s)
 	s.Labels, s.Args = f.hist.labels, f.runArgs(env)
 	// A terminal gets a live line; a log, one line every 10 s.
 	s.Progress, s.ProgressLines = env.Stderr, !env.StderrIsTerminal

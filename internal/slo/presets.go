@@ -2,7 +2,10 @@ package slo
 
 import (
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -35,6 +38,35 @@ func Preset(name string) (*Objective, error) {
 	o, err := ParseObjective(b)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: %w", name, err)
+	}
+	return o, nil
+}
+
+// ErrNoObjective is an objective named by neither a file nor a preset.
+var ErrNoObjective = errors.New("no such file or preset")
+
+// Open reads an objective: the file at spec when one exists, else the
+// preset of that name (a spec with a '/' or '.' is always a file). A
+// spec that is neither is ErrNoObjective; a file that cannot be read, the
+// read's *fs.PathError; a file's objective without a name is named after
+// the file.
+func Open(spec string) (*Objective, error) {
+	b, err := os.ReadFile(spec)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(spec, "/.") {
+		if !slices.Contains(PresetNames, spec) {
+			return nil, ErrNoObjective
+		}
+		return Preset(spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, err := ParseObjective(b)
+	if err != nil {
+		return nil, err
+	}
+	if o.Name == "" {
+		o.Name = strings.TrimSuffix(spec[strings.LastIndex(spec, "/")+1:], ".yaml")
 	}
 	return o, nil
 }

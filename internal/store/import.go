@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // ReadEntry reads a run directory for the history: run.json for the run's
@@ -89,4 +91,21 @@ func Add(ctx context.Context, path string, e *Entry) (int64, error) {
 	defer db.Close()
 	id, _, err := db.Put(ctx, e)
 	return id, err
+}
+
+// AddRun stores a finished run's summary (with its objective and verdict
+// when it was judged) in the history database at path, the run's
+// directory made absolute ("" for a run kept in no directory).
+func AddRun(ctx context.Context, path string, s *metrics.Summary, o *slo.Objective, v *slo.Verdict, dir string) (int64, error) {
+	if dir != "" {
+		var err error
+		if dir, err = filepath.Abs(dir); err != nil {
+			return 0, err
+		}
+	}
+	e, err := NewEntry(s, o, v, dir)
+	if err != nil {
+		return 0, err
+	}
+	return Add(ctx, path, e)
 }
