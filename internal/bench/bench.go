@@ -19,6 +19,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/telemetry"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -202,7 +203,9 @@ func (s *Session) Summary(ctx context.Context) *metrics.Summary {
 	sum := metrics.Summarize(&run, &s.sink.agg)
 	events := slices.Clone(s.sink.events)
 	s.sink.mu.Unlock()
-	sum.AddTelemetry(s.tel.samples(events))
+	if err := sum.AddTelemetry(telemetry.InTimeOrder(s.tel.scan, events)); err != nil {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("telemetry: %v: its figures cover the samples read before that", err))
+	}
 	return sum
 }
 

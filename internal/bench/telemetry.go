@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -69,10 +69,12 @@ func (t *Telemetry) close() {
 	}
 }
 
-// sampling is a session's telemetry: the sampler and its file.
+// sampling is a session's telemetry: the sampler and its file, by name
+// too, for reading it back once closed.
 type sampling struct {
 	sampler *telemetry.Sampler
 	f       *os.File
+	name    string
 }
 
 // startSampling opens telemetry.jsonl in the run directory (when there is
@@ -90,7 +92,7 @@ func startSampling(t *Telemetry, dir string, runner *load.Runner) (*sampling, er
 		if err != nil {
 			return nil, err
 		}
-		sm.f, o.Out = f, f
+		sm.f, sm.name, o.Out = f, f.Name(), f
 	}
 	sm.sampler = telemetry.StartSampler(o)
 	return sm, nil
@@ -119,15 +121,29 @@ func (sm *sampling) stop() error {
 	return err
 }
 
-// samples is everything sampled so far with the events the records stand
-// for, in time order.
-func (sm *sampling) samples(recordEvents []telemetry.Sample) []telemetry.Sample {
+// scan gives everything sampled so far, in the order taken: the lines
+// written to telemetry.jsonl, read back, then those the sampler kept
+// (all of them without a file, those after a write error with one).
+// Memory holds no sample that the file does.
+func (sm *sampling) scan(fn func(*telemetry.Sample)) error {
 	if sm == nil {
 		return nil
 	}
-	all := append(sm.sampler.Samples(), recordEvents...)
-	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
-	return all
+	n, kept := sm.sampler.Written()
+	if n > 0 {
+		f, err := os.Open(sm.name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := telemetry.ScanSamples(io.LimitReader(f, n), fn); err != nil {
+			return fmt.Errorf("reading %s back: %w", sm.name, err)
+		}
+	}
+	for i := range kept {
+		fn(&kept[i])
+	}
+	return nil
 }
 
 // observeSpan widens a point's measured window by r, and keeps the event r

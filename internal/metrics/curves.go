@@ -90,14 +90,14 @@ func (c *Curves) Add(r *record.Record) {
 }
 
 // AddTelemetry keeps the samples the timeline shows: the server's
-// KV-cache use and each GPU's memory, power and temperature. Samples are
-// on the records' clock; scale (run.json time_scale) puts them in model
-// time beside the records.
-func (c *Curves) AddTelemetry(samples []telemetry.Sample, scale float64) {
+// KV-cache use and each GPU's memory, power and temperature, scanned in
+// time order. Samples are on the records' clock; scale (run.json
+// time_scale) puts them in model time beside the records.
+func (c *Curves) AddTelemetry(samples telemetry.Scan, scale float64) error {
 	if scale <= 0 {
 		scale = 1
 	}
-	for _, s := range samples {
+	return samples(func(s *telemetry.Sample) {
 		t := int64(float64(s.TNS) * scale)
 		switch {
 		case s.Server != nil && s.Server.KVCacheUsage != nil:
@@ -106,7 +106,13 @@ func (c *Curves) AddTelemetry(samples []telemetry.Sample, scale float64) {
 			g := s.GPU
 			c.tel = append(c.tel, telSample{t: t, gpu: g.Index, mem: g.MemoryUsedBytes, powerW: g.PowerW, tempC: g.TemperatureC})
 		}
-	}
+	})
+}
+
+// Drawn says whether the timeline draws a sample (AddTelemetry): a
+// server's KV-cache use, or a GPU's reading.
+func Drawn(s *telemetry.Sample) bool {
+	return (s.Server != nil && s.Server.KVCacheUsage != nil) || s.GPU != nil
 }
 
 // CDF is a distribution drawn as points (value, fraction of samples at or

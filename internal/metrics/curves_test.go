@@ -116,13 +116,13 @@ func TestCurvesTimeline(t *testing.T) {
 	c.Add(ok)
 	c.Add(bad)
 	// on the records' clock at scale 2: 0.75 s is 1.5 s of model time
-	c.AddTelemetry([]telemetry.Sample{
+	c.AddTelemetry(telemetry.SliceScan([]telemetry.Sample{
 		{TNS: 750_000_000, Source: telemetry.KindServer, Server: &telemetry.Server{KVCacheUsage: f64(0.5)}},
 		{TNS: 750_000_000, Source: telemetry.KindGPU, GPU: &telemetry.GPU{Index: 0, MemoryUsedBytes: f64(1 << 30), PowerW: f64(100), TemperatureC: f64(60)}},
 		{TNS: 800_000_000, Source: telemetry.KindGPU, GPU: &telemetry.GPU{Index: 1, MemoryUsedBytes: f64(2 << 30), PowerW: f64(200), TemperatureC: f64(70)}},
 		{TNS: 900_000_000, Source: telemetry.KindGPU, GPU: &telemetry.GPU{Index: 1, MemoryUsedBytes: f64(4 << 30), PowerW: f64(300), TemperatureC: f64(80)}},
 		{TNS: 1, Source: telemetry.KindHost, Host: &telemetry.Host{}}, // not drawn
-	}, 2)
+	}), 2)
 	tl := c.Timeline(4) // 0 .. 4 s in four bins of 1 s (and one ns)
 	if tl.StartS != 0 || math.Abs(tl.BinS-1) > 1e-8 || len(tl.T) != 4 {
 		t.Fatalf("start %g, bin %g s, %d bins; want 0, 1, 4", tl.StartS, tl.BinS, len(tl.T))

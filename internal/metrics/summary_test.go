@@ -163,7 +163,7 @@ func TestAddTelemetryWarnsPreemptionsFirst(t *testing.T) {
 			samples = append(samples, telemetry.Sample{TNS: int64(i+1) * 5e8, Source: telemetry.KindServer,
 				Server: &telemetry.Server{Preemptions: &c, KVCacheUsage: &kv}})
 		}
-		s.AddTelemetry(samples)
+		s.AddTelemetry(telemetry.SliceScan(samples))
 		w := s.Points[0].Warnings
 		want := PreemptedPrefix + " 158 times: its KV cache ran out (peak 99% full)"
 		switch {
@@ -190,7 +190,7 @@ func TestAddTelemetryWarnsBesideServer(t *testing.T) {
 			samples = append(samples, telemetry.Sample{TNS: int64(i+1) * 5e8, Source: telemetry.KindHost,
 				Host: &telemetry.Host{CPUPercent: &busy, ServerCPUPercent: &server, StealPercent: &steal}})
 		}
-		s.AddTelemetry(samples)
+		s.AddTelemetry(telemetry.SliceScan(samples))
 		got := strings.Join(s.Points[0].Warnings, "\n")
 		if want := BesideServerPrefix + ": its CPUs were 99% busy, the server's process used 100% of one core and the client 90%"; busy == 99 && !strings.Contains(got, want) {
 			t.Errorf("busy machine: warnings %q, want %q", got, want)

@@ -9,53 +9,79 @@ import (
 )
 
 // AddTelemetry summarises a run's samples (telemetry.jsonl, with the
-// events its records stand for: telemetry.RecordEvent) over each point's
-// measured window (run.json points[], the records' clock) into the
-// point's telemetry, in model time, and lists the run's events first
-// among the warnings: they may explain every figure below them.
-func (s *Summary) AddTelemetry(samples []telemetry.Sample) {
-	if s.Run == nil || len(samples) == 0 {
-		return
+// events its records stand for: telemetry.RecordEvent), scanned once in
+// time order (telemetry.InTimeOrder), over each point's measured window
+// (run.json points[], the records' clock) and each slice into their
+// telemetry, in model time, and lists the run's events first among the
+// warnings: they may explain every figure below them. Nothing is added
+// when there is no sample; an error of the scan is returned with the
+// figures of the samples before it added.
+func (s *Summary) AddTelemetry(samples telemetry.Scan) error {
+	if s.Run == nil {
+		return nil
 	}
-	defer s.qualify()
 	scale := s.Run.Scale()
-	var behind []string
+	// the windows: each point's measured span, then each slice of each
+	// point, in the order AddSliceTelemetry asks for them
+	type pointWindow struct {
+		point int
+		pc    *record.PointClient
+	}
+	var windows [][2]int64
+	var spans []pointWindow
 	for i := range s.Points {
-		p := &s.Points[i]
-		for _, pc := range s.Run.Points {
-			if pc.Index != p.Index || pc.Span.Empty() {
-				continue
-			}
-			w := telemetry.Window{From: pc.StartNS, To: pc.EndNS, Scale: scale, Samples: samples}
-			p.Telemetry = telemetry.Summarize(w, p.OutputTokensMean*float64(p.Requests.Completed))
-			if why := simBehind(p.Telemetry, float64(pc.EndNS-pc.StartNS)/1e6*scale); why != "" {
-				p.Warnings = append(p.Warnings, why)
-				behind = append(behind, p.Load.Label())
-			}
-			if why := besideServer(p.Telemetry, p.Client, s.Run.ClientCPUs); why != "" {
-				p.Warnings = append(p.Warnings, why)
-			}
-			if why := stolen(p.Telemetry); why != "" {
-				p.Warnings = append(p.Warnings, why)
-			}
-			if why := preempted(p.Telemetry); why != "" {
-				// first: it explains the point's latencies and speeds
-				p.Warnings = append([]string{why}, p.Warnings...)
+		for j := range s.Run.Points {
+			if pc := &s.Run.Points[j]; pc.Index == s.Points[i].Index && !pc.Span.Empty() {
+				windows, spans = append(windows, [2]int64{pc.StartNS, pc.EndNS}), append(spans, pointWindow{i, pc})
 			}
 		}
 	}
-	// slices are in model time; samples on the run clock
-	s.AddSliceTelemetry(func(_ int, from, to int64) *telemetry.Point {
-		w := telemetry.Window{From: int64(float64(from) / scale), To: int64(float64(to) / scale), Scale: scale, Samples: samples}
-		return telemetry.Summarize(w, 0)
+	for i := range s.Points {
+		for _, sl := range s.Points[i].Slices {
+			// slices are in model time; samples on the run clock
+			from, to := sl.Span()
+			windows = append(windows, [2]int64{int64(float64(from) / scale), int64(float64(to) / scale)})
+		}
+	}
+	sum := telemetry.NewSummaries(scale, windows...)
+	n := 0
+	err := samples(func(smp *telemetry.Sample) { sum.Add(smp); n++ })
+	if n == 0 {
+		return err
+	}
+	defer s.qualify()
+	var behind []string
+	for w, at := range spans {
+		p, pc := &s.Points[at.point], at.pc
+		p.Telemetry = sum.Point(w, p.OutputTokensMean*float64(p.Requests.Completed))
+		if why := simBehind(p.Telemetry, float64(pc.EndNS-pc.StartNS)/1e6*scale); why != "" {
+			p.Warnings = append(p.Warnings, why)
+			behind = append(behind, p.Load.Label())
+		}
+		if why := besideServer(p.Telemetry, p.Client, s.Run.ClientCPUs); why != "" {
+			p.Warnings = append(p.Warnings, why)
+		}
+		if why := stolen(p.Telemetry); why != "" {
+			p.Warnings = append(p.Warnings, why)
+		}
+		if why := preempted(p.Telemetry); why != "" {
+			// first: it explains the point's latencies and speeds
+			p.Warnings = append([]string{why}, p.Warnings...)
+		}
+	}
+	next := len(spans)
+	s.AddSliceTelemetry(func(int, int64, int64) *telemetry.Point {
+		next++
+		return sum.Point(next-1, 0)
 	})
-	if lines := telemetry.EventLines(samples, scale); lines != nil {
+	if lines := sum.EventLines(); lines != nil {
 		s.Warnings = append(lines, s.Warnings...)
 	}
 	if len(behind) > 0 {
 		s.Warnings = append([]string{fmt.Sprintf("%s at %s: the host could not run the simulated server at time scale %g, so its figures there are slower than the model it simulates (lower time_scale with --sim-config, or run on a quieter machine)",
 			SimBehindPrefix, strings.Join(behind, "; "), scale)}, s.Warnings...)
 	}
+	return err
 }
 
 // Thresholds of the warning that the client took CPU from a server on its

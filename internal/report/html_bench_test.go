@@ -44,9 +44,9 @@ func BenchmarkHTMLPage100k(b *testing.B) {
 			agg.Add(r)
 			curves.Add(r)
 		}
-		curves.AddTelemetry(samples, 1)
+		curves.AddTelemetry(telemetry.SliceScan(samples), 1)
 		s := metrics.Summarize(judged.Summary.Run, &agg)
-		s.AddTelemetry(samples)
+		s.AddTelemetry(telemetry.SliceScan(samples))
 		cw := &countWriter{}
 		page := &HTMLPage{Title: "bench", Runs: []HTMLRun{{Name: "bench", Summary: s, Objective: judged.Objective, Verdict: judged.Verdict, Curves: curves}}}
 		if err := WriteHTML(cw, page); err != nil {

@@ -204,7 +204,7 @@ func TestPageDataWorkloads(t *testing.T) {
 func TestCurvesTelemetryOnPage(t *testing.T) {
 	c := &metrics.Curves{}
 	c.Add(&record.Record{Point: 0, Phase: record.PhaseMeasured, SentNS: 0, EndNS: 1e9})
-	c.AddTelemetry([]telemetry.Sample{{TNS: 5e8, Source: telemetry.KindServer, Server: &telemetry.Server{KVCacheUsage: fp(0.25)}}}, 1)
+	c.AddTelemetry(telemetry.SliceScan([]telemetry.Sample{{TNS: 5e8, Source: telemetry.KindServer, Server: &telemetry.Server{KVCacheUsage: fp(0.25)}}}), 1)
 	s := &metrics.Summary{Points: []metrics.PointSummary{htmlPoint(0, record.Load{Concurrency: 1}, 1, 1)}}
 	d := buildPage(&HTMLPage{Runs: []HTMLRun{{Summary: s, Curves: c}}})
 	found := false

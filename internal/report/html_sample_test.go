@@ -68,9 +68,9 @@ func sampleRun(t testing.TB, name string, loads []int, n, tokens int, keep func(
 			telemetry.Sample{TNS: ts, Source: telemetry.KindGPU, GPU: &telemetry.GPU{Index: 0, Name: "H100", MemoryUsedBytes: fp(60 << 30),
 				PowerW: fp(300 + 300*kv), TemperatureC: fp(50 + 20*kv)}})
 	}
-	curves.AddTelemetry(samples, 1)
+	curves.AddTelemetry(telemetry.SliceScan(samples), 1)
 	s := metrics.Summarize(run, &agg)
-	s.AddTelemetry(samples)
+	s.AddTelemetry(telemetry.SliceScan(samples))
 	o := &slo.Objective{Name: "chat", Load: slo.Load{Concurrency: loads}}
 	for _, e := range []string{"ttft p95 <= 400ms", "speed p95 >= 20 tok/s"} {
 		x, err := slo.Parse(e)

@@ -43,14 +43,14 @@ func RunName(arg string) string {
 // the same records, and its verdict. With obj the verdict is judged here
 // and returned as rep too; without, it is the one the run recorded. o's
 // Observe, when set, sees the records as well (compare's evaluator); its
-// Samples are LoadRun's own.
+// Sample is LoadRun's own.
 func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
 	curves := &metrics.Curves{}
 	var ev *slo.Evaluator
 	if obj != nil {
 		ev = &slo.Evaluator{} // judged here: the evaluator keeps every request's values
 	}
-	var samples []telemetry.Sample
+	var drawn []telemetry.Sample // those the timeline draws
 	observe := o.Observe
 	o.Observe = func(rec *record.Record) {
 		curves.Add(rec)
@@ -61,12 +61,16 @@ func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r 
 			observe(rec)
 		}
 	}
-	o.Samples = func(ss []telemetry.Sample) { samples = ss }
+	o.Sample = func(smp *telemetry.Sample) {
+		if metrics.Drawn(smp) {
+			drawn = append(drawn, *smp)
+		}
+	}
 	s, err := rundir.Summarize(arg, in, o)
 	if err != nil {
 		return r, nil, err
 	}
-	curves.AddTelemetry(samples, s.Run.Scale())
+	curves.AddTelemetry(telemetry.SliceScan(drawn), s.Run.Scale())
 	r = HTMLRun{Name: RunName(arg), Summary: s, Curves: curves}
 	switch {
 	case obj != nil:
@@ -90,12 +94,15 @@ func WriteRunPage(dir string, s *metrics.Summary, curves *metrics.Curves) error 
 	if curves == nil {
 		return errors.New("the run gathered no curves")
 	}
-	samples, _, err := rundir.ReadTelemetry(dir)
-	if err != nil {
+	scan := func(fn func(*telemetry.Sample)) error {
+		_, err := rundir.ScanTelemetry(dir, fn)
 		return err
 	}
-	curves.AddTelemetry(samples, s.Run.Scale())
+	if err := curves.AddTelemetry(telemetry.InTimeOrder(scan, nil), s.Run.Scale()); err != nil {
+		return err
+	}
 	r := HTMLRun{Name: RunName(dir), Summary: s, Curves: curves}
+	var err error
 	if r.Objective, r.Verdict, err = rundir.RecordedVerdict(dir); err != nil {
 		return err
 	}

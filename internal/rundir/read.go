@@ -1,12 +1,14 @@
 package rundir
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -190,22 +192,34 @@ func (r *Recorded) DecodeObjective(dir string) (*slo.Objective, error) {
 	return o, nil
 }
 
-// ReadTelemetry reads dir's telemetry.jsonl, damaged lines skipped and
-// counted: no samples and no error when the run has none.
-func ReadTelemetry(dir string) (samples []telemetry.Sample, damaged int, err error) {
+// ScanTelemetry calls fn with each sample of dir's telemetry.jsonl, in
+// the file's order (telemetry.InTimeOrder puts them in time order),
+// damaged lines skipped and counted: no sample and no error when the run
+// has none.
+func ScanTelemetry(dir string, fn func(*telemetry.Sample)) (damaged int, err error) {
 	path := filepath.Join(dir, TelemetryFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
+		return 0, nil
 	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if damaged, err = telemetry.ScanSamples(f, fn); err != nil {
+		return damaged, fmt.Errorf("%s: reading %s: %w", path, TelemetryFile, err)
+	}
+	return damaged, nil
+}
+
+// ReadTelemetry reads every sample of dir's telemetry.jsonl into memory,
+// in time order (ScanTelemetry).
+func ReadTelemetry(dir string) (samples []telemetry.Sample, damaged int, err error) {
+	damaged, err = ScanTelemetry(dir, func(s *telemetry.Sample) { samples = append(samples, *s) })
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	samples, damaged, err = telemetry.ReadSamples(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: reading %s: %w", path, TelemetryFile, err)
-	}
+	slices.SortStableFunc(samples, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
 	return samples, damaged, nil
 }
 

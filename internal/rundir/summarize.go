@@ -1,14 +1,12 @@
 package rundir
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -27,9 +25,9 @@ type Options struct {
 	// Observe, when set, sees every record in model time, but those of a
 	// point measured again (a capacity search's superseded point).
 	Observe func(*record.Record)
-	// Samples, when set, receives the run's telemetry samples in the
-	// file's order (none when the run has none).
-	Samples func([]telemetry.Sample)
+	// Sample, when set, sees every telemetry sample of the run directory,
+	// in time order, as the summary takes it.
+	Sample func(*telemetry.Sample)
 	// Warn receives each warning for the user; nil drops them.
 	Warn func(string)
 	// RunWarnings, when set, says what a merged sharded run's workers
@@ -129,7 +127,7 @@ func Summarize(path string, in io.Reader, o Options) (*metrics.Summary, error) {
 		s.Warnings = append(o.RunWarnings(run), s.Warnings...)
 	}
 	if dir != "" {
-		if err := addTelemetry(s, dir, events, o.Samples, warn); err != nil {
+		if err := addTelemetry(s, dir, events, o.Sample, warn); err != nil {
 			return nil, err
 		}
 	}
@@ -140,26 +138,25 @@ func Summarize(path string, in io.Reader, o Options) (*metrics.Summary, error) {
 }
 
 // addTelemetry summarises dir's telemetry.jsonl, with the records'
-// events, into s as run did, and hands its samples to sampled (when not
-// nil); a run without the file (sampled nothing, or --no-telemetry) has
-// no telemetry.
-func addTelemetry(s *metrics.Summary, dir string, events []telemetry.Sample, sampled func([]telemetry.Sample), warn func(string)) error {
-	samples, damaged, err := ReadTelemetry(dir)
-	if err != nil {
+// events, into s as run did, in one pass over the file; a run without
+// the file (sampled nothing, or --no-telemetry) has no telemetry. observe,
+// when not nil, sees each sample as the summary takes it.
+func addTelemetry(s *metrics.Summary, dir string, events []telemetry.Sample, observe func(*telemetry.Sample), warn func(string)) error {
+	damaged := 0
+	scan := func(fn func(*telemetry.Sample)) (err error) {
+		damaged, err = ScanTelemetry(dir, fn)
+		return err
+	}
+	ordered := telemetry.InTimeOrder(scan, events)
+	if observe != nil {
+		ordered = ordered.Observed(observe)
+	}
+	if err := s.AddTelemetry(ordered); err != nil {
 		return err
 	}
 	if damaged > 0 {
 		warn(telemetryWarning(dir, damaged))
 	}
-	if samples == nil {
-		return nil
-	}
-	if sampled != nil {
-		sampled(samples)
-	}
-	all := append(slices.Clip(samples), events...) // sampled keeps samples in the file's order
-	slices.SortStableFunc(all, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
-	s.AddTelemetry(all)
 	return nil
 }
 

@@ -64,25 +64,39 @@ func (c *ClientSource) Read(ctx context.Context, now int64) ([]Sample, error) {
 	return []Sample{{TNS: now, Source: KindClient, Instance: InstanceClient, Client: r}}, nil
 }
 
-// summarizeClient summarises the window's client samples: the mean and
-// peak CPU share (of one core) and the most goroutines; nil when the
-// window has none.
-func summarizeClient(w Window) *ClientPoint {
-	var p ClientPoint
-	n := 0
-	for i := range w.Samples {
-		s := &w.Samples[i]
-		if s.Source != KindClient || s.Client == nil || s.TNS < w.From || s.TNS > w.To {
-			continue
-		}
-		n++
-		p.CPUPercentMean += s.Client.CPUPercent
-		p.CPUPercentMax = max(p.CPUPercentMax, s.Client.CPUPercent)
-		p.GoroutinesMax = max(p.GoroutinesMax, s.Client.Goroutines)
+// clientAcc summarises the client samples of one window as they come:
+// the mean and peak CPU share (of one core) and the most goroutines.
+type clientAcc struct {
+	from, to int64
+	p        ClientPoint
+	n        int
+}
+
+func (a *clientAcc) add(s *Sample) {
+	if s.Source != KindClient || s.Client == nil || s.TNS < a.from || s.TNS > a.to {
+		return
 	}
-	if n == 0 {
+	a.n++
+	a.p.CPUPercentMean += s.Client.CPUPercent
+	a.p.CPUPercentMax = max(a.p.CPUPercentMax, s.Client.CPUPercent)
+	a.p.GoroutinesMax = max(a.p.GoroutinesMax, s.Client.Goroutines)
+}
+
+// point is the window's client figures; nil when it had no client sample.
+func (a *clientAcc) point() *ClientPoint {
+	if a.n == 0 {
 		return nil
 	}
-	p.CPUPercentMean /= float64(n)
+	p := a.p
+	p.CPUPercentMean /= float64(a.n)
 	return &p
+}
+
+// summarizeClient summarises the window's client samples (clientAcc).
+func summarizeClient(w Window) *ClientPoint {
+	a := clientAcc{from: w.From, to: w.To}
+	for i := range w.Samples {
+		a.add(&w.Samples[i])
+	}
+	return a.point()
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -11,172 +12,222 @@ type gpuReading struct {
 	g *GPU
 }
 
-// gpuSeries is one GPU's readings: the last one at or before the window's
-// From (the baseline a counter's delta starts from), then those inside.
-type gpuSeries struct {
+// gpuKey tells GPUs apart: by the source that saw them (NVML and DCGM
+// both give GPUs) and their index.
+type gpuKey struct {
 	instance string
 	index    int
+}
+
+// gpuAcc summarises the GPU samples of one window as they come, in time
+// order, GPU by GPU. A reading after To is not looked at.
+type gpuAcc struct {
+	from, to int64
+	scale    float64
+	byKey    map[gpuKey]*gpuSeries
+}
+
+// gpuSeries is one GPU in a window: the last reading before From (the
+// baseline energy and throttling start from), the figures of the
+// readings inside, and the timeline (baseline, then the readings inside)
+// walked so far.
+type gpuSeries struct {
+	key      gpuKey
 	baseline *gpuReading
-	in       []gpuReading
+	in       int // readings inside [From, To]
+	last     *gpuReading
+	name     string
+	driver   string
+
+	memUsed, memTotal, util, power, temp gaugeAcc
+
+	energy      float64
+	energyKnown bool
+	throttle    float64
+	reasons     map[string]float64
+	throttled   bool // a reading of the timeline said whether clocks were limited
 }
 
-// summarizeGPUs summarises each GPU seen in the window, told apart by the
-// source's Instance and the GPU's index (NVML and DCGM both give GPUs),
-// in that order. A GPU with no reading inside [From, To] is absent.
-// docs/METRICS.md, "GPUs", defines each figure.
-func summarizeGPUs(w Window) []GPUPoint {
-	var out []GPUPoint
-	for _, s := range gpuSeriesOf(w) {
-		if len(s.in) > 0 {
-			out = append(out, s.point(w))
-		}
-	}
-	return out
+func newGPUAcc(from, to int64, scale float64) *gpuAcc {
+	return &gpuAcc{from: from, to: to, scale: scale, byKey: map[gpuKey]*gpuSeries{}}
 }
 
-// gpuSeriesOf groups the window's GPU samples up to To by GPU.
-func gpuSeriesOf(w Window) []*gpuSeries {
-	type key struct {
-		instance string
-		index    int
+func (a *gpuAcc) series(k gpuKey) *gpuSeries {
+	s := a.byKey[k]
+	if s == nil {
+		s = &gpuSeries{key: k}
+		a.byKey[k] = s
 	}
-	byKey := map[key]*gpuSeries{}
-	var all []*gpuSeries
-	for _, smp := range w.Samples {
-		if smp.GPU == nil || smp.TNS > w.To {
-			continue
-		}
-		k := key{smp.Instance, smp.GPU.Index}
-		s := byKey[k]
-		if s == nil {
-			s = &gpuSeries{instance: k.instance, index: k.index}
-			byKey[k], all = s, append(all, s)
-		}
-		r := gpuReading{t: smp.TNS, g: smp.GPU}
-		if r.t > w.From {
-			s.in = append(s.in, r)
-		} else if s.baseline == nil || r.t >= s.baseline.t {
-			s.baseline = &r
-			if r.t == w.From {
-				s.in = append(s.in, r)
-			}
-		}
-	}
-	for _, s := range all {
-		slices.SortStableFunc(s.in, func(a, b gpuReading) int { return cmp.Compare(a.t, b.t) })
-	}
-	slices.SortFunc(all, func(a, b *gpuSeries) int {
-		return cmp.Or(cmp.Compare(a.instance, b.instance), cmp.Compare(a.index, b.index))
-	})
-	return all
+	return s
 }
 
-// point computes the GPU's figures: gauges over the readings inside the
-// window, energy and throttling over time from the baseline on.
-func (s *gpuSeries) point(w Window) GPUPoint {
-	p := GPUPoint{Instance: s.instance, Index: s.index}
-	for _, r := range s.in {
-		p.Name = cmp.Or(r.g.Name, p.Name)
-		p.Driver = cmp.Or(r.g.Driver, p.Driver)
+// startFrom gives a window that starts now each GPU's last reading that
+// base, which has seen every reading before it, holds.
+func (a *gpuAcc) startFrom(base *gpuAcc) {
+	for k, b := range base.byKey {
+		if b.baseline != nil {
+			r := *b.baseline
+			a.series(k).baseline = &r
+		}
 	}
-	_, p.MemoryUsedBytesMax = gauge(s.in, func(g *GPU) *float64 { return g.MemoryUsedBytes })
-	_, p.MemoryTotalBytes = gauge(s.in, func(g *GPU) *float64 { return g.MemoryTotalBytes })
-	p.UtilizationMean, _ = gauge(s.in, func(g *GPU) *float64 { return g.Utilization })
-	p.PowerWMean, p.PowerWMax = gauge(s.in, func(g *GPU) *float64 { return g.PowerW })
-	_, p.TemperatureCMax = gauge(s.in, func(g *GPU) *float64 { return g.TemperatureC })
-	timeline := s.in
-	if s.baseline != nil && s.baseline.t < w.From {
-		timeline = append([]gpuReading{*s.baseline}, s.in...)
-	}
-	p.EnergyJ = energy(timeline)
-	p.ThrottleS, p.ThrottleReasons = throttled(timeline, w)
-	return p
 }
 
-// gauge is the mean and the max of a field over the readings that have
-// it; both nil when none does.
-func gauge(rs []gpuReading, field func(*GPU) *float64) (mean, max *float64) {
-	var sum float64
-	n := 0
-	for _, r := range rs {
-		v := field(r.g)
-		if v == nil {
-			continue
-		}
-		if n == 0 || *v > *max {
-			max = new(*v)
-		}
-		sum += *v
-		n++
+// add takes one sample; anything but a GPU reading up to To is passed
+// over.
+func (a *gpuAcc) add(smp *Sample) {
+	if smp.GPU == nil || smp.TNS > a.to {
+		return
 	}
-	if n == 0 {
-		return nil, nil
+	s := a.series(gpuKey{smp.Instance, smp.GPU.Index})
+	r := gpuReading{t: smp.TNS, g: smp.GPU}
+	if r.t < a.from {
+		s.baseline = &r
+		return
 	}
-	return new(sum / float64(n)), max
+	if s.in == 0 && r.t > a.from && s.baseline != nil {
+		// the timeline starts at the last reading before From, unless
+		// one came at From itself
+		s.walk(*s.baseline, a)
+	}
+	s.in++
+	s.name, s.driver = cmp.Or(r.g.Name, s.name), cmp.Or(r.g.Driver, s.driver)
+	s.memUsed.add(r.g.MemoryUsedBytes)
+	s.memTotal.add(r.g.MemoryTotalBytes)
+	s.util.add(r.g.Utilization)
+	s.power.add(r.g.PowerW)
+	s.temp.add(r.g.TemperatureC)
+	s.walk(r, a)
 }
 
-// energy is the joules used from the first reading to the last, interval
-// by interval: the device counter's difference where both ends have it
-// and it did not go backwards (a driver reload resets it), else the
-// trapezoid of the two power readings. Joules are physical, never scaled
-// to model time. Nil when no interval has either.
-func energy(rs []gpuReading) *float64 {
-	var sum float64
-	known := false
-	for i := 1; i < len(rs); i++ {
-		a, b := rs[i-1].g, rs[i].g
+// walk takes the next reading of the timeline: the energy used since the
+// previous one, and how long the previous one's limiting clock reasons
+// held (until this one, or To).
+func (s *gpuSeries) walk(r gpuReading, a *gpuAcc) {
+	if r.g.Throttle != nil {
+		s.throttled = true
+	}
+	if p := s.last; p != nil {
 		switch {
-		case a.EnergyJ != nil && b.EnergyJ != nil && *b.EnergyJ >= *a.EnergyJ:
-			sum += *b.EnergyJ - *a.EnergyJ
-		case a.PowerW != nil && b.PowerW != nil:
-			sum += (*a.PowerW + *b.PowerW) / 2 * float64(rs[i].t-rs[i-1].t) / 1e9
-		default:
-			continue
+		case p.g.EnergyJ != nil && r.g.EnergyJ != nil && *r.g.EnergyJ >= *p.g.EnergyJ:
+			s.energy += *r.g.EnergyJ - *p.g.EnergyJ
+			s.energyKnown = true
+		case p.g.PowerW != nil && r.g.PowerW != nil:
+			s.energy += (*p.g.PowerW + *r.g.PowerW) / 2 * float64(r.t-p.t) / 1e9
+			s.energyKnown = true
 		}
-		known = true
+		s.hold(*p, min(r.t, a.to), a)
 	}
-	if !known {
-		return nil
-	}
-	return new(sum)
+	s.last = &r
 }
 
-// throttled is how long, in model time, a limiting clock reason was
-// active inside [From, To], in all and by reason. A reading's reasons hold
-// until the next reading (the last one's until To). Both are absent when
-// no reading says whether the clocks were limited.
-func throttled(rs []gpuReading, w Window) (*float64, map[string]float64) {
-	scale := w.Scale
+// hold adds the time, in model time, that r's limiting clock reasons
+// held inside the window until end.
+func (s *gpuSeries) hold(r gpuReading, end int64, a *gpuAcc) {
+	d, limits := a.held(r, end)
+	s.throttle, s.reasons = addHeld(s.throttle, s.reasons, d, limits)
+}
+
+// addHeld adds d to the total and to each reason's time, when d is a
+// time the clocks were limited.
+func addHeld(total float64, by map[string]float64, d float64, limits []string) (float64, map[string]float64) {
+	if d <= 0 || len(limits) == 0 {
+		return total, by
+	}
+	if by == nil {
+		by = map[string]float64{}
+	}
+	for _, reason := range limits {
+		by[reason] += d
+	}
+	return total + d, by
+}
+
+// held is how long r's reading held inside the window until end, in
+// model time, and the limiting clock reasons it gave.
+func (a *gpuAcc) held(r gpuReading, end int64) (float64, []string) {
+	if r.g.Throttle == nil {
+		return 0, nil
+	}
+	scale := a.scale
 	if scale <= 0 {
 		scale = 1 // a window built without a scale is on a real-time clock
 	}
-	var total float64
-	by := map[string]float64{}
-	known := false
-	for i, r := range rs {
-		if r.g.Throttle == nil {
+	return float64(end-max(r.t, a.from)) / 1e9 * scale, limitingReasons(r.g.Throttle)
+}
+
+// points are the figures of each GPU read inside the window, ordered by
+// source and index (docs/METRICS.md, "GPUs"): gauges over the readings
+// inside, energy and throttling over time from the baseline on.
+func (a *gpuAcc) points() []GPUPoint {
+	var out []GPUPoint
+	for _, s := range a.byKey {
+		if s.in == 0 {
 			continue
 		}
-		known = true
-		end := w.To
-		if i+1 < len(rs) {
-			end = min(rs[i+1].t, w.To)
+		p := GPUPoint{Instance: s.key.instance, Index: s.key.index, Name: s.name, Driver: s.driver}
+		p.MemoryUsedBytesMax = s.memUsed.maxValue()
+		p.MemoryTotalBytes = s.memTotal.maxValue()
+		p.UtilizationMean = s.util.mean()
+		p.PowerWMean, p.PowerWMax = s.power.mean(), s.power.maxValue()
+		p.TemperatureCMax = s.temp.maxValue()
+		if s.energyKnown {
+			p.EnergyJ = new(s.energy)
 		}
-		limits := limitingReasons(r.g.Throttle)
-		d := float64(end-max(r.t, w.From)) / 1e9 * scale
-		if d <= 0 || len(limits) == 0 {
-			continue
+		if s.throttled {
+			p.ThrottleS, p.ThrottleReasons = s.throttledUntil(a)
 		}
-		total += d
-		for _, reason := range limits {
-			by[reason] += d
-		}
+		out = append(out, p)
 	}
-	if !known {
-		return nil, nil
-	}
-	if len(by) == 0 {
-		by = nil
-	}
+	slices.SortFunc(out, func(a, b GPUPoint) int {
+		return cmp.Or(cmp.Compare(a.Instance, b.Instance), cmp.Compare(a.Index, b.Index))
+	})
+	return out
+}
+
+// throttledUntil is the time the clocks were limited, in all and by
+// reason, with the last reading's reasons held until To.
+func (s *gpuSeries) throttledUntil(a *gpuAcc) (*float64, map[string]float64) {
+	d, limits := a.held(*s.last, a.to)
+	total, by := addHeld(s.throttle, maps.Clone(s.reasons), d, limits)
 	return new(total), by
+}
+
+// summarizeGPUs summarises each GPU read in the window (gpuAcc).
+func summarizeGPUs(w Window) []GPUPoint {
+	a := newGPUAcc(w.From, w.To, w.Scale)
+	for i := range w.Samples {
+		a.add(&w.Samples[i])
+	}
+	return a.points()
+}
+
+// gaugeAcc is the mean and the max of an optional series.
+type gaugeAcc struct {
+	sum, max float64
+	n        int
+}
+
+func (g *gaugeAcc) add(v *float64) {
+	if v == nil {
+		return
+	}
+	if g.n == 0 || *v > g.max {
+		g.max = *v
+	}
+	g.sum += *v
+	g.n++
+}
+
+func (g *gaugeAcc) mean() *float64 {
+	if g.n == 0 {
+		return nil
+	}
+	return new(g.sum / float64(g.n))
+}
+
+func (g *gaugeAcc) maxValue() *float64 {
+	if g.n == 0 {
+		return nil
+	}
+	return new(g.max)
 }

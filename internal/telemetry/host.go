@@ -57,30 +57,44 @@ func LoopbackPort(u *url.URL) int {
 	return 80
 }
 
-// summarizeHost summarises the window's host samples: the server tree's
-// peak resident memory and mean CPU, the least memory the machine had
-// available, its mean CPU and the hypervisor's mean steal. A figure no
-// sample had is absent.
-func summarizeHost(w Window) *HostPoint {
-	var rss, avail optExtremes
-	var cpu, host, steal optMean
-	for i := range w.Samples {
-		s := &w.Samples[i]
-		if s.Source != KindHost || s.Host == nil || s.TNS < w.From || s.TNS > w.To {
-			continue
-		}
-		rss.add(s.Host.ServerRSSBytes)
-		avail.add(s.Host.RAMAvailBytes)
-		cpu.add(s.Host.ServerCPUPercent)
-		host.add(s.Host.CPUPercent)
-		steal.add(s.Host.StealPercent)
+// hostAcc summarises the host samples of one window as they come: the
+// server tree's peak resident memory and mean CPU, the least memory the
+// machine had available, its mean CPU and the hypervisor's mean steal.
+type hostAcc struct {
+	from, to         int64
+	rss, avail       optExtremes
+	cpu, host, steal optMean
+}
+
+func (a *hostAcc) add(s *Sample) {
+	if s.Source != KindHost || s.Host == nil || s.TNS < a.from || s.TNS > a.to {
+		return
 	}
-	p := HostPoint{ServerRSSBytesMax: rss.max, ServerCPUPercentMean: cpu.value(),
-		RAMAvailableBytesMin: avail.min, HostCPUPercentMean: host.value(), StealPercentMean: steal.value()}
+	a.rss.add(s.Host.ServerRSSBytes)
+	a.avail.add(s.Host.RAMAvailBytes)
+	a.cpu.add(s.Host.ServerCPUPercent)
+	a.host.add(s.Host.CPUPercent)
+	a.steal.add(s.Host.StealPercent)
+}
+
+// point is the window's host figures; a figure no sample had is absent,
+// and nil when none had any.
+func (a *hostAcc) point() *HostPoint {
+	p := HostPoint{ServerRSSBytesMax: a.rss.max, ServerCPUPercentMean: a.cpu.value(),
+		RAMAvailableBytesMin: a.avail.min, HostCPUPercentMean: a.host.value(), StealPercentMean: a.steal.value()}
 	if p == (HostPoint{}) {
 		return nil
 	}
 	return &p
+}
+
+// summarizeHost summarises the window's host samples (hostAcc).
+func summarizeHost(w Window) *HostPoint {
+	a := hostAcc{from: w.From, to: w.To}
+	for i := range w.Samples {
+		a.add(&w.Samples[i])
+	}
+	return a.point()
 }
 
 // optExtremes follows the extremes of an optional series.

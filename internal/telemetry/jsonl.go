@@ -13,12 +13,13 @@ import (
 // series can be long, but not without limit.
 const maxLine = 16 << 20
 
-// ReadSamples reads samples a line each, as the sampler writes them
-// (SamplerOptions.Out; a run directory's telemetry.jsonl). A damaged line (a run killed while
+// ScanSamples reads samples a line each, as the sampler writes them
+// (SamplerOptions.Out; a run directory's telemetry.jsonl), and calls fn
+// with each, in the file's order. A damaged line (a run killed while
 // writing leaves half a last line) is skipped and counted: samples are
 // evidence beside the records, and what can be read still counts. Only a
 // read error of r itself is an error.
-func ReadSamples(r io.Reader) (samples []Sample, damaged int, err error) {
+func ScanSamples(r io.Reader, fn func(*Sample)) (damaged int, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	for sc.Scan() {
@@ -31,12 +32,16 @@ func ReadSamples(r io.Reader) (samples []Sample, damaged int, err error) {
 			damaged++
 			continue
 		}
-		samples = append(samples, s)
+		fn(&s)
 	}
+	return damaged, sc.Err()
+}
+
+// ReadSamples reads every sample of r (ScanSamples) into memory, in time
+// order.
+func ReadSamples(r io.Reader) (samples []Sample, damaged int, err error) {
+	damaged, err = ScanSamples(r, func(s *Sample) { samples = append(samples, *s) })
 	// reads end out of order; a window wants time order
 	slices.SortStableFunc(samples, func(a, b Sample) int { return cmp.Compare(a.TNS, b.TNS) })
-	if err := sc.Err(); err != nil {
-		return samples, damaged, err
-	}
-	return samples, damaged, nil
+	return samples, damaged, err
 }

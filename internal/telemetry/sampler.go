@@ -32,7 +32,8 @@ type SamplerOptions struct {
 	Interval time.Duration // 0: DefaultInterval
 	Sources  []Source
 	// Out receives telemetry.jsonl, a sample a line as it comes; nil keeps
-	// samples in memory only.
+	// samples in memory only. With Out, a sample is kept in memory only
+	// until its line is written (Written).
 	Out io.Writer
 	// Redact removes credentials from error text and from raw series'
 	// labels before they are recorded.
@@ -43,7 +44,10 @@ type SamplerOptions struct {
 // goroutine with the interval as its deadline, so that a slow source
 // delays neither the requests, nor the other sources, nor the next tick
 // (a source still reading when its next tick comes skips that tick).
-// Every sample is written to Out at once and kept for the summaries.
+// Every sample is written to Out at once, and kept in memory only where
+// it could not be: without Out, or after a write error, so that the
+// summaries have every sample (Written) and a run of any length costs
+// the sampler no more memory than its first minute.
 type Sampler struct {
 	o      SamplerOptions
 	ctx    context.Context
@@ -51,11 +55,18 @@ type Sampler struct {
 	done   chan struct{}
 	reads  sync.WaitGroup
 
-	mu      sync.Mutex
-	w       *bufio.Writer
-	enc     *json.Encoder
-	werr    error
-	samples []Sample
+	mu   sync.Mutex
+	w    *bufio.Writer
+	out  *countingWriter
+	enc  *json.Encoder
+	werr error
+	// good is how many bytes of Out hold whole lines flushed without error;
+	// pending are the samples encoded since, and kept the samples not
+	// written: every one without Out, every one since a write error
+	good    int64
+	pending []Sample
+	kept    []Sample
+	taken   int
 	states  []*sourceState
 	// ticks so far: silence is counted in ticks, so that a starved
 	// sampler (a loaded machine delays its ticker) blames no source
@@ -92,7 +103,8 @@ func newSampler(o SamplerOptions) *Sampler {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Sampler{o: o, ctx: ctx, cancel: cancel}
 	if o.Out != nil {
-		s.w = bufio.NewWriter(o.Out)
+		s.out = &countingWriter{w: o.Out}
+		s.w = bufio.NewWriter(s.out)
 		s.enc = json.NewEncoder(s.w)
 	}
 	start := s.now()
@@ -217,13 +229,35 @@ func (s *Sampler) event(at int64, kind, source, detail string) {
 // for Stop and the sample still counts.
 func (s *Sampler) put(smp Sample) {
 	smp.Raw = redactKeys(smp.Raw, s.o.Redact)
-	s.samples = append(s.samples, smp)
+	s.taken++
 	if s.enc == nil || s.werr != nil {
+		s.kept = append(s.kept, smp)
 		return
 	}
+	s.pending = append(s.pending, smp)
 	if err := s.enc.Encode(smp); err != nil {
-		s.werr = err
+		s.writeFailed(err)
 	}
+}
+
+// writeFailed keeps err for Stop, and in memory every sample whose line
+// may not be whole in Out; under mu.
+func (s *Sampler) writeFailed(err error) {
+	s.werr = err
+	s.kept = append(s.kept, s.pending...)
+	s.pending = nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // redactKeys removes credentials from raw series' labels: an engine may
@@ -247,13 +281,15 @@ func (s *Sampler) flush() {
 		return
 	}
 	if err := s.w.Flush(); err != nil {
-		s.werr = err
+		s.writeFailed(err)
+		return
 	}
+	s.good, s.pending = s.out.n, s.pending[:0]
 }
 
 // Stop ends sampling: no new reads, reads in flight are cancelled (and
 // waited for a moment), and what is buffered is written. It returns the
-// first write error: the samples in memory are complete whatever it is.
+// first write error: Written still gives every sample whatever it is.
 func (s *Sampler) Stop() error {
 	s.cancel()
 	if s.done != nil {
@@ -291,12 +327,29 @@ func CloseSource(src Source) {
 	}
 }
 
-// Samples returns a copy of every sample taken so far, in time order
-// (reads end out of order; the file keeps the order they were written).
-func (s *Sampler) Samples() []Sample {
+// Written flushes the lines buffered for Out and returns how many bytes
+// of Out hold whole lines written without error (to be read back with
+// ScanSamples), and a copy of the samples not among them, in the order
+// taken: every sample without Out, those since a write error with it.
+// Between the two is every sample taken so far, once.
+func (s *Sampler) Written() (n int64, kept []Sample) {
 	s.mu.Lock()
-	out := slices.Clone(s.samples)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.flush()
+	return s.good, slices.Clone(s.kept)
+}
+
+// Taken is how many samples were taken so far.
+func (s *Sampler) Taken() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken
+}
+
+// Samples returns a copy of the samples kept in memory (Written), in
+// time order.
+func (s *Sampler) Samples() []Sample {
+	_, out := s.Written()
 	slices.SortStableFunc(out, func(a, b Sample) int { return cmp.Compare(a.TNS, b.TNS) })
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -173,17 +174,20 @@ func TestSamplerWritesLines(t *testing.T) {
 	s := StartSampler(SamplerOptions{Epoch: time.Now(), Interval: 5 * time.Millisecond, Sources: []Source{src}, Out: &buf})
 	// Three samples kept, not three reads begun: Stop during a read on a
 	// busy machine leaves that read's sample out of both.
-	waitFor(t, func() bool { return len(s.Samples()) >= 3 })
+	waitFor(t, func() bool { return s.Taken() >= 3 })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	size := buf.Len()
 	got, damaged, err := ReadSamples(&buf)
 	if err != nil || damaged != 0 {
 		t.Fatalf("ReadSamples: %v, %d damaged", err, damaged)
 	}
-	kept := s.Samples()
-	if len(got) != len(kept) || len(got) < 3 {
-		t.Fatalf("file holds %d samples, memory %d; want the same, at least 3", len(got), len(kept))
+	// written, a sample leaves memory
+	n, kept := s.Written()
+	if len(got) != s.Taken() || len(got) < 3 || n != int64(size) || len(kept) != 0 {
+		t.Fatalf("file holds %d samples in %d bytes (Written: %d bytes), %d taken, %d kept; want every sample taken in the file, at least 3, none kept",
+			len(got), size, n, s.Taken(), len(kept))
 	}
 	for i := range got {
 		if got[i].TNS <= 0 || (i > 0 && got[i].TNS < got[i-1].TNS) {
@@ -207,6 +211,48 @@ func TestSamplerWriteError(t *testing.T) {
 	if n := len(s.Samples()); n != 3 {
 		t.Errorf("%d samples kept, want 3", n)
 	}
+}
+
+// A file that fails midway loses no sample and repeats none: Written
+// gives the bytes flushed whole before the failure, and keeps every
+// sample after them, a line cut short by the failure among them.
+func TestSamplerWrittenAfterWriteError(t *testing.T) {
+	for _, limit := range []int{0, 1, 150, 400, 1000} {
+		out := &limitWriter{limit: limit}
+		s := newSampler(SamplerOptions{Epoch: time.Now(), Out: out})
+		for i := range 12 {
+			s.put(Sample{TNS: int64(i + 1), Source: KindClient, Instance: InstanceClient, Client: &Client{Goroutines: i}})
+			if i%3 == 2 {
+				s.flush() // a tick
+			}
+		}
+		n, kept := s.Written()
+		var seen []int
+		if _, err := ScanSamples(bytes.NewReader(out.buf.Bytes()[:n]), func(smp *Sample) { seen = append(seen, smp.Client.Goroutines) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range kept {
+			seen = append(seen, k.Client.Goroutines)
+		}
+		if want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}; !slices.Equal(seen, want) {
+			t.Errorf("disk full after %d bytes: file (%d bytes) then memory give %v, want %v", limit, n, seen, want)
+		}
+	}
+}
+
+// limitWriter takes limit bytes, then fails.
+type limitWriter struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	room := w.limit - w.buf.Len()
+	if room >= len(p) {
+		return w.buf.Write(p)
+	}
+	w.buf.Write(p[:max(room, 0)])
+	return max(room, 0), errors.New("disk full")
 }
 
 type failingWriter struct{}
@@ -238,7 +284,11 @@ func TestSamplerRedactsRawLabels(t *testing.T) {
 		t.Errorf("telemetry.jsonl keeps the key: %s", out.String())
 	}
 	want := map[string]float64{`requests_total{key="[redacted]"}`: 3, `requests_total{key="other"}`: 1, `up`: 1}
-	if got := s.samples[0].Raw; !maps.Equal(got, want) {
+	written, _, err := ReadSamples(strings.NewReader(out.String()))
+	if err != nil || len(written) != 1 {
+		t.Fatalf("telemetry.jsonl holds %d samples (%v), want 1", len(written), err)
+	}
+	if got := written[0].Raw; !maps.Equal(got, want) {
 		t.Errorf("raw = %v, want %v", got, want)
 	}
 }

@@ -1,84 +1,183 @@
 package telemetry
 
-import "sort"
-
-// reading is one server sample of one instance.
-type reading struct {
-	t int64
-	s *Server
+// serverGauges are the server gauges a window summarises: mean and max
+// over its readings, summed over instances at each reading (a fraction
+// averaged over them).
+var serverGauges = []struct {
+	get      func(*Server) *float64
+	fraction bool
+}{
+	{func(s *Server) *float64 { return s.Running }, false},
+	{func(s *Server) *float64 { return s.Waiting }, false},
+	{func(s *Server) *float64 { return s.KVCacheUsage }, true},
+	{func(s *Server) *float64 { return s.PrefixCacheHitRate }, true},
 }
 
-// summarizeServer summarises the window's server samples (docs/METRICS.md,
-// "Server metrics"): gauges as mean and max over the window's readings,
-// summed over instances at each reading (fractions averaged); counters and
-// histograms as deltas from the last reading at or before From to the last
-// at or before To, summed over instances, a restart in between counted
-// from zero. Durations are converted to model time (× w.Scale, ms). Nil
-// when the window has no server reading, or none the tables could map.
-func summarizeServer(w Window) *ServerPoint {
-	byInst, ticks := serverReadings(w)
-	if len(ticks) == 0 {
+// Indexes of serverGauges and of counterFields that the summary names.
+const (
+	gaugeRunning, gaugeWaiting, gaugeKVCache, gaugeHitRate = 0, 1, 2, 3
+
+	ctrPreemptions, ctrCacheQueries, ctrCacheHits, ctrSimClockLost = 0, 3, 4, 5
+	ctrPrefillSeconds, ctrPrefillTokens                            = 6, 7
+	histTTFT, histQueue                                            = 0, 1
+)
+
+// serverAcc summarises the server samples of one window as they come, in
+// time order (docs/METRICS.md, "Server metrics"): gauges as mean and max
+// over the window's readings, summed over instances at each reading
+// (fractions averaged); counters and histograms as deltas from the last
+// reading at or before From to the last at or before To, summed over
+// instances, a restart in between counted from zero. A reading after To
+// is not looked at.
+type serverAcc struct {
+	from, to int64
+	byInst   map[string]*instAcc
+	insts    []*instAcc // in the order first seen
+	gauges   []meanMaxAcc
+	// readings inside the window at tickT not yet evaluated: a gauge's
+	// value at a reading sums each instance's latest reading up to that
+	// moment, theirs at the same moment included
+	tickT int64
+	ticks int
+	any   bool // a reading inside the window was seen
+}
+
+// instAcc is one instance's state in a window: each gauge's latest value
+// inside it, each counter's and histogram's delta so far.
+type instAcc struct {
+	name  string
+	cur   []*float64
+	ctrs  []counterAcc
+	hists []histAcc
+}
+
+// counterAcc is a counter's increase from its first reading (the last at
+// or before From, else the first inside the window) to its latest.
+type counterAcc struct {
+	prev, delta float64
+	n           int // readings counted
+}
+
+func (c *counterAcc) add(v float64, baseline bool) {
+	switch {
+	case baseline || c.n == 0:
+		*c = counterAcc{prev: v, n: 1}
+	default:
+		c.delta += counterDelta(c.prev, v)
+		c.prev = v
+		c.n++
+	}
+}
+
+// histAcc is a histogram's bucket increases, as counterAcc's.
+type histAcc struct {
+	prev, delta *Histogram
+	n           int
+}
+
+func (h *histAcc) add(v *Histogram, baseline bool) {
+	switch {
+	case baseline || h.n == 0:
+		*h = histAcc{prev: v, n: 1}
+	default:
+		h.delta = addHist(h.delta, histDelta(h.prev, v))
+		h.prev = v
+		h.n++
+	}
+}
+
+// meanMaxAcc is a gauge's mean and max over the readings.
+type meanMaxAcc struct {
+	sum, max float64
+	n        int
+}
+
+func (m *meanMaxAcc) add(v float64) {
+	if m.n == 0 {
+		m.max = v
+	}
+	m.max = max(m.max, v)
+	m.sum += v
+	m.n++
+}
+
+func (m *meanMaxAcc) value() *MeanMax {
+	if m.n == 0 {
 		return nil
 	}
-	sp := &ServerPoint{
-		Running:      gaugeOver(w, byInst, ticks, func(s *Server) *float64 { return s.Running }, false),
-		Waiting:      gaugeOver(w, byInst, ticks, func(s *Server) *float64 { return s.Waiting }, false),
-		KVCacheUsage: gaugeOver(w, byInst, ticks, func(s *Server) *float64 { return s.KVCacheUsage }, true),
-		Preemptions:  counterOver(w, byInst, counterFields[0].get),
-		TTFTMS:       quantiles(histOver(w, byInst, histFields[0].get), w.Scale),
-		QueueMS:      quantiles(histOver(w, byInst, histFields[1].get), w.Scale),
-	}
-	sp.PrefixCacheHitRate = hitRate(w, byInst, ticks)
-	if lost := counterOver(w, byInst, func(s *Server) *float64 { return s.SimClockLost }); lost != nil {
-		ms := *lost * 1e3 * w.Scale
-		sp.SimClockLostMS = &ms
-	}
-	sp.PrefillTPS = prefillTPS(w, byInst)
-	if *sp == (ServerPoint{}) {
+	mm := &MeanMax{Mean: m.sum / float64(m.n), Max: m.max}
+	if !finite(mm.Mean) || !finite(mm.Max) {
 		return nil
 	}
-	return sp
+	return mm
 }
 
-// serverReadings groups the server samples by instance (each in time
-// order), up to To; ticks are the times of those inside [From, To].
-func serverReadings(w Window) (map[string][]reading, []int64) {
-	byInst := map[string][]reading{}
-	var ticks []int64
-	for _, s := range w.Samples {
-		if s.Source != KindServer || s.Server == nil || s.TNS > w.To {
-			continue
-		}
-		byInst[s.Instance] = append(byInst[s.Instance], reading{s.TNS, s.Server})
-		if s.TNS >= w.From {
-			ticks = append(ticks, s.TNS)
-		}
-	}
-	return byInst, ticks
+func newServerAcc(from, to int64) *serverAcc {
+	return &serverAcc{from: from, to: to, byInst: map[string]*instAcc{}, gauges: make([]meanMaxAcc, len(serverGauges))}
 }
 
-// gaugeOver is a gauge's mean and max over the window's ticks; at each
-// tick, the sum (or, for a fraction, the mean) of each instance's latest
-// reading inside the window. Nil when no reading has the gauge.
-func gaugeOver(w Window, byInst map[string][]reading, ticks []int64, get func(*Server) *float64, fraction bool) *MeanMax {
-	// Only the readings that have the gauge: latest then finds one in a
-	// step or two, where a gauge an engine never exports would send it
-	// back over the whole window at every tick (quadratic in a long run).
-	have := make(map[string][]reading, len(byInst))
-	for inst, rs := range byInst {
-		for _, r := range rs {
-			if get(r.s) != nil {
-				have[inst] = append(have[inst], r)
-			}
+// startFrom gives a window that starts now the counters' and histograms'
+// baselines that base, which has seen every reading before it, holds.
+func (a *serverAcc) startFrom(base *serverAcc) {
+	for _, b := range base.insts {
+		in := a.inst(b.name)
+		copy(in.ctrs, b.ctrs)
+		copy(in.hists, b.hists)
+	}
+}
+
+func (a *serverAcc) inst(name string) *instAcc {
+	in := a.byInst[name]
+	if in == nil {
+		in = &instAcc{name: name, cur: make([]*float64, len(serverGauges)), ctrs: make([]counterAcc, len(counterFields)), hists: make([]histAcc, len(histFields))}
+		a.byInst[name] = in
+		a.insts = append(a.insts, in)
+	}
+	return in
+}
+
+// add takes one sample; anything but a server reading up to To is passed
+// over.
+func (a *serverAcc) add(s *Sample) {
+	if s.Source != KindServer || s.Server == nil || s.TNS > a.to {
+		return
+	}
+	t := s.TNS
+	if a.ticks > 0 && t != a.tickT {
+		a.evalTicks()
+	}
+	in := a.inst(s.Instance)
+	baseline := t <= a.from
+	for i, f := range counterFields {
+		if v := f.get(s.Server); v != nil {
+			in.ctrs[i].add(*v, baseline)
 		}
 	}
-	var sum float64
-	var mm *MeanMax
-	n := 0
-	for _, t := range ticks {
+	for i, f := range histFields {
+		if v := f.get(s.Server); v != nil {
+			in.hists[i].add(v, baseline)
+		}
+	}
+	if t < a.from {
+		return
+	}
+	for i, g := range serverGauges {
+		if v := g.get(s.Server); v != nil {
+			in.cur[i] = v
+		}
+	}
+	a.tickT, a.any = t, true
+	a.ticks++
+}
+
+// evalTicks adds each gauge's value at the readings of tickT: the sum (or,
+// for a fraction, the mean) of each instance's latest reading inside the
+// window, once per reading.
+func (a *serverAcc) evalTicks() {
+	for i, g := range serverGauges {
 		v, k := 0.0, 0
-		for _, rs := range have {
-			if x := latest(rs, w.From, t, get); x != nil {
+		for _, in := range a.insts {
+			if x := in.cur[i]; x != nil {
 				v += *x
 				k++
 			}
@@ -86,70 +185,59 @@ func gaugeOver(w Window, byInst map[string][]reading, ticks []int64, get func(*S
 		if k == 0 {
 			continue
 		}
-		if fraction {
+		if g.fraction {
 			v /= float64(k)
 		}
-		if mm == nil {
-			mm = &MeanMax{Max: v}
+		for range a.ticks {
+			a.gauges[i].add(v)
 		}
-		mm.Max = max(mm.Max, v)
-		sum += v
-		n++
 	}
-	if mm == nil {
+	a.ticks = 0
+}
+
+// point is the window's server figures, with durations converted to
+// model time (× scale, ms); nil when the window had no server reading,
+// or none the tables could map.
+func (a *serverAcc) point(scale float64) *ServerPoint {
+	if a.ticks > 0 {
+		a.evalTicks()
+	}
+	if !a.any {
 		return nil
 	}
-	mm.Mean = sum / float64(n)
-	if !finite(mm.Mean) || !finite(mm.Max) {
+	sp := &ServerPoint{
+		Running:      a.gauges[gaugeRunning].value(),
+		Waiting:      a.gauges[gaugeWaiting].value(),
+		KVCacheUsage: a.gauges[gaugeKVCache].value(),
+		Preemptions:  a.counter(ctrPreemptions),
+		TTFTMS:       quantiles(a.hist(histTTFT), scale),
+		QueueMS:      quantiles(a.hist(histQueue), scale),
+	}
+	sp.PrefixCacheHitRate = a.hitRate()
+	if lost := a.counter(ctrSimClockLost); lost != nil {
+		ms := *lost * 1e3 * scale
+		sp.SimClockLostMS = &ms
+	}
+	sp.PrefillTPS = a.prefillTPS(scale)
+	if *sp == (ServerPoint{}) {
 		return nil
 	}
-	return mm
+	return sp
 }
 
-// latest is the value of rs's last reading in [from, t] having the gauge.
-func latest(rs []reading, from, t int64, get func(*Server) *float64) *float64 {
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].t > t })
-	for i--; i >= 0 && rs[i].t >= from; i-- {
-		if v := get(rs[i].s); v != nil {
-			return v
-		}
-	}
-	return nil
-}
-
-// span is the readings a delta runs over: from the last at or before
-// From (else the first inside the window) to the last at or before To.
-func span[T any](rs []reading, from int64, get func(*Server) *T) []*T {
-	var vals []*T
-	start := 0
-	for _, r := range rs {
-		if v := get(r.s); v != nil {
-			if r.t <= from {
-				start = len(vals)
-			}
-			vals = append(vals, v)
-		}
-	}
-	return vals[start:]
-}
-
-// counterOver is a counter's increase over the window, summed over
+// counter is a counter's increase over the window, summed over
 // instances; nil when no instance has two readings of it.
-func counterOver(w Window, byInst map[string][]reading, get func(*Server) *float64) *float64 {
+func (a *serverAcc) counter(i int) *float64 {
 	var total *float64
-	for _, rs := range byInst {
-		vals := span(rs, w.From, get)
-		if len(vals) < 2 {
+	for _, in := range a.insts {
+		c := in.ctrs[i]
+		if c.n < 2 {
 			continue
-		}
-		d := 0.0
-		for i := 1; i < len(vals); i++ {
-			d += counterDelta(*vals[i-1], *vals[i])
 		}
 		if total == nil {
 			total = new(float64)
 		}
-		*total += d
+		*total += c.delta
 	}
 	if total != nil {
 		return num(*total)
@@ -157,15 +245,12 @@ func counterOver(w Window, byInst map[string][]reading, get func(*Server) *float
 	return nil
 }
 
-// histOver is a histogram's bucket increases over the window, summed
-// over instances.
-func histOver(w Window, byInst map[string][]reading, get func(*Server) *Histogram) *Histogram {
+// hist is a histogram's bucket increases over the window, summed over
+// instances.
+func (a *serverAcc) hist(i int) *Histogram {
 	var acc *Histogram
-	for _, rs := range byInst {
-		vals := span(rs, w.From, get)
-		for i := 1; i < len(vals); i++ {
-			acc = addHist(acc, histDelta(vals[i-1], vals[i]))
-		}
+	for _, in := range a.insts {
+		acc = addHist(acc, in.hists[i].delta)
 	}
 	return acc
 }
@@ -173,26 +258,33 @@ func histOver(w Window, byInst map[string][]reading, get func(*Server) *Histogra
 // prefillTPS is the prompt tokens of the requests that finished in the
 // window over their prefill time, in model time; nil without both series
 // or without prefill time.
-func prefillTPS(w Window, byInst map[string][]reading) *float64 {
-	secs := counterOver(w, byInst, func(s *Server) *float64 { return s.PrefillSeconds })
-	toks := counterOver(w, byInst, func(s *Server) *float64 { return s.PrefillTokens })
-	if secs == nil || toks == nil || *secs <= 0 || w.Scale <= 0 {
+func (a *serverAcc) prefillTPS(scale float64) *float64 {
+	secs, toks := a.counter(ctrPrefillSeconds), a.counter(ctrPrefillTokens)
+	if secs == nil || toks == nil || *secs <= 0 || scale <= 0 {
 		return nil
 	}
-	return num(*toks / (*secs * w.Scale))
+	return num(*toks / (*secs * scale))
 }
 
 // hitRate is the prefix cache's hits over queries in the window, from
 // the two counters where the engine has them, else the mean of its
 // hit-rate gauge; nil when there were no queries and no gauge.
-func hitRate(w Window, byInst map[string][]reading, ticks []int64) *float64 {
-	q := counterOver(w, byInst, counterFields[3].get)
-	h := counterOver(w, byInst, counterFields[4].get)
+func (a *serverAcc) hitRate() *float64 {
+	q, h := a.counter(ctrCacheQueries), a.counter(ctrCacheHits)
 	if q != nil && h != nil && *q > 0 {
 		return num(*h / *q)
 	}
-	if g := gaugeOver(w, byInst, ticks, func(s *Server) *float64 { return s.PrefixCacheHitRate }, true); g != nil {
+	if g := a.gauges[gaugeHitRate].value(); g != nil {
 		return &g.Mean
 	}
 	return nil
+}
+
+// summarizeServer summarises the window's server samples (serverAcc).
+func summarizeServer(w Window) *ServerPoint {
+	a := newServerAcc(w.From, w.To)
+	for i := range w.Samples {
+		a.add(&w.Samples[i])
+	}
+	return a.point(w.Scale)
 }

@@ -3,9 +3,6 @@ package telemetry
 import (
 	"cmp"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/servebench/servebench/internal/record"
 )
@@ -14,38 +11,14 @@ import (
 // span, or a slice of it): each kind's summary, the events in the window
 // by kind, and the GPUs' energy per output token when the energy and the
 // tokens (outputTokens, generated in the window) are both known. It is
-// nil when the window holds nothing at all.
+// nil when the window holds nothing at all. w.Samples are in time order;
+// Summaries summarises many windows in one pass.
 func Summarize(w Window, outputTokens float64) *Point {
-	p := &Point{
-		Server: summarizeServer(w),
-		GPUs:   summarizeGPUs(w),
-		Host:   summarizeHost(w),
-		Client: summarizeClient(w),
-		Events: countEvents(w),
+	s := NewSummaries(w.Scale, [2]int64{w.From, w.To})
+	for i := range w.Samples {
+		s.Add(&w.Samples[i])
 	}
-	if e, ok := totalEnergy(p.GPUs); ok && outputTokens > 0 {
-		v := e / outputTokens
-		p.EnergyJPerOutputToken = &v
-	}
-	if p.Server == nil && p.GPUs == nil && p.Host == nil && p.Client == nil && p.Events == nil {
-		return nil
-	}
-	return p
-}
-
-// countEvents counts the events in the window by kind; nil when none.
-func countEvents(w Window) map[string]int {
-	var n map[string]int
-	for _, s := range w.Samples {
-		if s.Event == nil || s.TNS < w.From || s.TNS > w.To {
-			continue
-		}
-		if n == nil {
-			n = map[string]int{}
-		}
-		n[s.Event.Kind]++
-	}
-	return n
+	return s.Point(0, outputTokens)
 }
 
 // totalEnergy is the energy every GPU used over the window, known only
@@ -83,38 +56,15 @@ func RecordEvent(r *record.Record) (Sample, bool) {
 const maxEventTimes = 5
 
 // EventLines says what happened during the run, a line per kind of event,
-// with when (s of
-// model time since the start: the run clock times scale) and the first
-// detail. Nil when nothing happened.
+// with when (s of model time since the start: the run clock times scale)
+// and the first detail. Nil when nothing happened. samples are in time
+// order; Summaries.EventLines says the same in one pass.
 func EventLines(samples []Sample, scale float64) []string {
-	byKind := map[string][]Sample{}
-	for _, s := range samples {
-		if s.Event != nil {
-			byKind[s.Event.Kind] = append(byKind[s.Event.Kind], s)
-		}
+	s := NewSummaries(scale)
+	for i := range samples {
+		s.Add(&samples[i])
 	}
-	var lines []string
-	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
-		lines = append(lines, eventLine(kind, byKind[kind], scale))
-	}
-	return lines
-}
-
-func eventLine(kind string, evs []Sample, scale float64) string {
-	times := make([]string, 0, maxEventTimes)
-	for _, e := range evs[:min(len(evs), maxEventTimes)] {
-		times = append(times, at(e.TNS, scale))
-	}
-	more := ""
-	if len(evs) > maxEventTimes {
-		more = fmt.Sprintf(" and %d more", len(evs)-maxEventTimes)
-	}
-	first := evs[0].Event
-	what := cmp.Or(first.Source, evs[0].Instance)
-	if first.Detail != "" {
-		what += ": " + first.Detail
-	}
-	return fmt.Sprintf("telemetry: %d %s event%s at %s%s (first: %s)", len(evs), kind, plural(len(evs), "", "s"), strings.Join(times, ", "), more, what)
+	return s.EventLines()
 }
 
 // at is a moment of the run clock as seconds of model time.
