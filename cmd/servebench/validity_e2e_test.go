@@ -13,13 +13,19 @@ import (
 // time scale 3000 a decode step is a few µs of wall time, which no
 // machine runs on time for 16 streams (TestSimBehindWarned); 160
 // requests make the point long enough for a dozen telemetry readings.
+// The request timeout is in model time, 0.2 s of wall time at this scale
+// by default: on a host too busy to run the simulator even roughly on
+// time, half the requests timed out, the load stopped early as overloaded
+// before the sampler had read the simulator's clock twice in it, and no
+// point said it was behind; a timeout of 1,000 model hours (20 wall
+// minutes) leaves the point to run its requests.
 func behindArgs(t *testing.T, extra ...string) []string {
 	cfg := filepath.Join(t.TempDir(), "fast.yaml")
 	if err := os.WriteFile(cfg, []byte("time_scale: 3000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return append([]string{"run", "--sim-config", cfg, "--concurrency", "16", "--requests", "160",
-		"--output-tokens", "256", "--sample-interval", "20ms", "--slo", "ttft p50 <= 600s"}, extra...)
+		"--output-tokens", "256", "--sample-interval", "20ms", "--timeout", "1000h", "--slo", "ttft p50 <= 600s"}, extra...)
 }
 
 // TestBehindSimulatorIsInconclusive: an objective judged on a simulator
