@@ -41,6 +41,9 @@ func Judge(ctx context.Context, cfg Config, o *slo.Objective, opt JudgeOptions) 
 	repeat := max(opt.Repeat, 1)
 	m := &measurer{ev: cmp.Or(opt.Eval, &slo.Evaluator{}), checks: o.Checks(), base: opt.Base, repeat: repeat, seed: cfg.Run.Seed,
 		opts: slo.Options{Intervals: repeat > 1, Seed: cfg.Run.Seed}}
+	// goodput counted as the records come: the evaluator keeps a bounded
+	// sample of the requests for intervals, whatever the run's length
+	m.ev.Checks = m.checks
 	rep := &slo.Report{Objective: o}
 	capy := map[string]*slo.Capacity{}
 	cfg.Observe = m.observe

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
 )
 
 // Evaluator folds records into per-load verdicts. Records of every point
@@ -29,9 +30,20 @@ type Evaluator struct {
 	// (compare): past Keep, a run keeps every s-th request in the order
 	// recorded, s doubling as it grows (between Keep/2 and Keep kept), so
 	// that its time slices stay in order and its memory does not follow
-	// the run. Zero keeps every request: goodput counts them all.
+	// the run. Zero keeps every request, unless Checks are set.
 	Keep int
+	// Checks, when set before the records come, are the SLOs the
+	// evaluation will judge: goodput then counts every request as it
+	// comes, and the requests kept for intervals are bounded as by Keep
+	// (KeepJudged when Keep is 0), so that a judged soak's memory does not
+	// follow its length. Without them goodput counts the requests kept.
+	Checks []SLO
 }
+
+// KeepJudged bounds the requests a judged run keeps for intervals
+// (Evaluator.Checks): the exact samples' bound, past which a point's
+// figures are bounded too (docs/METRICS.md, "Exact and bounded figures").
+const KeepJudged = stats.ExactMax
 
 // level is everything measured at one load.
 type level struct {
@@ -49,6 +61,12 @@ type run struct {
 	// count is every request the run recorded; reqs keeps every stride-th
 	// of them (Evaluator.Keep).
 	count, stride int
+	// judged and good count every request and those that met every
+	// per-request target of Evaluator.Checks, when it was set
+	judged, good int
+	// queue is the TTFT from the schedule against the scheduled time of
+	// every request that has one: its slope tells a queue that grows
+	queue stats.SlopeAcc
 }
 
 // reqVals are one request's per-request metrics (docs/METRICS.md); NaN
@@ -88,10 +106,14 @@ func (e *Evaluator) Add(r *record.Record) {
 		rn = &run{stride: 1}
 		lv.runs[r.Point] = rn
 	}
-	rn.add(r, e.Keep)
+	keep := e.Keep
+	if keep == 0 && e.Checks != nil {
+		keep = KeepJudged
+	}
+	rn.add(r, keep, e.Checks)
 }
 
-func (rn *run) add(r *record.Record, keep int) {
+func (rn *run) add(r *record.Record, keep int, checks []SLO) {
 	if !rn.seen || r.SentNS < rn.firstSent {
 		rn.firstSent = r.SentNS
 	}
@@ -100,10 +122,24 @@ func (rn *run) add(r *record.Record, keep int) {
 	}
 	rn.seen = true
 	rn.count++
-	if (rn.count-1)%rn.stride != 0 {
+	if t, ok := metrics.TTFTSched(r); ok && r.Error == nil {
+		rn.queue.Add(float64(r.ScheduledNS)/1e9, t)
+	}
+	kept := (rn.count-1)%rn.stride == 0
+	if !kept && checks == nil {
 		return
 	}
-	rn.reqs = append(rn.reqs, values(r))
+	v := values(r)
+	if checks != nil {
+		rn.judged++
+		if good(v, checks) {
+			rn.good++
+		}
+	}
+	if !kept {
+		return
+	}
+	rn.reqs = append(rn.reqs, v)
 	if keep > 1 && len(rn.reqs) >= keep {
 		rn.thin()
 	}
@@ -226,8 +262,9 @@ func (e *Evaluator) Evaluate(checks []SLO, opt Options) []PointVerdict {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]PointVerdict, 0, len(e.levels))
+	counted := sameChecks(e.Checks, checks)
 	for _, lv := range e.levels {
-		out = append(out, lv.verdict(checks, opt, e.validity))
+		out = append(out, lv.verdict(checks, counted, opt, e.validity))
 	}
 	slices.SortFunc(out, func(a, b PointVerdict) int {
 		return cmp.Or(cmp.Compare(slices.Index(e.workloads, a.Load.Workload), slices.Index(e.workloads, b.Load.Workload)),
@@ -244,7 +281,13 @@ func (e *Evaluator) Level(load record.Load, checks []SLO, opt Options) (PointVer
 	if !ok {
 		return PointVerdict{}, false
 	}
-	return lv.verdict(checks, opt, e.validity), true
+	return lv.verdict(checks, sameChecks(e.Checks, checks), opt, e.validity), true
+}
+
+// sameChecks says whether the checks judged are those goodput counted as
+// the records came (Evaluator.Checks).
+func sameChecks(counted, judged []SLO) bool {
+	return counted != nil && slices.EqualFunc(counted, judged, func(a, b SLO) bool { return a.Expr == b.Expr })
 }
 
 func compareLoad(a, b record.Load) int {
@@ -261,14 +304,14 @@ func LoadValue(l record.Load) float64 {
 	return float64(l.Concurrency)
 }
 
-func (lv *level) verdict(checks []SLO, opt Options, validity map[int]metrics.Validity) PointVerdict {
+func (lv *level) verdict(checks []SLO, counted bool, opt Options, validity map[int]metrics.Validity) PointVerdict {
 	pt, _ := lv.agg.Point(0)
 	pv := PointVerdict{Load: lv.load, OutputTPS: pt.OutputTPS, Overloaded: lv.overloaded, Checks: []Check{},
 		Failed: []string{}, Shortfalls: []string{}}
 	pv.E2EMeanMS, pv.SpeedP5 = pt.E2E.Mean, pt.DecodeTPSReq.P5
 	idx := lv.pointIndexes()
 	pv.Points = idx
-	pv.goodput(lv, idx, checks)
+	pv.goodput(lv, idx, checks, counted)
 	pv.AllFailed, pv.Failing = pt.AllFailed, failing(&pt)
 	if pv.Failing != "" {
 		pv.Overloaded = "" // a server failing at any load is not overloaded
@@ -316,12 +359,19 @@ func notHeld(pt *metrics.PointSummary) string {
 		pt.ConcurrencyAchieved, pt.Load.Concurrency, 100*pt.ConcurrencyHeldShare, pt.Requests.Completed+pt.Requests.Failed)
 }
 
-// goodput counts the requests that met every per-request target.
-func (pv *PointVerdict) goodput(lv *level, idx []int, checks []SLO) {
+// goodput counts the requests that met every per-request target: as they
+// came, when counted (Evaluator.Checks are the checks), else among those
+// kept.
+func (pv *PointVerdict) goodput(lv *level, idx []int, checks []SLO, counted bool) {
 	var window float64
 	for _, i := range idx {
 		rn := lv.runs[i]
 		window += float64(rn.lastEnd-rn.firstSent) / 1e9
+		if counted {
+			pv.Requests += rn.judged
+			pv.Good += rn.good
+			continue
+		}
 		for _, v := range rn.reqs {
 			pv.Requests++
 			if good(v, checks) {

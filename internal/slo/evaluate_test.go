@@ -337,3 +337,46 @@ func TestFirstChunkBundlesTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgedEvaluatorCountsEveryRequest: with its checks known before the
+// records, a judged run's evaluator counts every request's goodput as it
+// comes and keeps a bounded sample for intervals; its verdict is the one
+// of an evaluator that kept every request.
+func TestJudgedEvaluatorCountsEveryRequest(t *testing.T) {
+	c4 := record.Load{Rate: 4}
+	checks := mustParse(t, "ttft p95 <= 500ms", "speed p50 >= 20 tok/s")
+	bounded := Evaluator{Checks: checks}
+	var whole Evaluator
+	const n = 3*KeepJudged + 17
+	for i := range int64(n) {
+		// every third request's first token is late; the queue grows by
+		// 1 ms a request sent 5 ms apart
+		ttft := 100 + i%50 + i
+		if i%3 == 0 {
+			ttft = 900
+		}
+		r := req(0, c4, i, i*5, ttft, 20, 11)
+		if i%7 == 0 {
+			r = failed(0, c4, i, i*5, i*5+30)
+		}
+		bounded.Add(r)
+		whole.Add(r)
+	}
+	kept, recorded := bounded.Kept(c4)
+	if recorded != n || kept > KeepJudged || kept < KeepJudged/2 {
+		t.Errorf("kept %d of %d, want at most %d and at least half that", kept, recorded, KeepJudged)
+	}
+	got, want := bounded.Evaluate(checks, Options{})[0], whole.Evaluate(checks, Options{})[0]
+	if got.Requests != n || got.Requests != want.Requests || got.Good != want.Good || *got.Attainment != *want.Attainment || got.Goodput != want.Goodput {
+		t.Errorf("bounded: %d requests, %d good, attainment %v, goodput %v; every request kept: %d, %d, %v, %v",
+			got.Requests, got.Good, *got.Attainment, got.Goodput, want.Requests, want.Good, *want.Attainment, want.Goodput)
+	}
+	if got.Overloaded != want.Overloaded || want.Overloaded == "" {
+		t.Errorf("overloaded %q, every request kept %q", got.Overloaded, want.Overloaded)
+	}
+	// Other checks than those counted: the kept requests.
+	other := mustParse(t, "ttft p50 <= 500ms")
+	if pv := bounded.Evaluate(other, Options{})[0]; pv.Requests != kept {
+		t.Errorf("judged on other checks: %d requests, want the %d kept", pv.Requests, kept)
+	}
+}

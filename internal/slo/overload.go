@@ -2,7 +2,6 @@ package slo
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -125,17 +124,12 @@ func (lv *level) queueGrowth(idx []int, checks []SLO) string {
 		ref = l / overloadFactor
 	}
 	for _, i := range idx {
-		var xs, ys []float64
-		for _, v := range lv.runs[i].reqs {
-			if !math.IsNaN(v.ttftSched) {
-				xs, ys = append(xs, v.sched), append(ys, v.ttftSched)
-			}
-		}
-		if len(xs) < queueGrowthMinRequests {
+		q := &lv.runs[i].queue
+		if q.N() < queueGrowthMinRequests {
 			continue
 		}
-		slope := stats.Slope(xs, ys) // ms per s
-		rise := slope * (slices.Max(xs) - slices.Min(xs))
+		slope := q.Slope() // ms per s
+		rise := slope * q.SpanX()
 		if slope > queueGrowthLimit*1000 && rise > queueGrowthShare*ref {
 			return fmt.Sprintf("the server does not keep up: time to first token from the schedule rose %s per second of arrivals (%s over the point)",
 				formatDuration(slope, "ms"), formatDuration(rise, "s"))

@@ -67,3 +67,45 @@ func Slope(xs, ys []float64) float64 {
 	}
 	return sxy / sxx
 }
+
+// SlopeAcc is Slope taken as the points come, in constant memory: the
+// means and co-moments updated one point at a time (Welford), from the
+// first point (the slope does not depend on where x and y start, and
+// small numbers keep their digits), equal to Slope's two passes but for
+// rounding. The zero value is empty.
+type SlopeAcc struct {
+	n                int
+	x0, y0           float64
+	mx, my, sxy, sxx float64
+	minX, maxX       float64
+}
+
+// Add takes the point (x, y).
+func (a *SlopeAcc) Add(x, y float64) {
+	a.n++
+	if a.n == 1 {
+		a.minX, a.maxX, a.x0, a.y0 = x, x, x, y
+	}
+	a.minX, a.maxX = min(a.minX, x), max(a.maxX, x)
+	x, y = x-a.x0, y-a.y0
+	dx := x - a.mx
+	a.mx += dx / float64(a.n)
+	a.my += (y - a.my) / float64(a.n)
+	a.sxy += dx * (y - a.my)
+	a.sxx += dx * (x - a.mx)
+}
+
+// N is the number of points taken.
+func (a *SlopeAcc) N() int { return a.n }
+
+// SpanX is the largest x taken less the smallest.
+func (a *SlopeAcc) SpanX() float64 { return a.maxX - a.minX }
+
+// Slope is the least-squares slope of the points taken (Slope); NaN with
+// fewer than two, or with every x equal.
+func (a *SlopeAcc) Slope() float64 {
+	if a.n < 2 || a.sxx == 0 {
+		return math.NaN()
+	}
+	return a.sxy / a.sxx
+}

@@ -2,6 +2,8 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -90,5 +92,41 @@ func TestSlope(t *testing.T) {
 	}
 	if !math.IsNaN(Slope([]float64{1}, []float64{1})) || !math.IsNaN(Slope([]float64{2, 2}, []float64{1, 3})) {
 		t.Error("undefined slopes must be NaN")
+	}
+}
+
+// TestSlopeAccMatchesSlope: the slope taken point by point is Slope's,
+// on noisy, steep, flat and single-x data.
+func TestSlopeAccMatchesSlope(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name       string
+		slope, off float64
+		noise      float64
+		sameX      bool
+	}{{"noisy", 0.3, 1e3, 50, false}, {"steep", 400, 2e9, 1, false}, {"flat", 0, 5, 0, false}, {"one x", 1, 0, 1, true}} {
+		var xs, ys []float64
+		var a SlopeAcc
+		for i := range 5000 {
+			x := 1.7e9 + float64(i)*0.25 + r.Float64()
+			if tc.sameX {
+				x = 42
+			}
+			y := tc.off + tc.slope*x + tc.noise*r.NormFloat64()
+			xs, ys = append(xs, x), append(ys, y)
+			a.Add(x, y)
+		}
+		want, got := Slope(xs, ys), a.Slope()
+		if math.IsNaN(want) != math.IsNaN(got) || (!math.IsNaN(want) && math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want))) {
+			t.Errorf("%s: SlopeAcc %v, Slope %v", tc.name, got, want)
+		}
+		if a.N() != len(xs) || a.SpanX() != slices.Max(xs)-slices.Min(xs) {
+			t.Errorf("%s: %d points over %v, want %d over %v", tc.name, a.N(), a.SpanX(), len(xs), slices.Max(xs)-slices.Min(xs))
+		}
+	}
+	var a SlopeAcc
+	a.Add(1, 1)
+	if !math.IsNaN(a.Slope()) {
+		t.Error("one point has a slope")
 	}
 }
