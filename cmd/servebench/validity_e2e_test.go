@@ -90,3 +90,39 @@ func TestBehindSimulatorIsInconclusiveJSON(t *testing.T) {
 		t.Errorf("points[].validity %+v", rep.Points)
 	}
 }
+
+// Without telemetry the simulator's lag is still known: each point reads
+// the simulator's skipped time at its start and end (run.json's
+// sim_clock_lost_ms), so that an objective judged on a simulator that
+// fell behind is inconclusive, never HOLDS, whatever was sampled.
+func TestBehindSimulatorWithoutTelemetry(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runEnv(t, nil, behindArgs(t, "--no-telemetry", "--out", dir)...)
+	if code != 4 || !strings.Contains(stdout, "INCONCLUSIVE (sim_behind") || strings.Contains(stdout, "OBJECTIVE HOLDS") {
+		t.Fatalf("exit %d, want 4 and the point INCONCLUSIVE (sim_behind)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "the simulator fell behind its clock at c=16") {
+		t.Errorf("stdout lacks the warning above the table:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		Points []struct {
+			SimClockLostMS *float64 `json:"sim_clock_lost_ms"`
+			StartNS        int64    `json:"start_ns"`
+			EndNS          int64    `json:"end_ns"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Points) != 1 || run.Points[0].SimClockLostMS == nil ||
+		*run.Points[0].SimClockLostMS < 0.05*float64(run.Points[0].EndNS-run.Points[0].StartNS)/1e6*3000 {
+		t.Errorf("run.json points %+v, want the simulator's skipped time, 5%% of the window or more", run.Points)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "telemetry.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("telemetry.jsonl written with --no-telemetry (%v)", err)
+	}
+}

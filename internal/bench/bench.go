@@ -54,6 +54,8 @@ type Config struct {
 	// SizedByServer: prompts are sized with the server's /tokenize, so a
 	// point bounded by a request count prepares them all before it starts.
 	SizedByServer bool
+	// SimClockLost reads the built-in simulator's skipped time (Setup).
+	SimClockLost func() time.Duration
 	// Observe, when set, receives every record after it is written and
 	// aggregated (an objective's evaluator); calls are serialised.
 	Observe func(*record.Record)
@@ -161,8 +163,12 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	pc := record.PointClient{Index: p.Index, Load: p.Load}
 	// Prepared requests first, then the mark: every worker sends its
 	// first request at the mark, however long its preparation took.
+	var lost0 time.Duration
 	ready := func() {
 		pc.StartMark = s.waitMark(ctx)
+		if s.cfg.SimClockLost != nil {
+			lost0 = s.cfg.SimClockLost()
+		}
 		pc.StartedNS = int64(time.Since(s.runner.Epoch))
 		// No measured request is sent before the point starts, nor before
 		// its warm-up time has passed: slicing can count them as they come.
@@ -171,6 +177,11 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	var err error
 	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)
 	pc.Span = s.sink.span(p.Index)
+	if s.cfg.SimClockLost != nil {
+		// model time, as the telemetry's sim_clock_lost_ms
+		ms := float64(s.cfg.SimClockLost()-lost0) / 1e6 * s.cfg.Run.Scale()
+		pc.SimClockLostMS = &ms
+	}
 	s.run.Points = append(s.run.Points, pc)
 	if werr := s.sink.writeErr(); werr != nil {
 		// the records file failed: that is why the point stopped

@@ -28,6 +28,10 @@ type Setup struct {
 	ModelPicked bool
 	Simulated   bool                        // the built-in simulator; run.json names it builtin:sim
 	Server      map[record.ServerKey]string // what the server said about itself (backend.Describe)
+	// SimClockLost, for the built-in simulator, reads the time it has
+	// skipped so far (sim.Server.ClockLost): each point records what it
+	// skipped from the point's start to its end.
+	SimClockLost func() time.Duration
 	// Timeout and FirstTokenTimeout are per request, in model time.
 	Timeout, FirstTokenTimeout time.Duration
 	IgnoreEOS                  bool
@@ -164,6 +168,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 		Shard:            s.Shard,
 		StartAt:          s.StartAt,
 		StartEvery:       every,
+		SimClockLost:     s.SimClockLost,
 	}.matrixLengths(), nil
 }
 

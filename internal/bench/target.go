@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/record"
@@ -44,6 +45,9 @@ type Target struct {
 	// simulator's settings.
 	Info  map[record.ServerKey]string
 	close func()
+	// clockLost reads the built-in simulator's skipped time; nil for a
+	// real server
+	clockLost func() time.Duration
 }
 
 // OpenTarget parses the user's server, or starts the built-in simulator
@@ -87,7 +91,7 @@ func startSim(ctx context.Context, spec TargetSpec) (*Target, error) {
 		return nil, &SetupError{Setting: "URL", Err: err}
 	}
 	return &Target{Server: server, API: cmp.Or(spec.API, record.APIOpenAIChat), Model: cmp.Or(spec.Model, cfg.Model.Name),
-		Simulated: true, Info: simInfo(cfg),
+		Simulated: true, Info: simInfo(cfg), clockLost: srv.ClockLost,
 		close: func() { server.CloseIdleConnections(); srv.Close() }}, nil
 }
 
@@ -144,6 +148,7 @@ func (t *Target) Describe(ctx context.Context) {
 // (Target, API, Model, ModelPicked, Simulated, Server) being t's.
 func (t *Target) Config(ctx context.Context, s Setup) (Config, error) {
 	s.Target, s.API, s.Model, s.ModelPicked, s.Simulated, s.Server = t.Server, t.API, t.Model, t.ModelPicked, t.Simulated, t.Info
+	s.SimClockLost = t.clockLost
 	return NewConfig(ctx, s)
 }
 

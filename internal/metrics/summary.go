@@ -82,6 +82,7 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 	if run.Stopped != "" {
 		s.Warnings = append(s.Warnings, "the run stopped before its load was done: "+run.Stopped)
 	}
+	s.warnSimBehind() // from run.json's readings; again with telemetry
 	return s
 }
 

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,8 +58,10 @@ func measured(cpuPct, lagP99MS float64, sent int) record.ClientStats {
 	return record.ClientStats{CPUSeconds: 2 * cpuPct / 100, CPUPercent: cpuPct, LagP99MS: lagP99MS, Sent: sent}
 }
 
-// TestSimBehind: a point's warning once the simulator skipped at least 5%
-// of its model time, none below that or without the counter.
+// TestSimBehind: a point's warning, its validity and the run's warning
+// once the simulator skipped at least 5% of its model time, by telemetry
+// over the window or by run.json's reading of the simulator at the
+// point's bounds (the larger); none below that or without either.
 func TestSimBehind(t *testing.T) {
 	lost := func(ms float64) *telemetry.Point {
 		return &telemetry.Point{Server: &telemetry.ServerPoint{SimClockLostMS: &ms}}
@@ -66,18 +69,38 @@ func TestSimBehind(t *testing.T) {
 	cases := []struct {
 		name string
 		t    *telemetry.Point
-		want string // "" for no warning
+		read *float64 // run.json's
+		want string   // "" for no warning
 	}{
-		{"no telemetry", nil, ""},
-		{"a real engine", &telemetry.Point{Server: &telemetry.ServerPoint{}}, ""},
-		{"a busy host's timer", lost(49), ""},
-		{"five percent", lost(50), "the simulator skipped 50 ms of model time (5.0% of the point)"},
-		{"a starved host", lost(250), "the simulator skipped 250 ms of model time (25.0% of the point)"},
+		{"no telemetry", nil, nil, ""},
+		{"a real engine", &telemetry.Point{Server: &telemetry.ServerPoint{}}, nil, ""},
+		{"a busy host's timer", lost(49), nil, ""},
+		{"five percent", lost(50), nil, "the simulator skipped 50 ms of model time (5.0% of the point)"},
+		{"a starved host", lost(250), nil, "the simulator skipped 250 ms of model time (25.0% of the point)"},
+		// a point too short for the sampler, or --no-telemetry
+		{"read at the bounds alone", nil, new(300.0), "the simulator skipped 300 ms of model time (30.0% of the point)"},
+		{"the larger of the two", lost(60), new(10.0), "the simulator skipped 60 ms of model time (6.0% of the point)"},
+		{"both small", lost(10), new(40.0), ""},
 	}
 	for _, c := range cases {
-		got := simBehind(c.t, 1000)
+		// one point of 100 ms on the run clock at time scale 10: 1,000 ms of model time
+		run := &record.Run{TimeScale: 10, Points: []record.PointClient{{Index: 0, Span: record.Span{StartNS: 1e8, EndNS: 2e8}, SimClockLostMS: c.read}}}
+		s := &Summary{Run: run, Points: []PointSummary{{Index: 0, Load: record.Load{Concurrency: 4}, Telemetry: c.t}}}
+		s.warnSimBehind()
+		s.qualify()
+		got := strings.Join(s.Points[0].Warnings, "\n")
 		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
+		invalid := slices.Contains(s.Points[0].Validity.Codes(), InvalidSimBehind)
+		runWarned := len(s.Warnings) == 1 && strings.HasPrefix(s.Warnings[0], SimBehindPrefix+" at c=4:")
+		if behind := c.want != ""; invalid != behind || runWarned != behind {
+			t.Errorf("%s: sim_behind %v, run warned %v (%q); want %v", c.name, invalid, runWarned, s.Warnings, behind)
+		}
+		// said once, however often asked
+		s.warnSimBehind()
+		if n := len(s.Points[0].Warnings); c.want != "" && (n != 1 || len(s.Warnings) != 1) {
+			t.Errorf("%s: asked twice, %d point and %d run warnings, want 1 and 1", c.name, n, len(s.Warnings))
 		}
 	}
 }

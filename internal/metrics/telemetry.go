@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/internal/record"
@@ -23,16 +24,12 @@ func (s *Summary) AddTelemetry(samples telemetry.Scan) error {
 	scale := s.Run.Scale()
 	// the windows: each point's measured span, then each slice of each
 	// point, in the order AddSliceTelemetry asks for them
-	type pointWindow struct {
-		point int
-		pc    *record.PointClient
-	}
 	var windows [][2]int64
-	var spans []pointWindow
+	var spans []int // the point of each span's window
 	for i := range s.Points {
-		for j := range s.Run.Points {
-			if pc := &s.Run.Points[j]; pc.Index == s.Points[i].Index && !pc.Span.Empty() {
-				windows, spans = append(windows, [2]int64{pc.StartNS, pc.EndNS}), append(spans, pointWindow{i, pc})
+		for _, pc := range s.Run.Points {
+			if pc.Index == s.Points[i].Index && !pc.Span.Empty() {
+				windows, spans = append(windows, [2]int64{pc.StartNS, pc.EndNS}), append(spans, i)
 			}
 		}
 	}
@@ -50,14 +47,9 @@ func (s *Summary) AddTelemetry(samples telemetry.Scan) error {
 		return err
 	}
 	defer s.qualify()
-	var behind []string
-	for w, at := range spans {
-		p, pc := &s.Points[at.point], at.pc
+	for w, i := range spans {
+		p := &s.Points[i]
 		p.Telemetry = sum.Point(w, p.OutputTokensMean*float64(p.Requests.Completed))
-		if why := simBehind(p.Telemetry, float64(pc.EndNS-pc.StartNS)/1e6*scale); why != "" {
-			p.Warnings = append(p.Warnings, why)
-			behind = append(behind, p.Load.Label())
-		}
 		if why := besideServer(p.Telemetry, p.Client, s.Run.ClientCPUs); why != "" {
 			p.Warnings = append(p.Warnings, why)
 		}
@@ -77,10 +69,7 @@ func (s *Summary) AddTelemetry(samples telemetry.Scan) error {
 	if lines := sum.EventLines(); lines != nil {
 		s.Warnings = append(lines, s.Warnings...)
 	}
-	if len(behind) > 0 {
-		s.Warnings = append([]string{fmt.Sprintf("%s at %s: the host could not run the simulated server at time scale %g, so its figures there are slower than the model it simulates (lower time_scale with --sim-config, or run on a quieter machine)",
-			SimBehindPrefix, strings.Join(behind, "; "), scale)}, s.Warnings...)
-	}
+	s.warnSimBehind()
 	return err
 }
 
@@ -181,17 +170,39 @@ const SimBehindPrefix = "the simulator fell behind its clock"
 const simLostWarnFraction = 0.05
 
 // simBehind is a point's warning when the built-in simulator skipped at
-// least simLostWarnFraction of the point's model time windowMS, else "".
-func simBehind(t *telemetry.Point, windowMS float64) string {
-	if t == nil || t.Server == nil || t.Server.SimClockLostMS == nil || windowMS <= 0 {
+// least simLostWarnFraction of the point's model time window (ms), else
+// "": lost (ms) as simLost gives it.
+func simBehind(lost, window float64, known bool) string {
+	if !known || window <= 0 || lost < simLostWarnFraction*window {
 		return ""
 	}
-	lost := *t.Server.SimClockLostMS
-	if lost < simLostWarnFraction*windowMS {
-		return ""
+	return fmt.Sprintf("%s %.0f ms of model time (%.1f%% of the point) because its host ran it behind its schedule: latencies here are longer, and throughput lower, than the model's",
+		simSkippedPrefix, lost, 100*lost/window)
+}
+
+// simSkippedPrefix begins a point's warning that the simulator fell
+// behind (simBehind).
+const simSkippedPrefix = "the simulator skipped"
+
+// warnSimBehind adds each point's warning that the simulator fell behind
+// (simBehind), and the run's above the table naming the loads, in place
+// of any said before: the summary says it from run.json's readings, and
+// again once telemetry is added.
+func (s *Summary) warnSimBehind() {
+	var behind []string
+	for i := range s.Points {
+		p := &s.Points[i]
+		p.Warnings = slices.DeleteFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, simSkippedPrefix) })
+		if why := simBehind(s.simLost(p)); why != "" {
+			p.Warnings = append(p.Warnings, why)
+			behind = append(behind, p.Load.Label())
+		}
 	}
-	return fmt.Sprintf("the simulator skipped %.0f ms of model time (%.1f%% of the point) because its host ran it behind its schedule: latencies here are longer, and throughput lower, than the model's",
-		lost, 100*lost/windowMS)
+	s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return strings.HasPrefix(w, SimBehindPrefix) })
+	if len(behind) > 0 {
+		s.Warnings = append([]string{fmt.Sprintf("%s at %s: the host could not run the simulated server at time scale %g, so its figures there are slower than the model it simulates (lower time_scale with --sim-config, or run on a quieter machine)",
+			SimBehindPrefix, strings.Join(behind, "; "), s.Run.Scale())}, s.Warnings...)
+	}
 }
 
 // Sources of a point's server-measured prefill throughput (ServerPrefillTPS).

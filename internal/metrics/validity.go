@@ -186,21 +186,37 @@ func clientReason(c *record.ClientStats, cpus int) (Reason, bool) {
 // simReason: the simulator skipped at least simLostWarnFraction of the
 // point's model time.
 func (s *Summary) simReason(p *PointSummary) (Reason, bool) {
-	if s.Run == nil || p.Telemetry == nil || p.Telemetry.Server == nil || p.Telemetry.Server.SimClockLostMS == nil {
-		return Reason{}, false
+	lost, window, ok := s.simLost(p)
+	if ok && window > 0 && lost >= simLostWarnFraction*window {
+		return Reason{InvalidSimBehind, fmt.Sprintf("the simulator fell behind its clock at time scale %g and skipped %.1f%% of the point's model time",
+			s.Run.Scale(), 100*lost/window)}, true
+	}
+	return Reason{}, false
+}
+
+// simLost is the model time (ms) the built-in simulator skipped over
+// point p, and the point's measured window (model ms): the larger of what
+// telemetry saw inside the window and what run.json read from the
+// simulator at the point's bounds (which the telemetry of a short point,
+// or none, misses). ok is false when neither is known.
+func (s *Summary) simLost(p *PointSummary) (lost, window float64, ok bool) {
+	if s.Run == nil {
+		return 0, 0, false
 	}
 	for _, pc := range s.Run.Points {
 		if pc.Index != p.Index || pc.Span.Empty() {
 			continue
 		}
-		window := float64(pc.EndNS-pc.StartNS) / 1e6 * s.Run.Scale()
-		lost := *p.Telemetry.Server.SimClockLostMS
-		if window > 0 && lost >= simLostWarnFraction*window {
-			return Reason{InvalidSimBehind, fmt.Sprintf("the simulator fell behind its clock at time scale %g and skipped %.1f%% of the point's model time",
-				s.Run.Scale(), 100*lost/window)}, true
+		window = float64(pc.EndNS-pc.StartNS) / 1e6 * s.Run.Scale()
+		if pc.SimClockLostMS != nil {
+			lost, ok = *pc.SimClockLostMS, true
 		}
+		if t := p.Telemetry; t != nil && t.Server != nil && t.Server.SimClockLostMS != nil {
+			lost, ok = max(lost, *t.Server.SimClockLostMS), true
+		}
+		return lost, window, ok
 	}
-	return Reason{}, false
+	return 0, 0, false
 }
 
 func eventReason(t *telemetry.Point) (Reason, bool) {

@@ -178,6 +178,12 @@ type PointClient struct {
 	// behind, the client saturated, ...) and its load was measured again;
 	// verdicts judge the load by the later point, summaries show both.
 	Superseded bool `json:"superseded,omitempty"`
+	// SimClockLostMS is the time the built-in simulator skipped while the
+	// point ran, from its start to its end, because its host ran it
+	// behind its schedule (model time, ms): read from the simulator
+	// itself at both ends, whatever the telemetry sampled (nil for real
+	// servers).
+	SimClockLostMS *float64 `json:"sim_clock_lost_ms,omitempty"`
 }
 
 // Superseded reports whether run.json marks point i as measured again.

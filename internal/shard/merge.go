@@ -240,6 +240,11 @@ func addClient(m *record.PointClient, pc record.PointClient) {
 	c.LagP99MS = max(c.LagP99MS, w.LagP99MS)
 	c.LagMaxMS = max(c.LagMaxMS, w.LagMaxMS)
 	c.Interrupted = c.Interrupted || w.Interrupted
+	if l := pc.SimClockLostMS; l != nil && (m.SimClockLostMS == nil || *l > *m.SimClockLostMS) {
+		// each worker its own simulator: the point is as behind as the
+		// most behind of them
+		m.SimClockLostMS = new(*l)
+	}
 	if pc.Span.Empty() {
 		return
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -40,6 +41,8 @@ type metrics struct {
 	success                                                     *prometheus.CounterVec
 	ttft, itl, e2e, queueTime, prefill, decode, inference, iter prometheus.Histogram
 	promptHist, genHist                                         prometheus.Histogram
+	// lostNS is lost's value, for reading in process (Server.ClockLost)
+	lostNS atomic.Int64
 }
 
 func newMetrics(cfg Config) *metrics {
@@ -125,7 +128,10 @@ func (m *metrics) handler() http.Handler {
 // because its host ran it late, in the time base a client measures.
 const ClockLostMetric = "servebench_sim_clock_lost_seconds_total"
 
-func (m *metrics) clockLost(seconds float64) { m.lost.Add(seconds) }
+func (m *metrics) clockLost(seconds float64) {
+	m.lost.Add(seconds)
+	m.lostNS.Add(int64(seconds * 1e9))
+}
 
 // queue refreshes the scheduler gauges.
 func (m *metrics) queue(e *engine) {

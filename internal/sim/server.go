@@ -34,6 +34,12 @@ type Server struct {
 	once sync.Once
 }
 
+// ClockLost is the time the simulator skipped so far because its host ran
+// it behind its schedule, in the time base a client measures (model time
+// / time_scale): ClockLostMetric's value, read in process, so that a run
+// knows it at every point's bounds whatever its telemetry sampled.
+func (s *Server) ClockLost() time.Duration { return time.Duration(s.met.lostNS.Load()) }
+
 // New validates cfg and starts the simulator's scheduler. It serves
 // nothing until Start.
 func New(cfg Config) (*Server, error) {
