@@ -219,7 +219,7 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc stri
 	if err != nil {
 		return cfg, err
 	}
-	c, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", dir, calib.Options{Bootstrap: 1}, only)
+	c, _, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", calib.Sources{Dir: dir, Only: only}, calib.Options{Bootstrap: 1})
 	if err != nil {
 		return cfg, err
 	}
