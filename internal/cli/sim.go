@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	iofs "io/fs"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/sim"
@@ -94,7 +94,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench sim -h", "unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := simConfig(fs, *file)
+	cfg, scaleSet, err := simConfig(fs, *file)
 	if err != nil {
 		return err
 	}
@@ -107,28 +107,30 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *printCfg {
-		if scaleChosen(fs, *file) {
+		if scaleSet || flagSet(fs, "time-scale") {
 			return cfg.WriteYAML(env.Stdout)
 		}
 		// Unchosen, the scale is the loader's: servebench run --sim-config
 		// on this file then runs exactly as it does without one.
 		return cfg.WriteYAMLScaleUnset(env.Stdout)
 	}
-	return serveSim(ctx, env, cfg, *addr)
+	err = sim.Serve(ctx, cfg, *addr, env.Stderr)
+	if errors.As(err, new(*sim.ListenError)) {
+		return &Error{Err: err, Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
+	}
+	return err
 }
 
 // simConfig layers defaults, the config file and the flags that were set,
-// and validates the result.
-func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
-	cfg := sim.ServeDefaultConfig()
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return cfg, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
-		}
-		if cfg, err = sim.ParseConfigOver(cfg, data); err != nil {
-			return cfg, simConfigError(fmt.Errorf("%s: %w", file, err), err)
-		}
+// and validates the result; scaleSet says whether the file set the time
+// scale.
+func simConfig(fs *flag.FlagSet, file string) (cfg sim.Config, scaleSet bool, err error) {
+	cfg, scaleSet, err = sim.ServeConfigFile(file)
+	if errors.As(err, new(*iofs.PathError)) {
+		return cfg, false, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
+	}
+	if err != nil {
+		return cfg, false, simConfigError(fmt.Errorf("%s: %w", file, err), err)
 	}
 	byName := map[string]simFlag{}
 	for _, f := range simFlags {
@@ -146,24 +148,12 @@ func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
 		setErr = tmp.Set(f.name, fl.Value.String())
 	})
 	if setErr != nil {
-		return cfg, usagef("servebench sim -h", "%v", setErr)
+		return cfg, false, usagef("servebench sim -h", "%v", setErr)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, simConfigError(err, err)
+		return cfg, false, simConfigError(err, err)
 	}
-	return cfg, nil
-}
-
-// scaleChosen reports whether --time-scale or the --config file set the
-// time scale.
-func scaleChosen(fs *flag.FlagSet, file string) bool {
-	set := false
-	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "time-scale" })
-	if set || file == "" {
-		return set
-	}
-	data, err := os.ReadFile(file)
-	return err == nil && sim.SetsTimeScale(data)
+	return cfg, scaleSet, nil
 }
 
 // bindInto defines flag name over the field at ptr.
@@ -195,21 +185,6 @@ func simConfigError(shown, err error) error {
 		}
 	}
 	return &Error{Err: shown, Hint: hint, Code: ExitUsage}
-}
-
-func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error {
-	srv, err := sim.New(cfg)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	url, err := srv.Start(ctx, addr)
-	if err != nil {
-		return &Error{Err: fmt.Errorf("listening on %s: %w", addr, err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
-	}
-	sim.WriteBanner(env.Stderr, cfg, url)
-	<-ctx.Done()
-	return nil
 }
 
 // calibratedSim puts the model fitted to the run in dir into cfg
