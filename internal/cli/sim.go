@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	iofs "io/fs"
+	"slices"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/sim"
@@ -132,28 +133,30 @@ func simConfig(fs *flag.FlagSet, file string) (cfg sim.Config, scaleSet bool, er
 	if err != nil {
 		return cfg, false, simConfigError(fmt.Errorf("%s: %w", file, err), err)
 	}
-	byName := map[string]simFlag{}
-	for _, f := range simFlags {
-		byName[f.name] = f
-	}
-	var setErr error
-	fs.Visit(func(fl *flag.Flag) {
-		f, ok := byName[fl.Name]
-		if !ok || setErr != nil {
-			return
-		}
+	for _, f := range setSimFlags(fs) {
 		// Re-parse the flag's text into the layered config's field.
 		tmp := flag.NewFlagSet("", flag.ContinueOnError)
 		bindInto(tmp, f.name, f.ptr(&cfg), "")
-		setErr = tmp.Set(f.name, fl.Value.String())
-	})
-	if setErr != nil {
-		return cfg, false, usagef("servebench sim -h", "%v", setErr)
+		if err := tmp.Set(f.name, fs.Lookup(f.name).Value.String()); err != nil {
+			return cfg, false, usagef("servebench sim -h", "%v", err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, false, simConfigError(err, err)
 	}
 	return cfg, scaleSet, nil
+}
+
+// setSimFlags are the flags of the table the command line set, in flag
+// order.
+func setSimFlags(fs *flag.FlagSet) []simFlag {
+	var set []simFlag
+	fs.Visit(func(fl *flag.Flag) {
+		if i := slices.IndexFunc(simFlags, func(f simFlag) bool { return f.name == fl.Name }); i >= 0 {
+			set = append(set, simFlags[i])
+		}
+	})
+	return set
 }
 
 // bindInto defines flag name over the field at ptr.
@@ -198,13 +201,10 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc stri
 	if err != nil {
 		return cfg, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) {
-		for _, f := range simFlags {
-			set[f.field] = set[f.field] || f.name == fl.Name
-		}
+	set := setSimFlags(fs)
+	cfg = c.ServeConfig(cfg, func(field string) bool {
+		return slices.ContainsFunc(set, func(f simFlag) bool { return f.field == field })
 	})
-	cfg = c.ServeConfig(cfg, func(field string) bool { return set[field] })
 	if err := cfg.Validate(); err != nil {
 		return cfg, simConfigError(err, err)
 	}

@@ -137,7 +137,8 @@ func (s *Setup) CompareRun(run string, warn func(string)) (*Comparison, error) {
 
 // Tuning is an Efficiency with its times as durations, as servebench
 // plan's flags and the public package take them; negative Compute,
-// StepOverhead and RequestOverhead are the engine's defaults.
+// StepOverhead and RequestOverhead are the engine's defaults. The public
+// PlanEfficiency converts to it and back, so the two keep one layout.
 type Tuning struct {
 	Compute, Bandwidth, Interconnect                float64
 	AllReduceLatency, StepOverhead, RequestOverhead time.Duration
