@@ -48,7 +48,7 @@ type planFlags struct {
 	config, gguf, gpus, compare string
 	json, list                  bool
 	dep                         servebench.Deployment
-	eff                         plan.Tuning
+	eff                         servebench.PlanEfficiency
 	plan.Workload
 	ttft           time.Duration
 	headroom, util float64
@@ -73,7 +73,7 @@ func (f *planFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dep.DeviceFile, "devices", "", "YAML `file` of extra devices (catalog format; see --list-devices)")
 	fs.Float64Var(&f.headroom, "headroom", 100*plan.DefaultHeadroom, "percent of usable memory kept free")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM's setting; sets --headroom to 100 x (1 - value)")
-	def := plan.DefaultTuning()
+	def := servebench.DefaultPlanEfficiency()
 	fs.Float64Var(&f.eff.Compute, "compute-efficiency", def.Compute, "achieved fraction of peak tensor FLOP/s in prefill (negative = the engine's default: 0.55; llama.cpp and Ollama on NVIDIA GPUs 0.44 of the FP16-accumulate rate)")
 	fs.Float64Var(&f.eff.Bandwidth, "bandwidth-efficiency", def.Bandwidth, "achieved fraction of peak memory bandwidth (decode)")
 	fs.Float64Var(&f.eff.Interconnect, "interconnect-efficiency", def.Interconnect, "achieved fraction of interconnect bandwidth (all-reduce)")
@@ -152,8 +152,7 @@ func (f *planFlags) deployment(fs *flag.FlagSet) error {
 	if h == 0 {
 		f.dep.Headroom = -1 // none: Deployment's zero is the default
 	}
-	eff := servebench.PlanEfficiency(f.eff)
-	f.dep.Efficiency = &eff
+	f.dep.Efficiency = &f.eff
 	return nil
 }
 
@@ -197,7 +196,7 @@ func (f *planFlags) runCompare(env *Env) error {
 	d := f.dep
 	s := plan.Setup{Model: d.Model, GGUF: f.gguf != "", Approximate: d.Approximate, DeviceFile: d.DeviceFile, Devices: d.Devices,
 		Options: plan.Options{Engine: d.Engine, Weights: d.Weights, KVType: d.KVCache, GPUs: d.GPUs, Parallel: d.Parallel,
-			Headroom: max(d.Headroom, 0), Eff: f.eff.Efficiency()}}
+			Headroom: max(d.Headroom, 0), Eff: plan.Tuning(f.eff).Efficiency()}}
 	c, err := s.CompareRun(f.compare, env.warn)
 	switch {
 	case errors.Is(err, plan.ErrOneDevice):
