@@ -52,7 +52,7 @@ func TestRefusesBeforeAnyLoad(t *testing.T) {
 			_, err := servebench.Plan(servebench.Deployment{Model: "internal/plan/testdata/models/Llama-3.1-8B", Devices: []string{"abacus"}},
 				servebench.PlanWorkload{PromptTokens: 100, OutputTokens: 10, Concurrency: 1})
 			return err
-		}, `no device "abacus"`},
+		}, `unknown device "abacus"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call(t.Context())

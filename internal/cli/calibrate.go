@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +11,6 @@ import (
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/report"
-	"github.com/servebench/servebench/internal/rundir"
 )
 
 const calibrateUsage = `
@@ -92,15 +92,8 @@ func calibrateCmd(_ context.Context, env *Env, args []string) error {
 	if dir == "" {
 		return usagef("servebench calibrate runs/a", "calibrate needs a run directory written by servebench run --out")
 	}
-	// The held-out run is read first: a wrong path is told before the fit.
-	var against *calib.HeldOut
-	if f.against != "" {
-		if against, err = loadHeldOut(env, f.against, dir, only); err != nil {
-			return err
-		}
-	}
 	opts := calib.Options{Bootstrap: f.bootstrap, Seed: f.seed, Slots: f.slots}
-	c, err := loadCalibration(env, "", "servebench calibrate runs/a", dir, opts, only)
+	c, against, err := loadCalibration(env, "", "servebench calibrate runs/a", calib.Sources{Dir: dir, Against: f.against, Only: only}, opts)
 	if err != nil {
 		return err
 	}
@@ -175,48 +168,22 @@ func calibError(err error, name string) error {
 	return err
 }
 
-// loadRun reads a run directory with its records, for a calibration;
-// the error names the run as flagName does, with the command's hint.
-func loadRun(env *Env, flagName, dir, hint string) (calib.Run, error) {
-	run, err := calib.ReadRun(dir, env.Stdin, env.readOptions(false, sliceFlag{}))
+// loadCalibration reads the runs of src and fits the model to src.Dir's
+// (calib.Load). Errors name the run as the command does (by flagName, ""
+// for a positional argument) and give example as the hint.
+func loadCalibration(env *Env, flagName, example string, src calib.Sources, o calib.Options) (*calib.Calibration, *calib.HeldOut, error) {
+	src.In, src.Read = env.Stdin, env.readOptions(false, sliceFlag{})
+	c, against, err := calib.Load(src, o)
+	if r, ok := errors.AsType[*calib.ReadError](err); ok {
+		if r.Against {
+			return nil, nil, runDirError("--against", src.Against, "servebench calibrate runs/a --against runs/b (each a directory written by servebench run --out)", readError(r.Err))
+		}
+		return nil, nil, runDirError(flagName, src.Dir, example+" (a directory written by servebench run --out)", readError(r.Err))
+	}
 	if err != nil {
-		return run, runDirError(flagName, dir, hint, readError(err))
+		return nil, nil, calibError(err, strings.TrimSpace(flagName+" "+src.Dir))
 	}
-	return run, nil
-}
-
-// loadHeldOut reads the held-out run of --against. When it is the run the
-// fit reads, it goes by the fit's name for it.
-func loadHeldOut(env *Env, dir, fitDir string, only calib.ConcSet) (*calib.HeldOut, error) {
-	run, err := loadRun(env, "--against", dir, "servebench calibrate runs/a --against runs/b (each a directory written by servebench run --out)")
-	if err != nil {
-		return nil, err
-	}
-	same := rundir.Same(dir, fitDir)
-	if same {
-		run.Dir = fitDir
-	}
-	h, err := calib.NewHeldOut(run, same, only)
-	if err != nil {
-		return nil, calibError(err, fitDir)
-	}
-	return h, nil
-}
-
-// loadCalibration reads the run directory dir and fits the model to it:
-// to its closed-loop points at the concurrencies of only, or to the whole
-// run when only is nil. Errors name the run as the command does (by
-// flagName, "" for a positional argument) and give example as the hint.
-func loadCalibration(env *Env, flagName, example, dir string, o calib.Options, only calib.ConcSet) (*calib.Calibration, error) {
-	run, err := loadRun(env, flagName, dir, example+" (a directory written by servebench run --out)")
-	if err != nil {
-		return nil, err
-	}
-	c, err := calib.Calibrate(run, only, o)
-	if err != nil {
-		return nil, calibError(err, strings.TrimSpace(flagName+" "+dir))
-	}
-	return c, nil
+	return c, against, nil
 }
 
 // runDirError names the run directory (with the flag that named it, if
@@ -258,26 +225,11 @@ func (s *calibShape) fitShared(fit *calib.Fit, o calib.Options) error {
 	if s.gpu == "" || strings.Contains(s.gpu, ",") {
 		return usagef("servebench calibrate runs/a --config internal/plan/testdata/models/Llama-3.1-8B --gpu H100-SXM", "--config needs exactly one --gpu: the device the run measured")
 	}
-	pf := planFlags{config: s.config, gguf: s.gguf, devices: s.devices}
-	shape, err := pf.loadModel()
-	if err != nil {
+	setup := &plan.Setup{Model: cmp.Or(s.config, s.gguf), GGUF: s.gguf != "", DeviceFile: s.devices, Devices: []string{s.gpu},
+		Options: plan.Options{Engine: s.engine, Weights: s.weights, KVType: s.kv, GPUs: s.tp, Eff: plan.DefaultEfficiency()}}
+	err := fit.FitDevice(setup, o)
+	if err == nil || errors.Is(err, calib.ErrTooFew) {
 		return err
 	}
-	devs, err := pf.loadDevices()
-	if err != nil {
-		return err
-	}
-	if devs, err = selectDevices(devs, s.gpu); err != nil {
-		return err
-	}
-	opts := plan.Options{Engine: s.engine, Weights: s.weights, KVType: s.kv, GPUs: s.tp, Eff: plan.DefaultEfficiency()}
-	peak, err := plan.PeakModel(shape, opts, devs[0])
-	if err != nil {
-		return planError(err)
-	}
-	if fit.Shared, err = fit.FitShared(peak, o); err != nil {
-		return err
-	}
-	fit.Shared.Model, fit.Shared.Device = shape.Name, devs[0].Name
-	return nil
+	return planError(err)
 }

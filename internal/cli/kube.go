@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
@@ -116,12 +115,11 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 	if err := k.checkLoad(&f); err != nil {
 		return err
 	}
-	k.RunArgs, k.Credentials = kube.MoveCredentials(runArgs(args, fs))
-	// A pod's history database would go with the pod; the merged run is
-	// the one to keep (history import of report --out's directory).
-	if set := setFlags(fs); !set["db"] && !set["no-history"] {
-		k.RunArgs = append(k.RunArgs, "--no-history")
+	isBool := func(name string) bool {
+		b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool })
+		return ok && b.IsBoolFlag()
 	}
+	k.SetRunArgs(kube.WorkerArgs(args, func(name string) bool { return kubeOwnFlags[name] }, isBool), flagSet(fs, "db") || flagSet(fs, "no-history"))
 	k.APIKeyEnv = f.apiKeyEnv
 	return k.print(env)
 }
@@ -137,19 +135,7 @@ func (k *kubeFlags) print(env *Env) error {
 	if len(k.Credentials) > 0 {
 		fmt.Fprintln(env.Stderr, kube.CredentialsNote(k.Options, printed))
 	}
-	for i, d := range docs {
-		b, err := yaml.Marshal(d)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			b = append([]byte("---\n"), b...)
-		}
-		if _, err := env.Stdout.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return kube.Write(env.Stdout, docs)
 }
 
 // checkAPIKey refuses an API key in the environment that the workers
@@ -170,13 +156,16 @@ func (k *kubeFlags) checkAPIKey(f *runFlags, key string) error {
 // check refuses a Job that could not run as asked.
 func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 	const hint = "servebench kube job --url http://SERVER:8000 --model M --workers 4 --image IMAGE --claim PVC"
+	if o, ok := errors.AsType[*kube.OptionError](k.Check()); ok {
+		switch o.Flag {
+		case "name":
+			return usagef(hint+" --name bench-a", "%v", o)
+		case "api-key-secret", "credentials-secret":
+			return usagef(hint+" --"+o.Flag+" llm-key", "%v", o)
+		}
+		return usagef(hint, "%v", o)
+	}
 	switch {
-	case k.Workers < 1:
-		return usagef(hint, "--workers: give how many workers share the load (at least 1)")
-	case k.Image == "":
-		return usagef(hint, "--image: give the container image holding servebench (docs/DISTRIBUTED.md builds one)")
-	case (k.Claim == "") == (k.HostPath == ""):
-		return usagef(hint, "give one of --claim (a ReadWriteMany volume claim) or --host-path (a directory on each node) for the results")
 	case f.url == "":
 		return usagef(hint, "--url: the workers load a server they reach over the network (the built-in simulator is per process)")
 	case f.slo.active():
@@ -190,14 +179,6 @@ func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 	})
 	if len(bad) > 0 {
 		return usagef(hint, "%s: the Job sets it for each worker", strings.Join(bad, ", "))
-	}
-	if err := kube.ValidName(k.Name); err != nil {
-		return usagef(hint+" --name bench-a", "--name: %v", err)
-	}
-	for flag, name := range map[string]string{"api-key-secret": k.APIKeySecret, "credentials-secret": k.CredentialsSecret} {
-		if err := kube.ValidSecretName(name); name != "" && err != nil {
-			return usagef(hint+" --"+flag+" llm-key", "--%s: %v", flag, err)
-		}
 	}
 	return nil
 }
@@ -221,35 +202,4 @@ func (k *kubeFlags) checkLoad(f *runFlags) error {
 	// The target's time scale is not known here: real time.
 	_, err = bench.StartEvery(bench.Setup{Points: plan.Points, StartAt: k.StartAt, StartEvery: f.shard.startEvery, Grace: f.grace}, 0)
 	return benchError(err)
-}
-
-// runArgs are the command line's run flags, as given and in order: every
-// argument except kube job's own flags (and their values) and --start-at,
-// which the Job passes as one mark for all workers.
-func runArgs(args []string, fs *flag.FlagSet) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || (!kubeOwnFlags[name] && name != "start-at") {
-			out = append(out, a)
-			continue
-		}
-		if !hasValue && !isBool(fs.Lookup(name)) {
-			i++ // the value that follows
-		}
-	}
-	return out
-}
-
-// setFlags are the flags the command line set.
-func setFlags(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-}
-
-func isBool(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }

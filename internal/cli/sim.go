@@ -5,7 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	iofs "io/fs"
+	"slices"
 
 	"github.com/servebench/servebench/internal/calib"
 	"github.com/servebench/servebench/internal/sim"
@@ -94,7 +95,7 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("servebench sim -h", "unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := simConfig(fs, *file)
+	cfg, scaleSet, err := simConfig(fs, *file)
 	if err != nil {
 		return err
 	}
@@ -107,63 +108,55 @@ func runSim(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *printCfg {
-		if scaleChosen(fs, *file) {
+		if scaleSet || flagSet(fs, "time-scale") {
 			return cfg.WriteYAML(env.Stdout)
 		}
 		// Unchosen, the scale is the loader's: servebench run --sim-config
 		// on this file then runs exactly as it does without one.
 		return cfg.WriteYAMLScaleUnset(env.Stdout)
 	}
-	return serveSim(ctx, env, cfg, *addr)
+	err = sim.Serve(ctx, cfg, *addr, env.Stderr)
+	if errors.As(err, new(*sim.ListenError)) {
+		return &Error{Err: err, Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
+	}
+	return err
 }
 
 // simConfig layers defaults, the config file and the flags that were set,
-// and validates the result.
-func simConfig(fs *flag.FlagSet, file string) (sim.Config, error) {
-	cfg := sim.ServeDefaultConfig()
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return cfg, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
-		}
-		if cfg, err = sim.ParseConfigOver(cfg, data); err != nil {
-			return cfg, simConfigError(fmt.Errorf("%s: %w", file, err), err)
-		}
+// and validates the result; scaleSet says whether the file set the time
+// scale.
+func simConfig(fs *flag.FlagSet, file string) (cfg sim.Config, scaleSet bool, err error) {
+	cfg, scaleSet, err = sim.ServeConfigFile(file)
+	if errors.As(err, new(*iofs.PathError)) {
+		return cfg, false, &Error{Err: fmt.Errorf("reading --config: %w", err), Hint: "servebench sim --print-config > sim.yaml writes a starting file", Code: ExitUsage}
 	}
-	byName := map[string]simFlag{}
-	for _, f := range simFlags {
-		byName[f.name] = f
+	if err != nil {
+		return cfg, false, simConfigError(fmt.Errorf("%s: %w", file, err), err)
 	}
-	var setErr error
-	fs.Visit(func(fl *flag.Flag) {
-		f, ok := byName[fl.Name]
-		if !ok || setErr != nil {
-			return
-		}
+	for _, f := range setSimFlags(fs) {
 		// Re-parse the flag's text into the layered config's field.
 		tmp := flag.NewFlagSet("", flag.ContinueOnError)
 		bindInto(tmp, f.name, f.ptr(&cfg), "")
-		setErr = tmp.Set(f.name, fl.Value.String())
-	})
-	if setErr != nil {
-		return cfg, usagef("servebench sim -h", "%v", setErr)
+		if err := tmp.Set(f.name, fs.Lookup(f.name).Value.String()); err != nil {
+			return cfg, false, usagef("servebench sim -h", "%v", err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, simConfigError(err, err)
+		return cfg, false, simConfigError(err, err)
 	}
-	return cfg, nil
+	return cfg, scaleSet, nil
 }
 
-// scaleChosen reports whether --time-scale or the --config file set the
-// time scale.
-func scaleChosen(fs *flag.FlagSet, file string) bool {
-	set := false
-	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "time-scale" })
-	if set || file == "" {
-		return set
-	}
-	data, err := os.ReadFile(file)
-	return err == nil && sim.SetsTimeScale(data)
+// setSimFlags are the flags of the table the command line set, in flag
+// order.
+func setSimFlags(fs *flag.FlagSet) []simFlag {
+	var set []simFlag
+	fs.Visit(func(fl *flag.Flag) {
+		if i := slices.IndexFunc(simFlags, func(f simFlag) bool { return f.name == fl.Name }); i >= 0 {
+			set = append(set, simFlags[i])
+		}
+	})
+	return set
 }
 
 // bindInto defines flag name over the field at ptr.
@@ -197,21 +190,6 @@ func simConfigError(shown, err error) error {
 	return &Error{Err: shown, Hint: hint, Code: ExitUsage}
 }
 
-func serveSim(ctx context.Context, env *Env, cfg sim.Config, addr string) error {
-	srv, err := sim.New(cfg)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	url, err := srv.Start(ctx, addr)
-	if err != nil {
-		return &Error{Err: fmt.Errorf("listening on %s: %w", addr, err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for a free port", Code: ExitFailure}
-	}
-	sim.WriteBanner(env.Stderr, cfg, url)
-	<-ctx.Done()
-	return nil
-}
-
 // calibratedSim puts the model fitted to the run in dir into cfg
 // (calib.ServeConfig), leaving the settings the flags set.
 func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc string) (sim.Config, error) {
@@ -219,17 +197,14 @@ func calibratedSim(env *Env, fs *flag.FlagSet, cfg sim.Config, dir, fitConc stri
 	if err != nil {
 		return cfg, err
 	}
-	c, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", dir, calib.Options{Bootstrap: 1}, only)
+	c, _, err := loadCalibration(env, "--calibrate", "servebench sim --calibrate runs/a", calib.Sources{Dir: dir, Only: only}, calib.Options{Bootstrap: 1})
 	if err != nil {
 		return cfg, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) {
-		for _, f := range simFlags {
-			set[f.field] = set[f.field] || f.name == fl.Name
-		}
+	set := setSimFlags(fs)
+	cfg = c.ServeConfig(cfg, func(field string) bool {
+		return slices.ContainsFunc(set, func(f simFlag) bool { return f.field == field })
 	})
-	cfg = c.ServeConfig(cfg, func(field string) bool { return set[field] })
 	if err := cfg.Validate(); err != nil {
 		return cfg, simConfigError(err, err)
 	}

@@ -35,15 +35,15 @@ func (e *UnknownDeviceError) Error() string {
 	return fmt.Sprintf("unknown device %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
-// SelectDevices are the devices of devs named in names, comma-separated
-// (all of devs when names is ""); an *UnknownDeviceError names one it
-// lacks.
-func SelectDevices(devs []Device, names string) ([]Device, error) {
-	if names == "" {
+// SelectDevices are the devices of devs named in names, each trimmed of
+// spaces (all of devs when names is empty); an *UnknownDeviceError names
+// one it lacks.
+func SelectDevices(devs []Device, names []string) ([]Device, error) {
+	if len(names) == 0 {
 		return devs, nil
 	}
 	var out []Device
-	for _, n := range strings.Split(names, ",") {
+	for _, n := range names {
 		d, ok := FindDevice(devs, strings.TrimSpace(n))
 		if !ok {
 			e := &UnknownDeviceError{Name: n}

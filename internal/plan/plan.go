@@ -201,8 +201,8 @@ func (p *planner) resolveKV() error {
 func (p *planner) checkOptions() error {
 	o := p.opt
 	switch {
-	case o.Headroom < 0 || o.Headroom > 0.9:
-		return fmt.Errorf("headroom %.0f%% is outside 0..90%%", 100*o.Headroom)
+	case CheckHeadroom(o.Headroom) != nil:
+		return CheckHeadroom(o.Headroom)
 	case bad(o.Eff.Compute) || bad(o.Eff.Bandwidth) || bad(o.Eff.Interconnect):
 		return fmt.Errorf("efficiency factors must be in (0, 1]: compute %v, bandwidth %v, interconnect %v", o.Eff.Compute, o.Eff.Bandwidth, o.Eff.Interconnect)
 	case o.Eff.AllReduceLatency < 0 || o.Eff.StepOverhead < 0 || o.Eff.RequestOverhead < 0:
@@ -211,6 +211,15 @@ func (p *planner) checkOptions() error {
 		return fmt.Errorf("%d GPUs: at most 64 are modelled", p.gpus)
 	case p.eng.tensorParallel && p.gpus > 1 && !p.s.MLA && p.s.Heads%p.gpus != 0:
 		return fmt.Errorf("tensor parallel %d does not divide the %d attention heads", p.gpus, p.s.Heads)
+	}
+	return nil
+}
+
+// CheckHeadroom refuses a headroom (a fraction of usable memory kept
+// free) outside 0..90%.
+func CheckHeadroom(h float64) error {
+	if h < 0 || h > 0.9 {
+		return fmt.Errorf("headroom %.0f%% is outside 0..90%%", 100*h)
 	}
 	return nil
 }

@@ -58,3 +58,9 @@ func sources(d plan.Device) []string {
 	}
 	return out
 }
+
+// DevicesJSON writes a device catalog as plan --list-devices --json
+// prints it: the catalog file's format, each number with its source.
+func DevicesJSON(w io.Writer, devs []plan.Device) error {
+	return writeJSON(w, map[string]any{"devices": devs}, true)
+}

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -15,6 +17,50 @@ func ServeDefaultConfig() Config {
 	cfg := DefaultConfig()
 	cfg.TimeScale = ServeTimeScale
 	return cfg
+}
+
+// ServeConfigFile is ServeDefaultConfig with the settings of a YAML
+// configuration file over it ("": none), and whether the file sets the
+// time scale itself. A file that cannot be read is an *fs.PathError.
+func ServeConfigFile(file string) (cfg Config, scaleSet bool, err error) {
+	cfg = ServeDefaultConfig()
+	if file == "" {
+		return cfg, false, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return cfg, false, err
+	}
+	if cfg, err = ParseConfigOver(cfg, data); err != nil {
+		return cfg, false, err
+	}
+	return cfg, SetsTimeScale(data), nil
+}
+
+// ListenError is an address a served simulator could not listen on.
+type ListenError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string { return fmt.Sprintf("listening on %s: %v", e.Addr, e.Err) }
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Serve serves cfg at addr (host:port; port 0 picks a free one) until ctx
+// is done, after saying on w what it serves where (WriteBanner).
+func Serve(ctx context.Context, cfg Config, addr string, w io.Writer) error {
+	srv, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	url, err := srv.Start(ctx, addr)
+	if err != nil {
+		return &ListenError{Addr: addr, Err: err}
+	}
+	WriteBanner(w, cfg, url)
+	<-ctx.Done()
+	return nil
 }
 
 // SetsTimeScale reports whether a configuration file's data sets the time
