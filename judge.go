@@ -51,22 +51,19 @@ func Judge(ctx context.Context, b Benchmark, o Objective) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, cfg, err := start(ctx, b)
+	m, err := b.measurement()
 	if err != nil {
 		return nil, err
 	}
-	defer t.Close()
-	ev := &slo.Evaluator{}
-	opt := bench.JudgeOptions{Base: cfg.Points[0], Repeat: o.Repeat, FindCapacity: o.FindCapacity, Eval: ev}
-	rep, res, err := bench.Judge(ctx, cfg, obj, opt)
-	if res == nil {
+	m.Objective, m.Judge = obj, bench.JudgeOptions{Repeat: o.Repeat, FindCapacity: o.FindCapacity}
+	got, err := bench.Measure(ctx, m)
+	if got == nil || got.Result == nil {
 		return nil, err
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return &Report{Result: &Result{Summary: res.Summary, Records: res.Records, Interrupted: res.Interrupted, eval: ev},
-		Verdict: rep.Verdict}, err
+	return &Report{Result: result(got, m.Eval), Verdict: got.Report.Verdict}, err
 }
 
 // objective is o over the benchmark's workload and loads, resolved as
@@ -83,7 +80,7 @@ func (b Benchmark) objective(o Objective) (*slo.Objective, error) {
 		PromptTokens: []string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, OutputTokens: []string{cmp.Or(w.OutputTokens, defaultOutputTokens)}}
 	requests := opts.Requests
 	if requests == 0 && opts.Duration == 0 {
-		requests = defaultRequests
+		requests = bench.DefaultRequests
 	}
 	ov.Requests = &requests
 	if opts.WarmupRequests > 0 || opts.WarmupDuration > 0 {

@@ -90,7 +90,6 @@ type Workload struct {
 const (
 	defaultPromptTokens = "512"
 	defaultOutputTokens = "128"
-	defaultRequests     = 100
 )
 
 // defaultConcurrency are the loads of zero Loads.
@@ -183,41 +182,40 @@ type (
 // When ctx is cancelled it stops and returns what completed, with
 // Interrupted set, and ctx's error.
 func Run(ctx context.Context, b Benchmark) (*Result, error) {
-	t, cfg, err := start(ctx, b)
+	m, err := b.measurement()
 	if err != nil {
 		return nil, err
 	}
-	defer t.Close()
-	ev := &slo.Evaluator{}
-	cfg.Observe = ev.Add
-	res, err := bench.Run(ctx, cfg)
-	if res == nil {
+	got, err := bench.Measure(ctx, m)
+	if got == nil || got.Result == nil {
 		return nil, err
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return &Result{Summary: res.Summary, Records: res.Records, Interrupted: res.Interrupted, eval: ev}, err
+	return result(got, m.Eval), err
 }
 
-// start opens the target, checks it, asks it what it is and assembles
-// the run, as servebench run does (bench.Launch).
-func start(ctx context.Context, b Benchmark) (*bench.Target, bench.Config, error) {
+// measurement is the benchmark as bench.Measure takes it, the sequence
+// servebench run measures with: open the target, check it, ask it what
+// it is, assemble the run on it and measure; its records are kept by
+// load for Compare.
+func (b Benchmark) measurement() (bench.Measurement, error) {
 	s, err := b.setup()
 	if err != nil {
-		return nil, bench.Config{}, err
+		return bench.Measurement{}, err
 	}
 	l := bench.Launch{NoPreflight: b.Target.NoPreflight, Opened: b.opened, Checked: b.checked,
 		Spec: bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
 			Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}}
-	t, cfg, err := l.Start(ctx, s)
-	if err != nil {
-		return nil, bench.Config{}, err
-	}
-	if cfg.Telemetry != nil {
-		b.note(cfg.Telemetry.Notes...)
-	}
-	return t, cfg, nil
+	return bench.Measurement{Launch: l, Setup: func(*bench.Target) (bench.Setup, error) { return s, nil },
+		Eval: &slo.Evaluator{}, Unsampled: func(notes []string) { b.note(notes...) }}, nil
+}
+
+// result is what was measured, as a Result.
+func result(got *bench.Measured, ev *slo.Evaluator) *Result {
+	res := got.Result
+	return &Result{Summary: res.Summary, Records: res.Records, Interrupted: res.Interrupted, eval: ev}
 }
 
 // opened notes an endpoint path in Target.URL, which names the API.
@@ -265,7 +263,7 @@ func (b Benchmark) setup() (bench.Setup, error) {
 	if err != nil {
 		return bench.Setup{}, err
 	}
-	p.Points = bench.MatrixPoints(base, p.Cells, loads, s.Seed)
+	p.SetPoints(base, loads, s.Seed)
 	p.Apply(&s)
 	return s, nil
 }
@@ -279,25 +277,12 @@ func (b Benchmark) points() (load.Point, []record.Load, error) {
 	}
 	base := load.Point{Requests: o.Requests, Duration: o.Duration, WarmupRequests: o.WarmupRequests,
 		WarmupDuration: o.WarmupDuration, Arrival: arrival}
-	if base.Requests == 0 && base.Duration == 0 {
-		base.Requests = defaultRequests
-	}
-	var loads []record.Load
-	switch {
-	case len(l.Concurrency) > 0 && len(l.Rate) > 0:
+	if len(l.Concurrency) > 0 && len(l.Rate) > 0 {
 		return base, nil, errors.New("servebench: Loads: Concurrency and Rate are exclusive")
-	case len(l.Rate) > 0:
-		for _, r := range l.Rate {
-			loads = append(loads, record.Load{Rate: r, MaxConcurrency: l.MaxConcurrency})
-		}
-	default:
-		conc := l.Concurrency
-		if len(conc) == 0 {
-			conc = defaultConcurrency
-		}
-		for _, c := range conc {
-			loads = append(loads, record.Load{Concurrency: c})
-		}
 	}
-	return base, loads, nil
+	conc := l.Concurrency
+	if len(conc) == 0 {
+		conc = defaultConcurrency
+	}
+	return base, bench.Levels(conc, l.Rate, l.MaxConcurrency), nil
 }

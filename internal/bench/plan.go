@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"errors"
 	"time"
 
 	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -51,4 +53,66 @@ func PlanWorkloads(spec workload.Spec, cells []workload.Lengths, prompts, output
 func (p *Plan) Apply(s *Setup) {
 	s.Prompt, s.Output, s.Workload, s.Matrix = p.Prompt, p.Output, p.Spec, p.Cells
 	s.Points, s.Slice = p.Points, p.Slice
+}
+
+// Sustained runs (docs/METRICS.md, "Slices and drift") cut each load
+// point's window into slices of model time and check them for drift.
+//
+// A run of at least DefaultSliceFrom is sliced by DefaultSlice unless told
+// otherwise: such a run is long because its sustained behaviour matters,
+// and one-minute slices give it at least ten points for the drift's slope.
+const (
+	DefaultSliceFrom = 10 * time.Minute
+	DefaultSlice     = time.Minute
+)
+
+// ErrSliceTooLong: a slice longer than the points it cuts.
+var ErrSliceTooLong = errors.New("the slice is longer than the duration")
+
+// SliceLength is the slice length of a run whose points last dur (0: a
+// request count bounds them): the one given, which must fit in the
+// duration, or for none given (0) the default of a long run; 0 for no
+// slices.
+func SliceLength(given, dur time.Duration) (time.Duration, error) {
+	switch {
+	case given > 0 && dur > 0 && given > dur:
+		return 0, ErrSliceTooLong
+	case given > 0:
+		return given, nil
+	case dur >= DefaultSliceFrom:
+		return DefaultSlice, nil
+	}
+	return 0, nil
+}
+
+// DefaultRequests is each point's request count when neither a count nor
+// a duration bounds it: servebench run's default, enough for a p95 with
+// some requests beyond it.
+const DefaultRequests = 100
+
+// SetPoints sets the plan's points: every load of every workload cell
+// (MatrixPoints), each measuring base's amount, or DefaultRequests when
+// base bounds neither a request count nor a duration.
+func (p *Plan) SetPoints(base load.Point, loads []record.Load, seed uint64) {
+	if base.Requests == 0 && base.Duration == 0 {
+		base.Requests = DefaultRequests
+	}
+	p.Points = MatrixPoints(base, p.Cells, loads, seed)
+}
+
+// Levels are the load levels of open-loop rates in requests per second,
+// each capped at maxConcurrency requests in flight (0: none), when any is
+// given, else of closed-loop concurrencies.
+func Levels(concurrency []int, rates []float64, maxConcurrency int) []record.Load {
+	var out []record.Load
+	for _, r := range rates {
+		out = append(out, record.Load{Rate: r, MaxConcurrency: maxConcurrency})
+	}
+	if len(rates) > 0 {
+		return out
+	}
+	for _, c := range concurrency {
+		out = append(out, record.Load{Concurrency: c})
+	}
+	return out
 }

@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -59,6 +63,63 @@ func TestPlanWorkloads(t *testing.T) {
 			}
 			if want, _ := workload.ParseLengthDist(first.OutputTokens); p.Output != want {
 				t.Errorf("output dist %+v, want %+v", p.Output, want)
+			}
+		})
+	}
+}
+
+// TestSliceLength: a slice as given when it fits in the duration, 1m by
+// default from a 10m duration, none for shorter runs without one.
+func TestSliceLength(t *testing.T) {
+	tests := []struct {
+		name      string
+		given     time.Duration // 0 when not given
+		dur       time.Duration
+		want      time.Duration
+		wantError bool
+	}{
+		{"given", time.Minute, 30 * time.Minute, time.Minute, false},
+		{"as long as the duration", 30 * time.Second, 30 * time.Second, 30 * time.Second, false},
+		{"no duration: any length", 5 * time.Minute, 0, 5 * time.Minute, false},
+		{"longer than the duration", 2 * time.Minute, time.Minute, 0, true},
+		{"long run: a minute by default", 0, 10 * time.Minute, time.Minute, false},
+		{"short run: none", 0, 9 * time.Minute, 0, false},
+		{"requests only: none", 0, 0, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := SliceLength(tt.given, tt.dur)
+		if got != tt.want || errors.Is(err, ErrSliceTooLong) != tt.wantError || (err != nil && !tt.wantError) {
+			t.Errorf("%s: %v, %v; want %v, error %v", tt.name, got, err, tt.want, tt.wantError)
+		}
+	}
+}
+
+// TestSetPoints: every load of every cell, in order, each with its seed;
+// a point bounded by nothing measures DefaultRequests.
+func TestSetPoints(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base       load.Point
+		loads      []record.Load
+		want       string // each point's load and requests
+		wantAmount int
+	}{
+		{"closed loop, no amount: the default count", load.Point{}, Levels([]int{1, 4}, nil, 0), "c=1 c=4", DefaultRequests},
+		{"open loop with a cap, a count", load.Point{Requests: 7}, Levels([]int{9}, []float64{0.5, 2}, 3), "r=0.5/s ≤3 r=2/s ≤3", 7},
+		{"a duration alone: no count", load.Point{Duration: time.Second}, Levels([]int{2}, nil, 0), "c=2", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Plan{}
+			p.SetPoints(tc.base, tc.loads, 10)
+			var got []string
+			for i, pt := range p.Points {
+				got = append(got, pt.Load.Label())
+				if pt.Index != i || pt.Seed != 10+uint64(i) || pt.Requests != tc.wantAmount {
+					t.Errorf("point %d: index %d seed %d requests %d", i, pt.Index, pt.Seed, pt.Requests)
+				}
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("loads %q, want %q", g, tc.want)
 			}
 		})
 	}

@@ -49,8 +49,10 @@ type Setup struct {
 	Seed   uint64
 	Points []load.Point
 	// Slice cuts each point into slices of this much model time (0: none).
-	Slice    time.Duration
-	OutDir   string
+	Slice  time.Duration
+	OutDir string
+	// Compress is CompressGzip to write the records compressed, or empty.
+	Compress string
 	Grace    time.Duration
 	Progress io.Writer // live progress (a terminal), or nil
 	// ProgressLines: Progress is a log; it gets a line every 10 s.
@@ -160,6 +162,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 		},
 		Points:           s.Points,
 		OutDir:           s.OutDir,
+		Compress:         s.Compress,
 		Grace:            s.Grace,
 		Progress:         s.Progress,
 		ProgressLines:    s.ProgressLines,

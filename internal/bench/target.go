@@ -152,10 +152,9 @@ func (t *Target) Config(ctx context.Context, s Setup) (Config, error) {
 	return NewConfig(ctx, s)
 }
 
-// Launch is how a run's target is started, the one sequence the
-// servebench package and command share: open it, check it, ask it what it
-// is, assemble the run on it. The hooks let a caller say, in its own
-// words, what happened on the way.
+// Launch is how a run's target is started (Measure, the one sequence the
+// servebench package and command share, opens it). The hooks let a caller
+// say, in its own words, what happened on the way.
 type Launch struct {
 	Spec TargetSpec
 	// NoPreflight skips the check before any load (Target.Preflight).
@@ -190,20 +189,4 @@ func (l Launch) Open(ctx context.Context) (*Target, error) {
 		l.Checked(p)
 	}
 	return t, nil
-}
-
-// Start is Open, then Describe, then the run of s on the target
-// (Target.Config); the target is closed on an error.
-func (l Launch) Start(ctx context.Context, s Setup) (*Target, Config, error) {
-	t, err := l.Open(ctx)
-	if err != nil {
-		return nil, Config{}, err
-	}
-	t.Describe(ctx)
-	cfg, err := t.Config(ctx, s)
-	if err != nil {
-		t.Close()
-		return nil, Config{}, err
-	}
-	return t, cfg, nil
 }

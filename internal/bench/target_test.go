@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/internal/backend"
@@ -33,53 +32,6 @@ func TestOpenTargetStartsSimulator(t *testing.T) {
 	}
 	if _, err := tg.Preflight(t.Context()); err != nil {
 		t.Errorf("the simulator fails its preflight: %v", err)
-	}
-}
-
-// TestLaunchStart: a launch opens the target, checks it (unless told not
-// to) and assembles the run on it, the run's target being the one opened;
-// its hooks see each step in order, and a step's error stops the rest.
-func TestLaunchStart(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	for _, tc := range []struct {
-		name       string
-		l          Launch
-		tokenizer  string
-		wantEvents string
-		wantErr    func(error) bool // nil: none
-	}{
-		{"the simulator: opened, checked, assembled", Launch{Spec: TargetSpec{Sim: &cfg}}, "cl100k_base", "opened checked", nil},
-		{"no preflight: not checked", Launch{Spec: TargetSpec{Sim: &cfg}, NoPreflight: true}, "cl100k_base", "opened", nil},
-		{"a server that is not there: the preflight's error", Launch{Spec: TargetSpec{Server: backend.TargetOptions{URL: "http://127.0.0.1:1"}, Model: "m"}},
-			"cl100k_base", "opened", func(err error) bool { _, ok := errors.AsType[*backend.PreflightError](err); return ok }},
-		{"a setup that cannot be used: its error, once checked", Launch{Spec: TargetSpec{Sim: &cfg}}, "words", "opened checked",
-			func(err error) bool {
-				se, ok := errors.AsType[*SetupError](err)
-				return ok && se.Setting == "Tokenizer"
-			}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var events []string
-			tc.l.Opened = func(*Target) { events = append(events, "opened") }
-			tc.l.Checked = func(*backend.Preflight) { events = append(events, "checked") }
-			tg, c, err := tc.l.Start(t.Context(), Setup{Tokenizer: tc.tokenizer})
-			if got := strings.Join(events, " "); got != tc.wantEvents {
-				t.Errorf("hooks saw %q, want %q", got, tc.wantEvents)
-			}
-			if tc.wantErr != nil {
-				if err == nil || !tc.wantErr(err) || tg != nil {
-					t.Errorf("got %v and target %v, want the step's error and no target", err, tg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tg.Close()
-			if got := c.Run.Target; !got.Simulated || got.Model != tg.Model || got.API != tg.API || got.Server["engine"] != "servebench-sim" {
-				t.Errorf("the run's target is not the one opened: %+v", got)
-			}
-		})
 	}
 }
 

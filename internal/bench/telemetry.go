@@ -53,8 +53,7 @@ func newTelemetry(ctx context.Context, s Setup, scale float64) (*Telemetry, erro
 	}
 	// A page may echo the credentials it was reached with: the target's,
 	// or the user:password of its own URL.
-	red := backend.JoinRedactors(s.Target.Redactor(),
-		backend.NewURLRedactor(append([]string{o.GPUMetricsURL, o.HostMetricsURL}, o.MetricsURLs...)...))
+	red := backend.JoinRedactors(s.Target.Redactor(), o.Redactor())
 	return &Telemetry{Sources: srcs, Interval: o.Interval, Notes: notes, Redact: red.String}, nil
 }
 

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"path/filepath"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
-	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 )
 
@@ -90,139 +88,92 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, c := range cands {
-		if err := benchError(rundir.Check(candidateDir(f.out, c))); err != nil {
+		if err := benchError(rundir.Check(bench.CandidateDir(f.out, c))); err != nil {
 			return err
 		}
 	}
-	if err := f.preflightCandidates(ctx, env, cands); err != nil {
-		return err
+	d, err := bench.Decide(ctx, o, cands, f.decider(ctx, env, o, plan))
+	if ce, ok := errors.AsType[*bench.CandidateError](err); ok {
+		return f.candidateError(ce)
 	}
-	var outs []slo.Outcome
-	for _, c := range cands {
-		x := f.measureCandidate(ctx, env, o, plan, c)
-		outs = append(outs, x)
-		fmt.Fprintf(env.Stderr, "candidate %s: %s\n", c.Name, outcomeLine(x))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return f.finishDecision(ctx, env, slo.Decide(o, outs))
+	return f.finishDecision(ctx, env, d)
 }
 
-// candidates gathers the file's candidates and the --target ones, and
-// takes the file's objective unless --objective was given.
+// candidates gathers the file's candidates and the --target ones
+// (slo.GatherCandidates), and takes the file's objective unless
+// --objective was given.
 func candidates(file string, targets []slo.Candidate, f *runFlags) ([]slo.Candidate, error) {
 	const hint = "servebench decide -h"
-	var out []slo.Candidate
-	if file != "" {
-		cf, err := slo.ReadCandidates(file)
-		switch {
-		case errors.As(err, new(*fs.PathError)):
-			return nil, usagef(hint, "--candidates: %v", err)
-		case err != nil:
-			return nil, usagef(hint, "--candidates %s: %v", file, err)
+	checkSim := func(c slo.Candidate) error {
+		if !c.Simulated {
+			return nil
 		}
-		out = cf.Candidates
-		if f.slo.objective == "" {
-			f.slo.objective = cf.Objective
+		if _, err := bench.CandidateSim(c); err != nil {
+			return usagef("servebench sim --print-config shows every setting", "--candidates %s: candidate %s: sim: %v", file, c.Name, err)
 		}
+		return nil
 	}
-	seen := map[string]bool{}
-	for _, c := range append(out, targets...) {
-		if seen[c.Name] {
-			return nil, usagef(hint, "candidate name %q is used twice", c.Name)
-		}
-		seen[c.Name] = true
-		if c.Simulated {
-			if _, err := sim.ParseConfig(c.Sim); err != nil {
-				return nil, usagef("servebench sim --print-config shows every setting", "--candidates %s: candidate %s: sim: %v", file, c.Name, err)
-			}
-		}
-	}
-	out = append(out, targets...)
-	if len(out) == 0 {
+	cf, err := slo.GatherCandidates(file, targets, checkSim)
+	switch {
+	case errors.Is(err, slo.ErrNoCandidates):
 		return nil, usagef(hint, "no candidates: give --candidates FILE or --target name=N,url=U")
+	case errors.As(err, new(*Error)): // checkSim's
+		return nil, err
+	case errors.As(err, new(*slo.DuplicateError)):
+		return nil, usagef(hint, "%v", err)
+	case errors.As(err, new(*fs.PathError)):
+		return nil, usagef(hint, "--candidates: %v", err)
+	case err != nil:
+		return nil, usagef(hint, "--candidates %s: %v", file, err)
+	}
+	if f.slo.objective == "" {
+		f.slo.objective = cf.Objective
 	}
 	if f.slo.objective == "" && len(f.slo.slos) == 0 {
 		return nil, usagef(hint, "no objective: give --objective NAME|FILE, --slo, or 'objective:' in the candidates file")
 	}
-	return out, nil
+	return cf.Candidates, nil
 }
 
-// candidateDir is where a candidate's run is written under --out ("" for
-// none).
-func candidateDir(out string, c slo.Candidate) string {
-	if out == "" {
-		return ""
+// decider measures each candidate as run measures a server (forCandidate),
+// stores each in the history and says its outcome on stderr.
+func (f *runFlags) decider(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan) bench.Decider {
+	measurement := func(c slo.Candidate) (bench.Measurement, error) {
+		return f.forCandidate(c).measurement(env, plan)
 	}
-	return filepath.Join(out, c.Name)
-}
-
-// preflightCandidates checks every server candidate before any is
-// measured: a misconfigured one stops the decision before any load.
-func (f *runFlags) preflightCandidates(ctx context.Context, env *Env, cands []slo.Candidate) error {
-	for _, c := range cands {
-		if c.Simulated {
-			continue
+	measured := func(x slo.Outcome, got *bench.Measured) {
+		if got != nil && got.Result != nil && got.Report != nil {
+			f.forCandidate(x.Candidate).remember(ctx, env, got.Report.Summary, o, got.Report.Verdict)
 		}
-		cf := f.forCandidate(c)
-		t, err := startTarget(ctx, env, &cf)
-		var e *Error
-		switch {
-		case errors.As(err, &e):
-			return &Error{Err: fmt.Errorf("candidate %s: %w", c.Name, e.Err), Hint: e.Hint, Code: e.Code}
-		case err != nil:
-			return fmt.Errorf("candidate %s: %w", c.Name, err)
-		}
-		t.Close()
+		fmt.Fprintf(env.Stderr, "candidate %s: %s\n", x.Candidate.Name, report.OutcomeLine(x))
 	}
-	return nil
+	text := func(err error) string { return env.redact(errorText(f.measureError(err))) }
+	return bench.Decider{Measurement: measurement, Measured: measured, ErrorText: text}
 }
 
 // forCandidate is the flags with c's server in place of --url, --model
-// and --api.
-func (f *runFlags) forCandidate(c slo.Candidate) runFlags {
+// and --api, its run in its own directory under --out, and its labels
+// beside the command line's, winning.
+func (f *runFlags) forCandidate(c slo.Candidate) *runFlags {
 	cf := *f
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	cf.apiGiven = f.apiGiven || c.API != ""
-	return cf
-}
-
-// measureCandidate searches one candidate's capacity under the objective.
-func (f *runFlags) measureCandidate(ctx context.Context, env *Env, o *slo.Objective, plan *bench.Plan, c slo.Candidate) slo.Outcome {
-	x := slo.Outcome{Candidate: c}
-	cf := f.forCandidate(c)
-	cf.out = candidateDir(f.out, c)
-	cf.hist.labels = maps.Clone(f.hist.labels) // the candidate's labels beside the command line's, winning
+	cf.out = bench.CandidateDir(f.out, c)
+	cf.hist.labels = maps.Clone(f.hist.labels)
 	if cf.hist.labels == nil {
 		cf.hist.labels = labelFlag{}
 	}
 	maps.Copy(cf.hist.labels, c.Labels)
-	if c.Simulated {
-		cfg, err := sim.ParseConfig(c.Sim) // checked by candidates
-		if err != nil {
-			x.Error = err.Error()
-			return x
-		}
-		cf.sim = &cfg // in memory: no temporary file to write and lose
+	return &cf
+}
+
+// candidateError is a candidate's failed check as decide tells it.
+func (f *runFlags) candidateError(ce *bench.CandidateError) error {
+	var e *Error
+	if errors.As(f.measureError(ce.Err), &e) {
+		return &Error{Err: fmt.Errorf("candidate %s: %w", ce.Name, e.Err), Hint: e.Hint, Code: e.Code}
 	}
-	t, err := startTarget(ctx, env, &cf)
-	if err != nil {
-		x.Error = env.redact(errorText(err))
-		return x
-	}
-	defer t.Close()
-	t.Describe(ctx)
-	x.Server = t.Info
-	rep, _, err := cf.judge(ctx, env, o, t, plan)
-	if rep != nil {
-		x.Verdict = rep.Verdict
-		x.Binding = rep.Verdict.Capacity.FailedSLOs
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		x.Error = env.redact(errorText(err))
-	}
-	return x
+	return fmt.Errorf("candidate %s: %w", ce.Name, ce.Err)
 }
 
 func errorText(err error) string {
@@ -231,16 +182,6 @@ func errorText(err error) string {
 		return e.Err.Error() + " (try: " + e.Hint + ")"
 	}
 	return err.Error()
-}
-
-func outcomeLine(x slo.Outcome) string {
-	if x.Error != "" {
-		return "error: " + x.Error
-	}
-	if x.Verdict == nil {
-		return "not measured"
-	}
-	return x.Verdict.Text
 }
 
 func (f *runFlags) finishDecision(ctx context.Context, env *Env, d *slo.Decision) error {

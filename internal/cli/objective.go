@@ -47,13 +47,9 @@ func objectiveCmd(ctx context.Context, env *Env, args []string) error {
 }
 
 func listObjectives(env *Env) error {
-	var presets []*slo.Objective
-	for _, name := range slo.PresetNames {
-		o, err := slo.Preset(name)
-		if err != nil {
-			return err
-		}
-		presets = append(presets, o)
+	presets, err := slo.Presets()
+	if err != nil {
+		return err
 	}
 	return report.Objectives(env.Stdout, presets)
 }

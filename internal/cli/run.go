@@ -17,7 +17,6 @@ import (
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
 	"github.com/servebench/servebench/internal/rundir"
-	"github.com/servebench/servebench/internal/sim"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -50,7 +49,6 @@ its clock, the client saturated, too few requests for a percentile judged; the r
 // saturating) in seconds.
 const (
 	defaultConcurrency  = "1,2,4,8,16"
-	defaultRequests     = 100
 	defaultPromptTokens = "512"
 	defaultOutputTokens = "128"
 	defaultAPIKeyEnv    = "SERVEBENCH_API_KEY"
@@ -76,8 +74,7 @@ type runFlags struct {
 	workload                           workload.Spec // dataset, sessions, prefixes, long context (run_workload.go)
 	seed                               uint64
 	out, format, simConfig             string
-	compress                           string      // records compressed: "gzip", or "none"
-	sim                                *sim.Config // in place of --sim-config: a decide candidate's simulator
+	compress                           string // records compressed: "gzip", or "none"
 	jsonOut                            bool
 	slice                              sliceFlag      // sustained runs (run_slice.go)
 	slo                                sloFlags       // objective, verdicts, capacity (run_slo.go)
@@ -102,7 +99,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.arrival, "arrival", load.ArrivalPoisson, "open-loop arrivals: poisson, constant or gamma")
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma arrivals: shape (1 = Poisson, below 1 burstier)")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight (0: none)")
-	fs.IntVar(&f.requests, "requests", 0, fmt.Sprintf("measured requests per load point (default %d when no --duration)", defaultRequests))
+	fs.IntVar(&f.requests, "requests", 0, fmt.Sprintf("measured requests per load point (default %d when no --duration)", bench.DefaultRequests))
 	fs.DurationVar(&f.dur, "duration", 0, "measured sending time per load point, e.g. 60s")
 	fs.Var(&f.warmup, "warmup", "warm-up per load point: requests (5) or time (10s), excluded from the steady state")
 	f.slice.define(fs)
@@ -152,10 +149,13 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	defer restore()
 	f.hist.args = append([]string{"run"}, args...)
+	var o *slo.Objective
 	if f.slo.active() {
-		return f.runObjective(ctx, env, fs)
+		if o, err = f.objective(fs); err != nil {
+			return err
+		}
 	}
-	plan, err := f.plan(nil)
+	plan, err := f.plan(o)
 	if err != nil {
 		return err
 	}
@@ -169,29 +169,29 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
-	if f.jsonOut {
+	m, err := f.measurement(env, plan)
+	if err != nil {
+		return err
+	}
+	m.Objective = o
+	got, err := bench.Measure(ctx, m)
+	err = f.measureError(err)
+	switch {
+	case got == nil || got.Result == nil:
+		return err
+	case o != nil:
+		return f.judged(ctx, env, o, got, err)
+	case f.jsonOut:
 		render = report.JSON
 	}
-	target, err := startTarget(ctx, env, &f)
+	res := got.Result
+	if rerr := render(env.Stdout, res.Summary); rerr != nil && err == nil {
+		err = rerr
+	}
+	f.remember(ctx, env, res.Summary, nil, nil)
+	writeRunFiles(env, f.out, res)
 	if err != nil {
 		return err
-	}
-	defer target.Close()
-	target.Describe(ctx)
-	cfg, err := f.benchConfig(ctx, env, target, plan)
-	if err != nil {
-		return err
-	}
-	res, err := bench.Run(ctx, cfg)
-	if res != nil {
-		if rerr := render(env.Stdout, res.Summary); rerr != nil && err == nil {
-			err = rerr
-		}
-		f.remember(ctx, env, res.Summary, nil, nil)
-		writeRunFiles(env, f.out, res)
-	}
-	if err != nil {
-		return benchError(err)
 	}
 	if res.Interrupted {
 		return &Error{Err: errors.New("interrupted: the summary covers the requests that completed"), Code: ExitInterrupted}
@@ -270,9 +270,6 @@ func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 		return nil, err
 	}
 	p.Slice = slice
-	if requests == 0 && dur == 0 {
-		requests = defaultRequests
-	}
 	arrival, err := load.ParseArrival(f.arrival, f.burstiness)
 	if err != nil {
 		return nil, usagef("servebench run --rate 2 --arrival gamma --burstiness 0.5", "--arrival/--burstiness: %v", err)
@@ -285,7 +282,7 @@ func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	} else if loads, err = f.loads(); err != nil {
 		return nil, err
 	}
-	p.Points = bench.MatrixPoints(base, p.Cells, loads, f.seed)
+	p.SetPoints(base, loads, f.seed)
 	return p, nil
 }
 
@@ -320,20 +317,13 @@ func (f *runFlags) checkAmounts() error {
 
 // loads are the load levels of --concurrency or --rate.
 func (f *runFlags) loads() ([]record.Load, error) {
-	var out []record.Load
 	if f.rate != "" {
 		rates, err := floatList("rate", f.rate)
-		for _, r := range rates {
-			out = append(out, record.Load{Rate: r, MaxConcurrency: f.maxConcurrency})
-		}
-		return out, err
+		return bench.Levels(nil, rates, f.maxConcurrency), err
 	}
 	if f.maxConcurrency > 0 {
 		return nil, usagef("servebench run --rate 2 --max-concurrency 8", "--max-concurrency caps an open loop; use it with --rate")
 	}
 	conc, err := intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
-	for _, c := range conc {
-		out = append(out, record.Load{Concurrency: c})
-	}
-	return out, err
+	return bench.Levels(conc, nil, 0), err
 }

@@ -54,7 +54,7 @@ func TestMatrixPlan(t *testing.T) {
 			var got []string
 			for i, pt := range p.Points {
 				got = append(got, pt.Load.Label())
-				if pt.Index != i || pt.Seed != 1+uint64(i) || pt.Requests != defaultRequests {
+				if pt.Index != i || pt.Seed != 1+uint64(i) || pt.Requests != bench.DefaultRequests {
 					t.Errorf("point %d: index %d seed %d requests %d", i, pt.Index, pt.Seed, pt.Requests)
 				}
 			}

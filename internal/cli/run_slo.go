@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/bench"
-	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -39,33 +38,12 @@ func (s *sloFlags) active() bool {
 	return s.objective != "" || len(s.slos) > 0 || s.findCapacity || s.repeat != 1
 }
 
-// runObjective is run with an objective: measure, judge, print, and exit 3
-// when the objective does not hold at its target load.
-func (f *runFlags) runObjective(ctx context.Context, env *Env, fs *flag.FlagSet) error {
-	o, err := f.objective(fs)
-	if err != nil {
-		return err
-	}
-	plan, err := f.plan(o)
-	if err != nil {
-		return err
-	}
-	if _, err := formatRenderer("run", f.format); err != nil {
-		return err
-	}
-	if err := benchError(rundir.Check(f.out)); err != nil {
-		return err
-	}
-	t, err := startTarget(ctx, env, f)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	t.Describe(ctx)
-	rep, res, err := f.judge(ctx, env, o, t, plan)
-	if res == nil {
-		return err
-	}
+// judged ends a run with an objective (bench.Measure judged it): the
+// verdict stored, printed and written, and exit 3 when the objective does
+// not hold at its target load.
+func (f *runFlags) judged(ctx context.Context, env *Env, o *slo.Objective, got *bench.Measured, err error) error {
+	rep, res := got.Report, got.Result
+	f.remember(ctx, env, rep.Summary, o, rep.Verdict)
 	if rerr := f.renderObjective(env, rep); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -91,21 +69,6 @@ func (f *runFlags) renderObjective(env *Env, rep *slo.Report) error {
 		format = "json"
 	}
 	return renderReport(env.Stdout, rep, format)
-}
-
-// judge measures the objective against a started target in one session
-// (bench.Judge) and returns the report.
-func (f *runFlags) judge(ctx context.Context, env *Env, o *slo.Objective, t *bench.Target, plan *bench.Plan) (*slo.Report, *bench.Result, error) {
-	cfg, err := f.benchConfig(ctx, env, t, plan)
-	if err != nil {
-		return nil, nil, err
-	}
-	rep, res, err := bench.Judge(ctx, cfg, o, bench.JudgeOptions{Base: plan.Points[0], Repeat: f.slo.repeat,
-		FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.Cells)})
-	if res != nil && rep != nil {
-		f.remember(ctx, env, rep.Summary, o, rep.Verdict)
-	}
-	return rep, res, benchError(err)
 }
 
 // objective builds the objective of a run: --objective (or one made of

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,24 +12,31 @@ import (
 	"github.com/servebench/servebench/internal/workload"
 )
 
-// startTarget returns the user's server, or starts the simulator when no
-// --url was given, after a preflight (unless --no-preflight) that makes
-// sure it can be measured (bench.Launch, as the servebench package
-// starts its targets).
-func startTarget(ctx context.Context, env *Env, f *runFlags) (*bench.Target, error) {
+// measurement is the run the flags ask for (bench.Measure, as the
+// servebench package measures): their target, started with a preflight
+// unless --no-preflight, and their run, assembled once it is (setup).
+func (f *runFlags) measurement(env *Env, plan *bench.Plan) (bench.Measurement, error) {
 	l, err := f.launch(env)
 	if err != nil {
-		return nil, err
+		return bench.Measurement{}, err
 	}
-	t, err := l.Open(ctx)
+	return bench.Measurement{Launch: l, Setup: func(*bench.Target) (bench.Setup, error) { return f.setup(env, plan) },
+		Judge:     bench.JudgeOptions{Repeat: f.slo.repeat, FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.Cells)},
+		Unsampled: func(notes []string) { f.tel.showNotes(env, notes) }}, nil
+}
+
+// measureError tells bench.Measure's errors in the terms of the flags: a
+// preflight's with what to do about its kind, the others as benchError
+// does.
+func (f *runFlags) measureError(err error) error {
 	if pe, ok := errors.AsType[*backend.PreflightError](err); ok {
 		hint := preflightHints[pe.Kind]
 		if pe.Kind == backend.PreflightAuth {
 			hint = f.authHint()
 		}
-		return nil, &Error{Err: fmt.Errorf("preflight: %w", err), Hint: hint, Code: ExitFailure}
+		return &Error{Err: fmt.Errorf("preflight: %w", err), Hint: hint, Code: ExitFailure}
 	}
-	return t, benchError(err)
+	return benchError(err)
 }
 
 // launch is how the flags start the target: what to open, and what to
@@ -40,14 +46,14 @@ func (f *runFlags) launch(env *Env) (bench.Launch, error) {
 	if err := backend.CheckAPI(f.api, "x"); err != nil {
 		return bench.Launch{}, usagef("servebench run --api openai-chat", "--api: %v", err)
 	}
-	spec := bench.TargetSpec{Model: f.model, Sim: f.sim}
+	spec := bench.TargetSpec{Model: f.model}
 	if f.apiGiven {
 		spec.API = f.api
 	}
 	if f.url != "" && f.simConfig != "" {
 		return bench.Launch{}, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 	}
-	if f.url == "" && f.sim == nil && f.simConfig != "" {
+	if f.url == "" && f.simConfig != "" {
 		b, err := os.ReadFile(f.simConfig)
 		if err != nil {
 			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
@@ -120,9 +126,10 @@ func (f *runFlags) server(env *Env, url string) (backend.TargetOptions, error) {
 	return backend.TargetOptions{URL: url, APIKey: key, Header: f.headers.h, TLS: tlsConf}, nil
 }
 
-// benchConfig assembles the run from the flags and the started target
-// (bench.Target.Config), with bench's errors told in flag terms.
-func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, plan *bench.Plan) (bench.Config, error) {
+// setup is the run the flags ask for, but for its target (bench.Target
+// sets it): the credentials it knows of are redacted from the command
+// line run.json records, as the target is open by then.
+func (f *runFlags) setup(env *Env, plan *bench.Plan) (bench.Setup, error) {
 	var s bench.Setup
 	s.Timeout, s.FirstTokenTimeout, s.IgnoreEOS = f.timeout, f.firstTokenTimeout, f.ignoreEOS
 	s.Tokenizer, s.Seed, s.OutDir, s.Grace, s.Version = f.tokenizer, f.seed, f.out, f.grace, bench.RecordedVersion()
@@ -131,18 +138,12 @@ func (f *runFlags) benchConfig(ctx context.Context, env *Env, t *bench.Target, p
 	// A terminal gets a live line; a log, one line every 10 s.
 	s.Progress, s.ProgressLines = env.Stderr, !env.StderrIsTerminal
 	f.shard.setup(env, &s)
-	var err error
-	if s.Telemetry, err = f.tel.options(); err != nil {
-		return bench.Config{}, err
-	}
-	cfg, err := t.Config(ctx, s)
 	if f.compress == bench.CompressGzip {
-		cfg.Compress = bench.CompressGzip
+		s.Compress = bench.CompressGzip
 	}
-	if cfg.Telemetry != nil {
-		f.tel.showNotes(env, cfg.Telemetry.Notes)
-	}
-	return cfg, benchError(err)
+	var err error
+	s.Telemetry, err = f.tel.options()
+	return s, err
 }
 
 // setupHints map a bench.Setup field to the flag that sets it and an

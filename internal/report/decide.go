@@ -139,3 +139,15 @@ func differenceLine(d slo.Difference) string {
 func DecisionJSON(w io.Writer, d *slo.Decision) error {
 	return writeJSON(w, d, false)
 }
+
+// OutcomeLine is a candidate's outcome in a line, as decide says it once
+// the candidate is measured: its error, or its verdict.
+func OutcomeLine(x slo.Outcome) string {
+	if x.Error != "" {
+		return "error: " + x.Error
+	}
+	if x.Verdict == nil {
+		return "not measured"
+	}
+	return x.Verdict.Text
+}

@@ -107,12 +107,14 @@ func TestObjectiveErrors(t *testing.T) {
 	}
 }
 
+// TestPresets: every preset parses, complete, in PresetNames' order.
 func TestPresets(t *testing.T) {
-	for _, name := range PresetNames {
-		o, err := Preset(name)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	all, err := Presets()
+	if err != nil || len(all) != len(PresetNames) {
+		t.Fatalf("got %d presets, %v; want %d", len(all), err, len(PresetNames))
+	}
+	for i, name := range PresetNames {
+		o := all[i]
 		if o.Name != name || o.Description == "" || len(o.SLOs) == 0 || o.Priority == "" {
 			t.Errorf("%s: incomplete: %+v", name, o)
 		}

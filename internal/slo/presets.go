@@ -42,6 +42,19 @@ func Preset(name string) (*Objective, error) {
 	return o, nil
 }
 
+// Presets returns every preset, parsed, in PresetNames' order.
+func Presets() ([]*Objective, error) {
+	var out []*Objective
+	for _, name := range PresetNames {
+		o, err := Preset(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
 // ErrNoObjective is an objective named by neither a file nor a preset.
 var ErrNoObjective = errors.New("no such file or preset")
 
