@@ -12,13 +12,16 @@
 // docs/METRICS.md; a Result's Summary is the content of summary.json
 // (docs/OUTPUT.md).
 //
-// The servebench command is built on the same code, not on this API: a
-// Run or Judge and the command's run start the target, check it, ask it
-// what it is and measure its loads through one shared sequence, and
-// judge, compare and read run directories with the same functions, so a
-// figure of this package is the command's figure. The command's extras
-// (sharded workers, telemetry endpoints, history, datasets and
-// multi-turn workloads, the HTML report) are not part of this API.
+// The servebench command reads and compares run directories through this
+// API: report reads a run with OpenRuns (judging it, merging a sharded
+// run's workers and drawing its page are the command's own), and compare
+// reads each side with OpenRuns and compares them with Compare. Its run, and a Run or Judge
+// here, start the target, check it, ask it what it is and measure its
+// loads through one shared sequence, and judge with the same functions,
+// so a figure of this package is the command's figure. The command's
+// extras (sharded workers, telemetry endpoints, history, objective files,
+// datasets and multi-turn workloads, the HTML report) are not part of
+// this API.
 //
 // The API is v0: it may change in any release until servebench reaches
 // v1. The packages under internal/ are not part of it.

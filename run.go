@@ -160,9 +160,10 @@ type Result struct {
 	// damaged line skipped, a damaged run.json rebuilt.
 	Warnings []string
 	// eval holds the records by load, for Compare's intervals; name and
-	// dir, of Open, are the directory as given and resolved.
-	eval      *slo.Evaluator
-	name, dir string
+	// dirs, of Open, are the runs as named and their directories resolved.
+	eval *slo.Evaluator
+	name string
+	dirs []string
 }
 
 // WriteText writes the summary as servebench run prints it: a row per

@@ -6,10 +6,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/compare"
-	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/report"
-	"github.com/servebench/servebench/internal/rundir"
 )
 
 const compareUsage = `
@@ -72,10 +71,10 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	format := fs.String("format", "text", "output format: text, json, or html (both runs' charts overlaid, with the comparison's tables)")
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON (same as --format json)")
 	strict := fs.Bool("strict", false, "refuse a comparison that is not controlled, and a damaged records file")
-	var gates []compare.Gate
+	var gates []string
 	fs.Func("fail-on-regression", "exit 3 when a metric got worse beyond this and beyond its interval, e.g. 'ttft p95 +10%' or 'speed p50 -5%' (repeatable)", func(v string) error {
-		g, err := compare.ParseGate(v)
-		gates = append(gates, g)
+		gates = append(gates, v)
+		_, err := compare.ParseGate(v)
 		return err
 	})
 	var db string
@@ -89,30 +88,46 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	if err := compareArgs(fs.Args(), *format); err != nil {
 		return err
 	}
-	var paths [2][]compare.RunPath
+	var dirs, names [2][]string
 	for i, arg := range fs.Args() {
 		var err error
-		if paths[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
+		if dirs[i], names[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
 			return err
 		}
 	}
-	var page compare.Loader[report.HTMLRun] // a page of each side, for --format html
+	opt := servebench.OpenOptions{Strict: *strict}
+	var pages []report.HTMLRun
 	if *format == "html" {
-		page = func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
-			r, _, err := report.LoadRun(path, nil, o, nil)
-			return r.Summary, r, err
+		// The pages are read first, as report reads them: what reading a
+		// run warns of, or fails at, is said there, once.
+		var err error
+		if pages, _, err = report.LoadRuns([]string{dirs[0][0], dirs[1][0]}, nil, env.readOptions(*strict, sliceFlag{}), nil); err != nil {
+			return runReadError(err)
 		}
+		opt.Warn = func(string) {}
 	}
-	sides, runs, err := compare.LoadSides(paths, env.readOptions(*strict, sliceFlag{}), page)
+	var sides [2]*servebench.Result
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		o := opt
+		o.Names = names[i]
+		if o.Warn == nil {
+			o.Warn = warn
+		}
+		sides[i], err = servebench.OpenRuns(dirs[i], o)
+		return err
+	}, env.warn)
 	if err != nil {
 		return runReadError(err)
 	}
-	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
+	r, err := servebench.Compare(sides[0], sides[1], servebench.CompareOptions{Gates: gates})
+	if err != nil {
+		return err
+	}
 	if *strict && !r.Controlled {
 		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", knownDifferences(r)),
 			Hint: "compare without --strict to see the changes with the differences listed", Code: ExitFailure}
 	}
-	if err := writeComparison(env, r, runs, *format); err != nil {
+	if err := writeComparison(env, r, pages, *format); err != nil {
 		return err
 	}
 	return gateOutcome(r, gates)
@@ -144,25 +159,24 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	return RunDir(ctx, env, db, arg)
 }
 
-// sidePaths are the runs one side names: a run (a directory or a history
-// id), or several joined by commas.
-func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]compare.RunPath, error) {
-	names := []string{arg}
+// sidePaths are the runs one side names, their paths and names: a run (a
+// directory or a history id), or several joined by commas.
+func sidePaths(ctx context.Context, env *Env, db, arg, format string) (paths, names []string, err error) {
+	names = []string{arg}
 	if _, err := os.Stat(arg); err != nil && strings.Contains(arg, ",") {
 		names = strings.Split(arg, ",")
 	}
 	if len(names) > 1 && format == "html" {
-		return nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
+		return nil, nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
 	}
-	var out []compare.RunPath
 	for _, name := range names {
 		path, err := comparePath(ctx, env, db, name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, compare.RunPath{Name: name, Path: path})
+		paths = append(paths, path)
 	}
-	return out, nil
+	return paths, names, nil
 }
 
 func knownDifferences(r *compare.Result) string {
@@ -177,14 +191,14 @@ func knownDifferences(r *compare.Result) string {
 
 // writeComparison prints the comparison; as a page, the HTML report's
 // with both runs' charts overlaid and the comparison's tables.
-func writeComparison(env *Env, r *compare.Result, runs [2]report.HTMLRun, format string) error {
+func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
 	switch format {
 	case "json":
 		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
 		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
 		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs[:], Tables: report.ComparisonTables(r)})
+			Runs: runs, Tables: report.ComparisonTables(r)})
 	}
 	return report.Comparison(env.Stdout, r)
 }
@@ -192,7 +206,7 @@ func writeComparison(env *Env, r *compare.Result, runs [2]report.HTMLRun, format
 // gateOutcome is the exit of the regression gates: 3 when one failed, 4
 // when none failed but one was judged on invalid evidence, 1 when there
 // were gates but no common load point to judge them at.
-func gateOutcome(r *compare.Result, gates []compare.Gate) error {
+func gateOutcome(r *compare.Result, gates []string) error {
 	if len(gates) == 0 || r.SameRun != "" {
 		return nil
 	}

@@ -48,29 +48,11 @@ func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metri
 // mergedHTML prints the page of a sharded run's workers merged into one
 // run, judged against o when given, as a single run's page.
 func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
-	curves := &metrics.Curves{}
-	ev := &slo.Evaluator{}
-	s, err := mergeShards(dirs, m, func(r *record.Record) {
-		curves.Add(r)
-		if o != nil { // the evaluator keeps every request's values: only a judged page needs them
-			ev.Add(r)
-		}
+	r, rep, err := report.PageRun(fmt.Sprintf("%d workers merged", len(dirs)), o, func(observe func(*record.Record)) (*metrics.Summary, error) {
+		return mergeShards(dirs, m, observe)
 	})
 	if err != nil {
 		return err
 	}
-	r := report.HTMLRun{Name: fmt.Sprintf("%d workers merged", len(dirs)), Summary: s, Curves: curves}
-	var unmetErr error
-	if o != nil {
-		oc := *o // judging sets the objective's loads to the run's own
-		rep := slo.JudgeRecorded(&oc, ev, s)
-		r.Objective, r.Verdict = rep.Objective, rep.Verdict
-		if !rep.Verdict.Holds {
-			unmetErr = unmet(rep.Objective, rep.Verdict)
-		}
-	}
-	if err := report.WriteHTML(env.Stdout, report.NewPage([]report.HTMLRun{r})); err != nil {
-		return err
-	}
-	return unmetErr
+	return writePage(env, report.NewPage([]report.HTMLRun{r}), rep)
 }
