@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
@@ -71,7 +72,10 @@ func OpenRuns(dirs []string, opt OpenOptions) (*Result, error) {
 	if o.Warn == nil {
 		o.Warn = func(w string) { r.Warnings = append(r.Warnings, w) }
 	}
-	side, err := compare.ReadSide(paths, opt.Stdin, o)
+	side, _, err := compare.ReadSide(paths, o, func(path string, o rundir.Options) (*metrics.Summary, struct{}, error) {
+		s, err := rundir.Summarize(path, opt.Stdin, o)
+		return s, struct{}{}, err
+	})
 	if err != nil {
 		return nil, err
 	}

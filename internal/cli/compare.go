@@ -8,7 +8,9 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 const compareUsage = `
@@ -71,10 +73,11 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	format := fs.String("format", "text", "output format: text, json, or html (both runs' charts overlaid, with the comparison's tables)")
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON (same as --format json)")
 	strict := fs.Bool("strict", false, "refuse a comparison that is not controlled, and a damaged records file")
-	var gates []string
+	var gates []compare.Gate
+	var gateTexts []string // as given, for the public package
 	fs.Func("fail-on-regression", "exit 3 when a metric got worse beyond this and beyond its interval, e.g. 'ttft p95 +10%' or 'speed p50 -5%' (repeatable)", func(v string) error {
-		gates = append(gates, v)
-		_, err := compare.ParseGate(v)
+		g, err := compare.ParseGate(v)
+		gates, gateTexts = append(gates, g), append(gateTexts, v)
 		return err
 	})
 	var db string
@@ -95,31 +98,14 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	opt := servebench.OpenOptions{Strict: *strict}
+	var r *compare.Result
 	var pages []report.HTMLRun
+	var err error
 	if *format == "html" {
-		// The pages are read first, as report reads them: what reading a
-		// run warns of, or fails at, is said there, once.
-		var err error
-		if pages, _, err = report.LoadRuns([]string{dirs[0][0], dirs[1][0]}, nil, env.readOptions(*strict, sliceFlag{}), nil); err != nil {
-			return runReadError(err)
-		}
-		opt.Warn = func(string) {}
+		r, pages, err = comparePages(env, dirs, names, *strict, gates)
+	} else {
+		r, err = compareRuns(env, dirs, names, *strict, gateTexts)
 	}
-	var sides [2]*servebench.Result
-	err := compare.Both(func(i int, warn func(string)) (err error) {
-		o := opt
-		o.Names = names[i]
-		if o.Warn == nil {
-			o.Warn = warn
-		}
-		sides[i], err = servebench.OpenRuns(dirs[i], o)
-		return err
-	}, env.warn)
-	if err != nil {
-		return runReadError(err)
-	}
-	r, err := servebench.Compare(sides[0], sides[1], servebench.CompareOptions{Gates: gates})
 	if err != nil {
 		return err
 	}
@@ -131,6 +117,42 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	return gateOutcome(r, gates)
+}
+
+// compareRuns reads both sides at once through the public package
+// (servebench.OpenRuns), as report reads a run, and compares them.
+func compareRuns(env *Env, dirs, names [2][]string, strict bool, gates []string) (*compare.Result, error) {
+	var sides [2]*servebench.Result
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		sides[i], err = servebench.OpenRuns(dirs[i], servebench.OpenOptions{Strict: strict, Warn: warn, Names: names[i]})
+		return err
+	}, env.warn)
+	if err != nil {
+		return nil, runReadError(err)
+	}
+	return servebench.Compare(sides[0], sides[1], servebench.CompareOptions{Gates: gates})
+}
+
+// comparePages reads both sides at once with a page of each, drawn from
+// the records as they are read (the HTML report is not the public
+// package's), and compares them as compareRuns does.
+func comparePages(env *Env, dirs, names [2][]string, strict bool, gates []compare.Gate) (*compare.Result, []report.HTMLRun, error) {
+	var sides [2]*compare.Side
+	pages := make([]report.HTMLRun, 2)
+	page := func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
+		r, _, err := report.LoadRun(path, nil, o, nil)
+		return r.Summary, r, err
+	}
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		o := env.readOptions(strict, sliceFlag{})
+		o.Warn = warn
+		sides[i], pages[i], err = compare.ReadSide([]compare.RunPath{{Name: names[i][0], Path: dirs[i][0]}}, o, page)
+		return err
+	}, env.warn)
+	if err != nil {
+		return nil, nil, runReadError(err)
+	}
+	return compare.Compare(sides[0], sides[1], compare.Options{Gates: gates}), pages, nil
 }
 
 // compareArgs checks the two runs and the format.
@@ -206,7 +228,7 @@ func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format 
 // gateOutcome is the exit of the regression gates: 3 when one failed, 4
 // when none failed but one was judged on invalid evidence, 1 when there
 // were gates but no common load point to judge them at.
-func gateOutcome(r *compare.Result, gates []string) error {
+func gateOutcome(r *compare.Result, gates []compare.Gate) error {
 	if len(gates) == 0 || r.SameRun != "" {
 		return nil
 	}

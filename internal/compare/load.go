@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"io"
 	"slices"
 	"sync"
 
@@ -14,6 +13,11 @@ import (
 // RunPath is one run of a side: as the user named it, and its path (a run
 // directory or records file).
 type RunPath struct{ Name, Path string }
+
+// Loader reads the run at path under o, handing each record to o.Observe,
+// with whatever else the caller wants of it (a page, for compare --format
+// html).
+type Loader[P any] func(path string, o rundir.Options) (*metrics.Summary, P, error)
 
 // Both calls read for sides A (0) and B (1) at once, each on a core of
 // its own. The warnings each read says are held and given to warn A first
@@ -40,14 +44,16 @@ func Both(read func(side int, warn func(string)) error, warn func(string)) error
 	return nil
 }
 
-// ReadSide reads one side's runs under o (rundir.Summarize: a path "" or
-// "-" reads in), whose records are pooled as repeats are (each run its own
-// point, so the intervals resample runs): the side's n-th run is its own
-// point n<<20 on, so that its points are other repeats than its first
-// run's. o.Observe, when set, sees every record as pooled. A run is named
-// by its path, or "run NAME (PATH)" when named otherwise (a history id).
-func ReadSide(paths []RunPath, in io.Reader, o rundir.Options) (*Side, error) {
+// ReadSide reads one side's runs under o with load, whose records are
+// pooled as repeats are (each run its own point, so the intervals resample
+// runs): the side's n-th run is its own point n<<20 on, so that its points
+// are other repeats than its first run's. o.Observe, when set, sees every
+// record as pooled. A run is named by its path, or "run NAME (PATH)" when
+// named otherwise (a history id); the page is what load gave of the first
+// run.
+func ReadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, P, error) {
 	var side *Side
+	var first, none P
 	ev := &slo.Evaluator{Keep: Keep}
 	observe := o.Observe
 	for i, rp := range paths {
@@ -62,9 +68,9 @@ func ReadSide(paths []RunPath, in io.Reader, o rundir.Options) (*Side, error) {
 				observe(r)
 			}
 		}
-		sum, err := rundir.Summarize(rp.Path, in, o)
+		sum, p, err := load(rp.Path, o)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		s := &Side{Name: rp.Path, Summary: sum, Eval: ev}
 		if rp.Path != rp.Name {
@@ -74,14 +80,14 @@ func ReadSide(paths []RunPath, in io.Reader, o rundir.Options) (*Side, error) {
 			s.Dirs = []string{rundir.Resolved(rp.Path)}
 		}
 		if side == nil {
-			side = s
+			side, first = s, p
 			continue
 		}
 		side.Name += ", " + s.Name
 		side.Dirs = append(side.Dirs, s.Dirs...)
 		side.Summary = pooled(side.Summary, s.Summary, s.Name)
 	}
-	return side, nil
+	return side, first, nil
 }
 
 // pooled adds run's points to side's summary, as repeats; the side keeps

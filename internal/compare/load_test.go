@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 )
@@ -44,7 +45,10 @@ func TestBothWarnsInOrderAndReadSidePoolsRuns(t *testing.T) {
 		if i == 0 {
 			o.Observe = func(*record.Record) { observed++ }
 		}
-		sides[i], err = ReadSide(paths[i], nil, o)
+		sides[i], _, err = ReadSide(paths[i], o, func(path string, o rundir.Options) (*metrics.Summary, any, error) {
+			s, err := rundir.Summarize(path, nil, o)
+			return s, nil, err
+		})
 		return err
 	}
 	if err := Both(read, func(w string) { warned = append(warned, w) }); err != nil {

@@ -42,12 +42,17 @@ func RunName(arg string) string {
 // in when arg is "" or "-") under o, the distributions and timeline from
 // the same records, and its verdict. With obj the verdict is judged here
 // and returned as rep too; without, it is the one the run recorded. o's
-// Observe and Samples are LoadRun's own.
+// Observe, when set, sees the records as well (compare's evaluator); its
+// Samples are LoadRun's own.
 func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
 	var samples []telemetry.Sample
 	o.Samples = func(ss []telemetry.Sample) { samples = ss }
+	also := o.Observe
 	r, rep, err = PageRun(RunName(arg), obj, func(observe func(*record.Record)) (*metrics.Summary, error) {
 		o.Observe = observe
+		if also != nil {
+			o.Observe = func(rec *record.Record) { observe(rec); also(rec) }
+		}
 		return rundir.Summarize(arg, in, o)
 	})
 	if err != nil {
