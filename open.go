@@ -2,6 +2,7 @@ package servebench
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -59,6 +60,9 @@ func OpenRuns(dirs []string, opt OpenOptions) (*Result, error) {
 	}
 	paths := make([]compare.RunPath, len(dirs))
 	for i, d := range dirs {
+		if (d == "" || d == "-") && opt.Stdin == nil {
+			return nil, fmt.Errorf("servebench: run %q is read from OpenOptions.Stdin, which is nil", d)
+		}
 		paths[i] = compare.RunPath{Name: d, Path: d}
 		if opt.Names != nil {
 			paths[i].Name = opt.Names[i]

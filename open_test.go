@@ -158,4 +158,7 @@ func TestOpenRunsOptions(t *testing.T) {
 	if _, err := servebench.OpenRuns(dirs, servebench.OpenOptions{Names: []string{"12"}}); err == nil {
 		t.Error("one name for two runs: no error")
 	}
+	if _, err := servebench.Open("-"); err == nil {
+		t.Error(`"-" without Stdin: no error`)
+	}
 }
