@@ -46,13 +46,9 @@ func Compare(a, b *Result, opt CompareOptions) (*Comparison, error) {
 	return compare.Compare(a.side("A"), b.side("B"), compare.Options{Gates: gates, Seed: opt.Seed}), nil
 }
 
-// side is r as a side of a comparison: named by its directory (Open) or
-// else by name; one directory on both sides is one run, which Comparison
-// says (SameRun).
+// side is r as a side of a comparison: named by its runs (Open) or else
+// by name; the same directories on both sides are the same runs, which
+// Comparison says (SameRun).
 func (r *Result) side(name string) *compare.Side {
-	s := &compare.Side{Name: cmp.Or(r.name, name), Summary: r.Summary, Eval: r.eval}
-	if r.dir != "" {
-		s.Dirs = []string{r.dir}
-	}
-	return s
+	return &compare.Side{Name: cmp.Or(r.name, name), Dirs: r.dirs, Summary: r.Summary, Eval: r.eval}
 }

@@ -12,13 +12,18 @@
 // docs/METRICS.md; a Result's Summary is the content of summary.json
 // (docs/OUTPUT.md).
 //
-// The servebench command is built on the same code, not on this API: a
-// Run or Judge and the command's run start the target, check it, ask it
-// what it is and measure its loads through one shared sequence, and
-// judge, compare and read run directories with the same functions, so a
-// figure of this package is the command's figure. The command's extras
-// (sharded workers, telemetry endpoints, history, datasets and
-// multi-turn workloads, the HTML report) are not part of this API.
+// The servebench command is built on this API where its work is the
+// API's: plan plans with Plan, report reads a run with OpenRuns, and
+// compare reads each side with OpenRuns and compares them with Compare.
+// Its run and decide, and a Run or Judge here, measure through one shared
+// sequence and judge with the same functions, so a figure of this package
+// is the command's figure. The command's extras (judging a recorded run,
+// merging a sharded run's workers, telemetry endpoints, history,
+// objective files, datasets and multi-turn workloads, the HTML report)
+// are not part of this API. A Result keeps, for Compare, every request of
+// a run up to 16,384 a load and an evenly spaced sample past that, as
+// servebench compare does, so that its memory does not follow a long
+// run's length.
 //
 // The API is v0: it may change in any release until servebench reaches
 // v1. The packages under internal/ are not part of it.

@@ -106,6 +106,31 @@ func ExampleOpen() {
 	}
 }
 
+// Compare three runs of each deployment, each side read as one, so that
+// the intervals resample runs, which differ by more than their requests
+// suggest (servebench compare A1,A2,A3 B1,B2,B3). A damaged records line
+// is refused instead of skipped.
+func ExampleOpenRuns() {
+	opt := servebench.OpenOptions{Strict: true}
+	before, err := servebench.OpenRuns([]string{"runs/main-1", "runs/main-2", "runs/main-3"}, opt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := servebench.OpenRuns([]string{"runs/candidate-1", "runs/candidate-2", "runs/candidate-3"}, opt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := servebench.Compare(before, after, servebench.CompareOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range c.Points {
+		for _, ch := range p.Changes {
+			fmt.Printf("%s %s: %s\n", p.Load.Label(), ch.Metric, ch.Verdict)
+		}
+	}
+}
+
 // TestChatSLO is an SLO as a Go test: at 4 concurrent users the built-in
 // simulator must answer 95% of requests within 1 s and decode for 95% of
 // them at 50 tokens/s or faster. A verdict the evidence cannot carry (the

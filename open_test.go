@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench"
 )
@@ -91,5 +92,73 @@ func TestOpenReadsDamagedAndKilledRuns(t *testing.T) {
 	empty := t.TempDir()
 	if _, err := servebench.Open(empty); err == nil || !strings.Contains(err.Error(), empty) {
 		t.Errorf("a directory without records: got %v, want an error naming it", err)
+	}
+}
+
+// TestOpenRunsOptions: several runs read as one side, pooled and named
+// as the command names a history id's run; warnings handed over as found,
+// a damaged line refused when strict, records read from Stdin, and loads
+// cut into slices of the length asked.
+func TestOpenRunsOptions(t *testing.T) {
+	b := servebench.Benchmark{Loads: servebench.Loads{Concurrency: []int{2}}, Options: servebench.Options{Requests: 10, NoTelemetry: true}}
+	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	for _, d := range dirs {
+		b.Options.OutDir = d
+		if _, err := servebench.Run(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	side, err := servebench.OpenRuns(dirs, servebench.OpenOptions{Names: []string{"12", dirs[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(side.Summary.Points) != 2 || side.Records != 20 {
+		t.Errorf("two runs pooled: %d points of %d records, want 2 of 20", len(side.Summary.Points), side.Records)
+	}
+	one, err := servebench.Open(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := servebench.Compare(side, one, servebench.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "run 12 (" + dirs[0] + "), " + dirs[1]; c.A.Name != want || c.SameRun != "" {
+		t.Errorf("side A named %q (same run: %q), want %q", c.A.Name, c.SameRun, want)
+	}
+
+	records := filepath.Join(dirs[0], "records.jsonl")
+	f, err := os.OpenFile(records, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{not a record\n")
+	f.Close()
+	var warned []string
+	res, err := servebench.OpenRuns(dirs[:1], servebench.OpenOptions{Warn: func(w string) { warned = append(warned, w) }})
+	if err != nil || len(warned) != 1 || len(res.Warnings) != 0 {
+		t.Errorf("a damaged line with Warn set: %v, warned %q, Result.Warnings %q; want one warning handed over", err, warned, res.Warnings)
+	}
+	if _, err := servebench.OpenRuns(dirs[:1], servebench.OpenOptions{Strict: true}); err == nil || !strings.Contains(err.Error(), "line 11") {
+		t.Errorf("a damaged line when strict: %v, want it refused, naming the line", err)
+	}
+
+	in, err := os.Open(filepath.Join(dirs[1], "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	res, err = servebench.OpenRuns([]string{"-"}, servebench.OpenOptions{Stdin: in, Slice: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Records != 10 || len(res.Summary.Points) != 1 || len(res.Summary.Points[0].Slices) < 2 {
+		t.Errorf("records from Stdin cut into 1 ms slices: %d records, %d points; want 10 records in 1 point of slices", res.Records, len(res.Summary.Points))
+	}
+	if _, err := servebench.OpenRuns(dirs, servebench.OpenOptions{Names: []string{"12"}}); err == nil {
+		t.Error("one name for two runs: no error")
+	}
+	if _, err := servebench.Open("-"); err == nil {
+		t.Error(`"-" without Stdin: no error`)
 	}
 }

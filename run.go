@@ -12,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/compare"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
@@ -159,9 +160,10 @@ type Result struct {
 	// damaged line skipped, a damaged run.json rebuilt.
 	Warnings []string
 	// eval holds the records by load, for Compare's intervals; name and
-	// dir, of Open, are the directory as given and resolved.
-	eval      *slo.Evaluator
-	name, dir string
+	// dirs, of Open, are the runs as named and their directories resolved.
+	eval *slo.Evaluator
+	name string
+	dirs []string
 }
 
 // WriteText writes the summary as servebench run prints it: a row per
@@ -209,7 +211,8 @@ func (b Benchmark) measurement() (bench.Measurement, error) {
 		Spec: bench.TargetSpec{API: b.Target.API, Model: b.Target.Model, Sim: b.Target.Sim,
 			Server: backend.TargetOptions{URL: b.Target.URL, APIKey: b.Target.APIKey, Header: b.Target.Header, TLS: b.Target.TLS}}}
 	return bench.Measurement{Launch: l, Setup: func(*bench.Target) (bench.Setup, error) { return s, nil },
-		Eval: &slo.Evaluator{}, Unsampled: func(notes []string) { b.note(notes...) }}, nil
+		// the records kept for Compare, bounded as servebench compare's
+		Eval: &slo.Evaluator{Keep: compare.Keep}, Unsampled: func(notes []string) { b.note(notes...) }}, nil
 }
 
 // result is what was measured, as a Result.

@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"runtime/debug"
+	"strings"
 )
 
 // Version, when set at build time with
@@ -56,4 +57,38 @@ func RecordedVersion() string {
 		}
 	}
 	return v
+}
+
+// VersionLine is what servebench version prints: "servebench V"
+// (ModuleVersion), then the build's VCS revision, its commit time and the
+// Go version, where the build info records them.
+func VersionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionLine(ModuleVersion(), bi)
+}
+
+// versionLine is VersionLine of version v and build info bi (nil: none).
+// Go records no build time; vcs.time is the revision's commit time.
+func versionLine(v string, bi *debug.BuildInfo) string {
+	parts := []string{"servebench " + v}
+	if bi == nil {
+		return parts[0]
+	}
+	set := map[string]string{}
+	for _, s := range bi.Settings {
+		set[s.Key] = s.Value
+	}
+	if r := set["vcs.revision"]; r != "" {
+		if set["vcs.modified"] == "true" {
+			r += " (modified)"
+		}
+		parts = append(parts, "revision "+r)
+	}
+	if t := set["vcs.time"]; t != "" {
+		parts = append(parts, "committed "+t)
+	}
+	if bi.GoVersion != "" {
+		parts = append(parts, bi.GoVersion)
+	}
+	return strings.Join(parts, " · ")
 }

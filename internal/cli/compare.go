@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/compare"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/report"
@@ -73,9 +74,10 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the comparison as JSON (same as --format json)")
 	strict := fs.Bool("strict", false, "refuse a comparison that is not controlled, and a damaged records file")
 	var gates []compare.Gate
+	var gateTexts []string // as given, for the public package
 	fs.Func("fail-on-regression", "exit 3 when a metric got worse beyond this and beyond its interval, e.g. 'ttft p95 +10%' or 'speed p50 -5%' (repeatable)", func(v string) error {
 		g, err := compare.ParseGate(v)
-		gates = append(gates, g)
+		gates, gateTexts = append(gates, g), append(gateTexts, v)
 		return err
 	})
 	var db string
@@ -89,33 +91,68 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 	if err := compareArgs(fs.Args(), *format); err != nil {
 		return err
 	}
-	var paths [2][]compare.RunPath
+	var dirs, names [2][]string
 	for i, arg := range fs.Args() {
 		var err error
-		if paths[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
+		if dirs[i], names[i], err = sidePaths(ctx, env, db, arg, *format); err != nil {
 			return err
 		}
 	}
-	var page compare.Loader[report.HTMLRun] // a page of each side, for --format html
+	var r *compare.Result
+	var pages []report.HTMLRun
+	var err error
 	if *format == "html" {
-		page = func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
-			r, _, err := report.LoadRun(path, nil, o, nil)
-			return r.Summary, r, err
-		}
+		r, pages, err = comparePages(env, dirs, names, *strict, gates)
+	} else {
+		r, err = compareRuns(env, dirs, names, *strict, gateTexts)
 	}
-	sides, runs, err := compare.LoadSides(paths, env.readOptions(*strict, sliceFlag{}), page)
 	if err != nil {
-		return runReadError(err)
+		return err
 	}
-	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
 	if *strict && !r.Controlled {
 		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", knownDifferences(r)),
 			Hint: "compare without --strict to see the changes with the differences listed", Code: ExitFailure}
 	}
-	if err := writeComparison(env, r, runs, *format); err != nil {
+	if err := writeComparison(env, r, pages, *format); err != nil {
 		return err
 	}
 	return gateOutcome(r, gates)
+}
+
+// compareRuns reads both sides at once through the public package
+// (servebench.OpenRuns), as report reads a run, and compares them.
+func compareRuns(env *Env, dirs, names [2][]string, strict bool, gates []string) (*compare.Result, error) {
+	var sides [2]*servebench.Result
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		sides[i], err = servebench.OpenRuns(dirs[i], servebench.OpenOptions{Strict: strict, Warn: warn, Names: names[i]})
+		return err
+	}, env.warn)
+	if err != nil {
+		return nil, runReadError(err)
+	}
+	return servebench.Compare(sides[0], sides[1], servebench.CompareOptions{Gates: gates})
+}
+
+// comparePages reads both sides at once with a page of each, drawn from
+// the records as they are read (the HTML report is not the public
+// package's), and compares them as compareRuns does.
+func comparePages(env *Env, dirs, names [2][]string, strict bool, gates []compare.Gate) (*compare.Result, []report.HTMLRun, error) {
+	var sides [2]*compare.Side
+	pages := make([]report.HTMLRun, 2)
+	page := func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
+		r, _, err := report.LoadRun(path, nil, o, nil)
+		return r.Summary, r, err
+	}
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		o := env.readOptions(strict, sliceFlag{})
+		o.Warn = warn
+		sides[i], pages[i], err = compare.ReadSide([]compare.RunPath{{Name: names[i][0], Path: dirs[i][0]}}, o, page)
+		return err
+	}, env.warn)
+	if err != nil {
+		return nil, nil, runReadError(err)
+	}
+	return compare.Compare(sides[0], sides[1], compare.Options{Gates: gates}), pages, nil
 }
 
 // compareArgs checks the two runs and the format.
@@ -144,25 +181,24 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	return RunDir(ctx, env, db, arg)
 }
 
-// sidePaths are the runs one side names: a run (a directory or a history
-// id), or several joined by commas.
-func sidePaths(ctx context.Context, env *Env, db, arg, format string) ([]compare.RunPath, error) {
-	names := []string{arg}
+// sidePaths are the runs one side names, their paths and names: a run (a
+// directory or a history id), or several joined by commas.
+func sidePaths(ctx context.Context, env *Env, db, arg, format string) (paths, names []string, err error) {
+	names = []string{arg}
 	if _, err := os.Stat(arg); err != nil && strings.Contains(arg, ",") {
 		names = strings.Split(arg, ",")
 	}
 	if len(names) > 1 && format == "html" {
-		return nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
+		return nil, nil, usagef("servebench compare --format html runs/a runs/b", "--format html draws one run a side; %q names %d", arg, len(names))
 	}
-	var out []compare.RunPath
 	for _, name := range names {
 		path, err := comparePath(ctx, env, db, name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, compare.RunPath{Name: name, Path: path})
+		paths = append(paths, path)
 	}
-	return out, nil
+	return paths, names, nil
 }
 
 func knownDifferences(r *compare.Result) string {
@@ -177,14 +213,14 @@ func knownDifferences(r *compare.Result) string {
 
 // writeComparison prints the comparison; as a page, the HTML report's
 // with both runs' charts overlaid and the comparison's tables.
-func writeComparison(env *Env, r *compare.Result, runs [2]report.HTMLRun, format string) error {
+func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
 	switch format {
 	case "json":
 		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
 		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
 		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs[:], Tables: report.ComparisonTables(r)})
+			Runs: runs, Tables: report.ComparisonTables(r)})
 	}
 	return report.Comparison(env.Stdout, r)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -108,19 +107,8 @@ func (ff historyFilterFlags) filter(now time.Time, limit int) (store.Filter, err
 	if limit < 0 {
 		return f, usagef("servebench history --limit 20", "--limit wants a whole number, 0 or more, got %d", limit)
 	}
-	for _, b := range []struct {
-		name, val string
-		into      *time.Time
-		until     bool
-	}{{"since", ff.since, &f.Since, false}, {"until", ff.until, &f.Until, true}} {
-		if b.val == "" {
-			continue
-		}
-		t, err := store.ParseBound(b.val, now, b.until)
-		if err != nil {
-			return f, usagef("servebench history --since 7d", "--%s wants %s", b.name, strings.TrimPrefix(err.Error(), "want "))
-		}
-		*b.into = t
+	if be, ok := errors.AsType[*store.BoundError](f.Between(ff.since, ff.until, now)); ok {
+		return f, usagef("servebench history --since 7d", "--%s wants %s", be.Bound, strings.TrimPrefix(be.Err.Error(), "want "))
 	}
 	return f, nil
 }
@@ -155,7 +143,7 @@ func historyShow(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("servebench history show 12 (servebench history lists the ids)", "history show wants one run id")
 	}
-	id, err := parseRunID(fs.Arg(0))
+	id, err := store.ParseID(fs.Arg(0))
 	if err != nil {
 		return usagef("servebench history show 12 (servebench history lists the ids)", "history show: %v", err)
 	}
@@ -177,15 +165,6 @@ func historyShow(ctx context.Context, env *Env, args []string) error {
 	return report.HistoryRun(env.Stdout, d)
 }
 
-// parseRunID reads a history id: a whole number from 1, "#12" too.
-func parseRunID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
-	if err != nil || id < 1 {
-		return 0, fmt.Errorf("want a run id such as 12, got %q", s)
-	}
-	return id, nil
-}
-
 // RunDir resolves a command's run argument: a directory as it is, else a
 // history id (12 or #12) looked up in the history database db ("" for the
 // default one). For commands that read recorded runs, such as compare.
@@ -193,7 +172,7 @@ func RunDir(ctx context.Context, env *Env, db, arg string) (string, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return arg, nil
 	}
-	id, err := parseRunID(arg)
+	id, err := store.ParseID(arg)
 	if err != nil {
 		return "", &Error{Err: fmt.Errorf("%s is neither a run directory nor a history id", arg), Hint: "servebench history lists the stored runs and their ids", Code: ExitUsage}
 	}
@@ -235,42 +214,22 @@ func historyImport(ctx context.Context, env *Env, args []string) error {
 		return &Error{Err: err, Code: ExitFailure}
 	}
 	defer h.Close()
-	var dirs []string
-	for _, arg := range fs.Args() {
-		dirs = append(dirs, rundir.Runs(arg)...)
-	}
-	failed, done := 0, 0
-	for _, dir := range dirs {
-		err := importDir(ctx, env, h, dir)
-		if _, ok := errors.AsType[*store.PutError](err); ok {
-			// the database, not the directory: the next would fail alike
-			return &Error{Err: fmt.Errorf("%w; %d of %d run directories were imported before it failed", err, done, len(dirs)),
-				Hint: "the run directories are not at fault: repair or move the database aside, then import them again", Code: ExitFailure}
-		}
-		if err != nil {
+	failed, total, err := h.ImportAll(ctx, fs.Args(), rundir.Options{Warn: env.warn, RunWarnings: shard.Warnings}, func(dir string, id int64, replaced bool, err error) {
+		switch {
+		case err != nil:
 			fmt.Fprintf(env.Stderr, "Error: %s: %s\n", dir, env.redact(err.Error()))
-			failed++
-			continue
+		case replaced:
+			fmt.Fprintf(env.Stdout, "run %d: %s (already in history, updated)\n", id, dir)
+		default:
+			fmt.Fprintf(env.Stdout, "run %d: %s\n", id, dir)
 		}
-		done++
+	})
+	if err != nil {
+		return &Error{Err: err, Hint: "the run directories are not at fault: repair or move the database aside, then import them again", Code: ExitFailure}
 	}
 	if failed > 0 {
-		return &Error{Err: fmt.Errorf("%d of %d run directories were not imported (the others were)", failed, len(dirs)),
+		return &Error{Err: fmt.Errorf("%d of %d run directories were not imported (the others were)", failed, total),
 			Hint: "a run directory holds run.json, records.jsonl and summary.json, as servebench run --out writes them", Code: ExitFailure}
-	}
-	return nil
-}
-
-// importDir stores the run of one directory and says which id it has.
-func importDir(ctx context.Context, env *Env, h *store.DB, dir string) error {
-	id, replaced, err := h.Import(ctx, dir, rundir.Options{Warn: env.warn, RunWarnings: shard.Warnings})
-	if err != nil {
-		return err
-	}
-	if replaced {
-		fmt.Fprintf(env.Stdout, "run %d: %s (already in history, updated)\n", id, dir)
-	} else {
-		fmt.Fprintf(env.Stdout, "run %d: %s\n", id, dir)
 	}
 	return nil
 }

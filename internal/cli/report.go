@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/report"
@@ -117,28 +118,33 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The evaluator keeps every request's values: only a judged report
-	// needs it, and a records file larger than memory must not feed it.
-	ev := &slo.Evaluator{}
-	var add func(*record.Record)
-	if o != nil {
-		add = ev.Add
-	}
-	var s *metrics.Summary
-	if fs.NArg() > 1 {
-		s, err = mergeShards(fs.Args(), m, add)
-	} else {
-		s, err = loadSummary(env, fs.Arg(0), *strict, slice, add)
-	}
-	if err != nil {
-		return err
-	}
 	if o == nil {
+		var s *metrics.Summary
+		if fs.NArg() > 1 {
+			s, err = mergeShards(fs.Args(), m, nil)
+		} else {
+			s, err = openRun(env, fs.Arg(0), *strict, slice)
+		}
+		if err != nil {
+			return err
+		}
 		// Printed first, then exit 1 as run does: every request failed.
 		if err := render(env.Stdout, s); err != nil {
 			return err
 		}
 		return allFailed(s)
+	}
+	// Only a judged report feeds an evaluator: it counts goodput as the
+	// records come and keeps a bounded sample of them for intervals.
+	ev := &slo.Evaluator{Checks: o.Checks()}
+	var s *metrics.Summary
+	if fs.NArg() > 1 {
+		s, err = mergeShards(fs.Args(), m, ev.Add)
+	} else {
+		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
+	}
+	if err != nil {
+		return err
 	}
 	if *objective != "" {
 		// A named objective comes with its workload; SLOs set for it say
@@ -206,6 +212,16 @@ func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Sum
 		return unmet(o, rep.Verdict)
 	}
 	return nil
+}
+
+// openRun reads one run as report reads it (servebench.OpenRuns): a run
+// directory, a records file, or standard input.
+func openRun(env *Env, arg string, strict bool, slice sliceFlag) (*metrics.Summary, error) {
+	r, err := servebench.OpenRuns([]string{arg}, servebench.OpenOptions{Strict: strict, Slice: slice.d, Stdin: env.Stdin, Warn: env.warn})
+	if err != nil {
+		return nil, readError(err)
+	}
+	return r.Summary, nil
 }
 
 // loadSummary reads records from a run directory, a file or stdin and

@@ -10,39 +10,30 @@ import (
 
 // reportHTML prints the HTML report of one run, or of several runs
 // overlaid as candidates (one page, their load points on the same charts).
-// Each run is read as report reads it; its verdict is judged anew when an
-// objective is given, else it is the one the run recorded. Exit 3 when an
-// objective given here does not hold for some run.
+// Each run is read as report reads it (report.LoadRuns); its verdict is
+// judged anew when an objective is given, else it is the one the run
+// recorded. Exit 3 when an objective given here does not hold for some run.
 func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sliceFlag) error {
 	if len(args) == 0 {
 		args = []string{""}
 	}
-	var runs []report.HTMLRun
-	var unmetErr error
-	for _, arg := range args {
-		r, rep, err := htmlRun(env, arg, strict, slice, o)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-		if rep != nil && !rep.Verdict.Holds && unmetErr == nil {
-			unmetErr = unmet(rep.Objective, rep.Verdict)
-		}
+	runs, rep, err := report.LoadRuns(args, env.Stdin, env.readOptions(strict, slice), o)
+	if err != nil {
+		return runReadError(err)
 	}
-	if err := report.WriteHTML(env.Stdout, report.NewPage(runs)); err != nil {
-		return err
-	}
-	return unmetErr
+	return writePage(env, report.NewPage(runs), rep)
 }
 
-// htmlRun reads one run for a page (report.LoadRun), its errors given the
-// hints that help.
-func htmlRun(env *Env, arg string, strict bool, slice sliceFlag, o *slo.Objective) (report.HTMLRun, *slo.Report, error) {
-	r, rep, err := report.LoadRun(arg, env.Stdin, env.readOptions(strict, slice), o)
-	if err != nil {
-		return r, nil, runReadError(err)
+// writePage prints a page, then exits 3 when rep, a run judged against an
+// objective given here, says it does not hold.
+func writePage(env *Env, page *report.HTMLPage, rep *slo.Report) error {
+	if err := report.WriteHTML(env.Stdout, page); err != nil {
+		return err
 	}
-	return r, rep, nil
+	if rep != nil && !rep.Verdict.Holds {
+		return unmet(rep.Objective, rep.Verdict)
+	}
+	return nil
 }
 
 // runReadError is readError for a run read with its recorded verdict: a

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
@@ -27,16 +26,12 @@ type merging struct {
 // of one sharded run (run --shard), merged, and written to m.out when set.
 // Separate runs are an error pointing at compare.
 func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metrics.Summary, error) {
-	workers, runs, err := shard.ReadAll(dirs)
+	workers, err := shard.ReadWorkers(dirs)
+	if se, ok := errors.AsType[*shard.SeparateError](err); ok {
+		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %v", se)
+	}
 	if err != nil {
 		return nil, &Error{Err: err, Hint: "servebench report DIR0 DIR1 ... (the run directories of one sharded run's workers)", Code: ExitFailure}
-	}
-	if len(runs) > 0 {
-		what := "are separate runs"
-		if len(workers) > 0 {
-			what = fmt.Sprintf("are not workers of a sharded run, as %s is", workers[0].Dir)
-		}
-		return nil, usagef(hintCompare, "report takes one run, or the workers of one sharded run: %s %s", strings.Join(runs, ", "), what)
 	}
 	opt := shard.Options{Strict: m.strict, Partial: m.partial, Slice: m.slice.d, SliceSet: m.slice.set, Observe: observe}
 	s, err := shard.MergeInto(workers, opt, m.out)
@@ -53,29 +48,11 @@ func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metri
 // mergedHTML prints the page of a sharded run's workers merged into one
 // run, judged against o when given, as a single run's page.
 func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
-	curves := &metrics.Curves{}
-	ev := &slo.Evaluator{}
-	s, err := mergeShards(dirs, m, func(r *record.Record) {
-		curves.Add(r)
-		if o != nil { // the evaluator keeps every request's values: only a judged page needs them
-			ev.Add(r)
-		}
+	r, rep, err := report.PageRun(fmt.Sprintf("%d workers merged", len(dirs)), o, func(observe func(*record.Record)) (*metrics.Summary, error) {
+		return mergeShards(dirs, m, observe)
 	})
 	if err != nil {
 		return err
 	}
-	r := report.HTMLRun{Name: fmt.Sprintf("%d workers merged", len(dirs)), Summary: s, Curves: curves}
-	var unmetErr error
-	if o != nil {
-		oc := *o // judging sets the objective's loads to the run's own
-		rep := slo.JudgeRecorded(&oc, ev, s)
-		r.Objective, r.Verdict = rep.Objective, rep.Verdict
-		if !rep.Verdict.Holds {
-			unmetErr = unmet(rep.Objective, rep.Verdict)
-		}
-	}
-	if err := report.WriteHTML(env.Stdout, report.NewPage([]report.HTMLRun{r})); err != nil {
-		return err
-	}
-	return unmetErr
+	return writePage(env, report.NewPage([]report.HTMLRun{r}), rep)
 }

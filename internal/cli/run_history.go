@@ -63,15 +63,19 @@ func historyPath(env *Env, db string) (string, error) {
 	return p, nil
 }
 
-// remember stores a finished run in the history. Its measurements are in
-// its directory (and on stdout) whatever happens here, so a history that
-// cannot be written is a warning that says how to add the run later, never
-// a failed run.
+// remember stores a finished run in the history (store.AddRun). Its
+// measurements are in its directory (and on stdout) whatever happens here,
+// so a history that cannot be written is a warning that says how to add
+// the run later, never a failed run.
 func (f *runFlags) remember(ctx context.Context, env *Env, s *metrics.Summary, o *slo.Objective, v *slo.Verdict) {
 	if f.hist.off || s == nil || s.Run == nil {
 		return
 	}
-	id, err := f.store(context.WithoutCancel(ctx), env, s, o, v)
+	path, err := historyPath(env, f.hist.db)
+	var id int64
+	if err == nil {
+		id, err = store.AddRun(context.WithoutCancel(ctx), path, s, o, v, f.out)
+	}
 	if err == nil {
 		fmt.Fprintf(env.Stderr, "stored in history as run %d\n", id)
 		return
@@ -81,14 +85,6 @@ func (f *runFlags) remember(ctx context.Context, env *Env, s *metrics.Summary, o
 		later = "servebench history import " + f.out + " adds it later"
 	}
 	fmt.Fprintf(env.Stderr, "warning: the run was not stored in history: %s (%s)\n", env.redact(err.Error()), later)
-}
-
-func (f *runFlags) store(ctx context.Context, env *Env, s *metrics.Summary, o *slo.Objective, v *slo.Verdict) (int64, error) {
-	path, err := historyPath(env, f.hist.db)
-	if err != nil {
-		return 0, err
-	}
-	return store.AddRun(ctx, path, s, o, v, f.out)
 }
 
 // runArgs is the command line as run.json records it, every credential

@@ -16,51 +16,46 @@ type RunPath struct{ Name, Path string }
 
 // Loader reads the run at path under o, handing each record to o.Observe,
 // with whatever else the caller wants of it (a page, for compare --format
-// html); nil reads the summary alone (rundir.Summarize).
+// html).
 type Loader[P any] func(path string, o rundir.Options) (*metrics.Summary, P, error)
 
-// LoadSides reads both sides at once, each on a core of its own, under o
-// with load; the warnings reading each says are held and given to o.Warn
-// A first. pages are what load gave of each side's first run. An error is
-// the first side's to fail, after the warnings of the sides before it.
-func LoadSides[P any](paths [2][]RunPath, o rundir.Options, load Loader[P]) (sides [2]*Side, pages [2]P, err error) {
-	if load == nil {
-		load = func(path string, o rundir.Options) (*metrics.Summary, P, error) {
-			var none P
-			s, err := rundir.Summarize(path, nil, o)
-			return s, none, err
-		}
-	}
+// Both calls read for sides A (0) and B (1) at once, each on a core of
+// its own. The warnings each read says are held and given to warn A first
+// (nil drops them). An error is the first side's to fail, after the
+// warnings of the sides before it.
+func Both(read func(side int, warn func(string)) error, warn func(string)) error {
 	var errs [2]error
 	var held [2][]string
 	var wg sync.WaitGroup
-	for i := range sides {
-		ro := o
-		ro.Warn = func(w string) { held[i] = append(held[i], w) }
-		wg.Go(func() { sides[i], pages[i], errs[i] = loadSide(paths[i], ro, load) })
+	for i := range errs {
+		wg.Go(func() { errs[i] = read(i, func(w string) { held[i] = append(held[i], w) }) })
 	}
 	wg.Wait()
-	for i := range sides {
-		if o.Warn != nil {
+	for i := range errs {
+		if warn != nil {
 			for _, w := range held[i] {
-				o.Warn(w)
+				warn(w)
 			}
 		}
 		if errs[i] != nil {
-			return sides, pages, errs[i]
+			return errs[i]
 		}
 	}
-	return sides, pages, nil
+	return nil
 }
 
-// loadSide reads one side's runs, whose records are pooled as repeats are
-// (each run its own point, so the intervals resample runs): the side's
-// n-th run is its own point n<<20 on, so that its points are other
-// repeats than its first run's.
-func loadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, P, error) {
+// ReadSide reads one side's runs under o with load, whose records are
+// pooled as repeats are (each run its own point, so the intervals resample
+// runs): the side's n-th run is its own point n<<20 on, so that its points
+// are other repeats than its first run's. o.Observe, when set, sees every
+// record as pooled. A run is named by its path, or "run NAME (PATH)" when
+// named otherwise (a history id); the page is what load gave of the first
+// run.
+func ReadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, P, error) {
 	var side *Side
 	var first, none P
 	ev := &slo.Evaluator{Keep: Keep}
+	observe := o.Observe
 	for i, rp := range paths {
 		o.Observe = func(r *record.Record) {
 			if i > 0 {
@@ -69,6 +64,9 @@ func loadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, 
 				r = &c
 			}
 			ev.Add(r)
+			if observe != nil {
+				observe(r)
+			}
 		}
 		sum, p, err := load(rp.Path, o)
 		if err != nil {
@@ -78,7 +76,9 @@ func loadSide[P any](paths []RunPath, o rundir.Options, load Loader[P]) (*Side, 
 		if rp.Path != rp.Name {
 			s.Name = "run " + rp.Name + " (" + rp.Path + ")"
 		}
-		s.Dirs = []string{rundir.Resolved(rp.Path)}
+		if rp.Path != "" && rp.Path != "-" { // standard input is no directory
+			s.Dirs = []string{rundir.Resolved(rp.Path)}
+		}
 		if side == nil {
 			side, first = s, p
 			continue

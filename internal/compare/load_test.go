@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 )
@@ -30,15 +31,27 @@ func recordsFile(t *testing.T, recs []*record.Record) string {
 	return path
 }
 
-// LoadSides reads both sides at once, yet says what each warned of side A
-// first, and pools a side's runs as repeats: each run its own point.
-func TestLoadSidesWarnsInOrderAndPoolsRuns(t *testing.T) {
+// Both reads both sides at once, yet says what each warned of side A
+// first; ReadSide pools a side's runs as repeats: each run its own point.
+func TestBothWarnsInOrderAndReadSidePoolsRuns(t *testing.T) {
 	a1, a2 := recordsFile(t, series(20, constant(50), constant(10))), recordsFile(t, series(20, constant(50), constant(10)))
 	b := recordsFile(t, series(20, constant(60), constant(10)))
+	paths := [2][]RunPath{{{"a1", a1}, {"a2", a2}}, {{b, b}}}
+	var sides [2]*Side
 	var warned []string
-	sides, _, err := LoadSides[any]([2][]RunPath{{{"a1", a1}, {"a2", a2}}, {{b, b}}},
-		rundir.Options{Warn: func(w string) { warned = append(warned, w) }}, nil)
-	if err != nil {
+	observed := 0
+	read := func(i int, warn func(string)) (err error) {
+		o := rundir.Options{Warn: warn}
+		if i == 0 {
+			o.Observe = func(*record.Record) { observed++ }
+		}
+		sides[i], _, err = ReadSide(paths[i], o, func(path string, o rundir.Options) (*metrics.Summary, any, error) {
+			s, err := rundir.Summarize(path, nil, o)
+			return s, nil, err
+		})
+		return err
+	}
+	if err := Both(read, func(w string) { warned = append(warned, w) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(warned) != 3 || !strings.Contains(warned[0], a1) || !strings.Contains(warned[1], a2) || !strings.Contains(warned[2], b) {
@@ -48,7 +61,12 @@ func TestLoadSidesWarnsInOrderAndPoolsRuns(t *testing.T) {
 	if a.Name != "run a1 ("+a1+"), run a2 ("+a2+")" || len(a.Dirs) != 2 || len(a.Summary.Points) != 2 {
 		t.Errorf("side A: name %q, dirs %q, %d points; want both runs named, resolved and pooled as 2 points", a.Name, a.Dirs, len(a.Summary.Points))
 	}
-	if _, _, err := LoadSides[any]([2][]RunPath{{{"x", filepath.Join(t.TempDir(), "missing")}}, {{b, b}}}, rundir.Options{}, nil); err == nil {
-		t.Error("a side that cannot be read: no error")
+	if observed != 40 {
+		t.Errorf("side A's observer saw %d records, want both runs' 40", observed)
+	}
+	paths[0] = []RunPath{{"x", filepath.Join(t.TempDir(), "missing")}}
+	warned = nil
+	if err := Both(read, func(w string) { warned = append(warned, w) }); err == nil || len(warned) != 0 {
+		t.Errorf("a side A that cannot be read: error %v after warnings %q; want an error before B's warnings", err, warned)
 	}
 }

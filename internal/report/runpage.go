@@ -45,42 +45,77 @@ func RunName(arg string) string {
 // Observe, when set, sees the records as well (compare's evaluator); its
 // Sample is LoadRun's own.
 func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
-	curves := &metrics.Curves{}
-	var ev *slo.Evaluator
-	if obj != nil {
-		ev = &slo.Evaluator{} // judged here: the evaluator keeps every request's values
-	}
 	var drawn []telemetry.Sample // those the timeline draws
-	observe := o.Observe
-	o.Observe = func(rec *record.Record) {
-		curves.Add(rec)
-		if ev != nil {
-			ev.Add(rec)
-		}
-		if observe != nil {
-			observe(rec)
-		}
-	}
 	o.Sample = func(smp *telemetry.Sample) {
 		if metrics.Drawn(smp) {
 			drawn = append(drawn, *smp)
 		}
 	}
-	s, err := rundir.Summarize(arg, in, o)
+	also := o.Observe
+	r, rep, err = PageRun(RunName(arg), obj, func(observe func(*record.Record)) (*metrics.Summary, error) {
+		o.Observe = observe
+		if also != nil {
+			o.Observe = func(rec *record.Record) { observe(rec); also(rec) }
+		}
+		return rundir.Summarize(arg, in, o)
+	})
 	if err != nil {
 		return r, nil, err
 	}
-	curves.AddTelemetry(telemetry.SliceScan(drawn), s.Run.Scale())
-	r = HTMLRun{Name: RunName(arg), Summary: s, Curves: curves}
-	switch {
-	case obj != nil:
-		oc := *obj // judging sets the objective's loads to the run's own
-		rep = slo.JudgeRecorded(&oc, ev, s)
-		r.Objective, r.Verdict = rep.Objective, rep.Verdict
-	case arg != "" && arg != "-":
+	if err := r.Curves.AddTelemetry(telemetry.SliceScan(drawn), r.Summary.Run.Scale()); err != nil {
+		return r, nil, err
+	}
+	if obj == nil && arg != "" && arg != "-" {
 		if r.Objective, r.Verdict, err = rundir.RecordedVerdict(rundir.Of(arg)); err != nil {
 			return r, nil, err
 		}
+	}
+	return r, rep, nil
+}
+
+// LoadRuns reads runs for one page, one after the other, each as LoadRun
+// reads it; unmet is the report of the first run obj, when given, does not
+// hold for. The first run that cannot be read is the error.
+func LoadRuns(args []string, in io.Reader, o rundir.Options, obj *slo.Objective) (runs []HTMLRun, unmet *slo.Report, err error) {
+	for _, arg := range args {
+		r, rep, err := LoadRun(arg, in, o, obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs = append(runs, r)
+		if rep != nil && !rep.Verdict.Holds && unmet == nil {
+			unmet = rep
+		}
+	}
+	return runs, unmet, nil
+}
+
+// PageRun is a page's run of the records read hands to observe as it
+// summarises them (LoadRun's, or a sharded run's workers merged): named
+// name, its curves drawn from those records, and judged against obj when
+// given (rep). Its telemetry and recorded verdict are the caller's.
+func PageRun(name string, obj *slo.Objective, read func(observe func(*record.Record)) (*metrics.Summary, error)) (r HTMLRun, rep *slo.Report, err error) {
+	curves := &metrics.Curves{}
+	var ev *slo.Evaluator
+	if obj != nil {
+		// judged here: goodput counted as the records come, a bounded
+		// sample of them kept for intervals
+		ev = &slo.Evaluator{Checks: obj.Checks()}
+	}
+	s, err := read(func(rec *record.Record) {
+		curves.Add(rec)
+		if ev != nil {
+			ev.Add(rec)
+		}
+	})
+	if err != nil {
+		return r, nil, err
+	}
+	r = HTMLRun{Name: name, Summary: s, Curves: curves}
+	if obj != nil {
+		oc := *obj // judging sets the objective's loads to the run's own
+		rep = slo.JudgeRecorded(&oc, ev, s)
+		r.Objective, r.Verdict = rep.Objective, rep.Verdict
 	}
 	return r, rep, nil
 }

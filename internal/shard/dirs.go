@@ -2,16 +2,35 @@ package shard
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 )
 
-// ReadAll reads dirs as the workers of one sharded run: runs are the
-// directories that hold a run of their own instead (ErrNotShard), for the
-// caller to point at comparing them.
-func ReadAll(dirs []string) (workers []*Worker, runs []string, err error) {
+// SeparateError: some of the directories given as a sharded run's workers
+// hold a run of their own instead (ErrNotShard), for the caller to point
+// at comparing them. Its message names them, and a worker among the
+// directories when there is one.
+type SeparateError struct {
+	Runs   []string // the directories of runs of their own
+	Worker string   // the first worker's directory, or ""
+}
+
+func (e *SeparateError) Error() string {
+	if e.Worker != "" {
+		return fmt.Sprintf("%s are not workers of a sharded run, as %s is", strings.Join(e.Runs, ", "), e.Worker)
+	}
+	return strings.Join(e.Runs, ", ") + " are separate runs"
+}
+
+// ReadWorkers reads dirs as the workers of one sharded run; directories
+// that hold a run of their own instead are a *SeparateError.
+func ReadWorkers(dirs []string) ([]*Worker, error) {
+	var workers []*Worker
+	var runs []string
 	for _, d := range dirs {
 		w, err := Read(d)
 		switch {
@@ -19,11 +38,18 @@ func ReadAll(dirs []string) (workers []*Worker, runs []string, err error) {
 			runs = append(runs, d)
 			continue
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		}
 		workers = append(workers, w)
 	}
-	return workers, runs, nil
+	if len(runs) > 0 {
+		se := &SeparateError{Runs: runs}
+		if len(workers) > 0 {
+			se.Worker = workers[0].Dir
+		}
+		return nil, se
+	}
+	return workers, nil
 }
 
 // MergeInto merges workers as Merge does and, when out is not "", writes

@@ -183,6 +183,40 @@ func TestReadNotShard(t *testing.T) {
 	}
 }
 
+// TestReadWorkersRefusesSeparateRuns: directories of runs of their own
+// among the workers are an error naming them, and a worker if one was
+// given.
+func TestReadWorkersRefusesSeparateRuns(t *testing.T) {
+	root := t.TempDir()
+	w := worker{index: 0, count: 2, lead: time.Second, n: 3}.write(t, root)
+	var runs []string
+	for _, name := range []string{"a", "b"} {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "run.json"), `{"schema":"servebench.run/v1","started":"2026-12-01T09:00:00Z"}`)
+		runs = append(runs, dir)
+	}
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		// two runs, no worker: separate runs
+		{runs, runs[0] + ", " + runs[1] + " are separate runs"},
+		// a worker and a run: the run is named beside the worker
+		{[]string{w, runs[1]}, runs[1] + " are not workers of a sharded run, as " + w + " is"},
+	} {
+		_, err := ReadWorkers(tc.dirs)
+		if se, ok := errors.AsType[*SeparateError](err); !ok || se.Error() != tc.want {
+			t.Errorf("%q: %v, want a *SeparateError %q", tc.dirs, err, tc.want)
+		}
+	}
+	if ws, err := ReadWorkers([]string{w}); err != nil || len(ws) != 1 {
+		t.Errorf("one worker: %d workers, %v; want it read", len(ws), err)
+	}
+}
+
 // TestMergeRecords: the merged records are on one clock, as measured, each
 // with an id of its own.
 func TestMergeRecords(t *testing.T) {

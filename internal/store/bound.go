@@ -49,3 +49,43 @@ func age(s string) (time.Duration, bool) {
 	d, err := time.ParseDuration(s)
 	return d, err == nil && d > 0
 }
+
+// BoundError: a date filter that cannot be read, named by its bound
+// ("since" or "until").
+type BoundError struct {
+	Bound string
+	Err   error
+}
+
+func (e *BoundError) Error() string { return e.Bound + ": " + e.Err.Error() }
+func (e *BoundError) Unwrap() error { return e.Err }
+
+// Between sets f's Since and Until from the bounds as written (ParseBound;
+// "" leaves a bound unset), read against now.
+func (f *Filter) Between(since, until string, now time.Time) error {
+	for _, b := range []struct {
+		name, val string
+		into      *time.Time
+		until     bool
+	}{{"since", since, &f.Since, false}, {"until", until, &f.Until, true}} {
+		if b.val == "" {
+			continue
+		}
+		t, err := ParseBound(b.val, now, b.until)
+		if err != nil {
+			return &BoundError{Bound: b.name, Err: err}
+		}
+		*b.into = t
+	}
+	return nil
+}
+
+// ParseID reads a run's history id as the user writes it: a whole number
+// from 1, "#12" too.
+func ParseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("want a run id such as 12, got %q", s)
+	}
+	return id, nil
+}

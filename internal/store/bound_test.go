@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +63,46 @@ func FuzzParseBound(f *testing.F) {
 			t.Fatalf("age %q is after now: %v", s, got)
 		}
 	})
+}
+
+// TestFilterBetween: each bound is read as ParseBound reads it, an empty
+// one left unset, and one that cannot be read is named.
+func TestFilterBetween(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	var f Filter
+	if err := f.Between("7d", "", now); err != nil || !f.Since.Equal(now.AddDate(0, 0, -7)) || !f.Until.IsZero() {
+		t.Errorf("since 7d: %v, since %v, until %v; want a week back and no upper bound", err, f.Since, f.Until)
+	}
+	if err := f.Between("", "2026-11-30", now); err != nil || !f.Until.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("until 2026-11-30: %v, until %v; want the end of that day", err, f.Until)
+	}
+	for _, tc := range []struct{ since, until, bound string }{
+		{"yesterday", "", "since"}, // an unreadable lower bound
+		{"", "-1h", "until"},       // an unreadable upper bound
+	} {
+		err := (&Filter{}).Between(tc.since, tc.until, now)
+		if be, ok := errors.AsType[*BoundError](err); !ok || be.Bound != tc.bound || !strings.Contains(be.Error(), "want a date") {
+			t.Errorf("Between(%q, %q) = %v, want a BoundError naming %s", tc.since, tc.until, err, tc.bound)
+		}
+	}
+}
+
+// TestParseID: a history id is a whole number from 1, with or without #.
+func TestParseID(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"12", 12},  // as history lists it
+		{"#12", 12}, // as history show prints it
+		{"0", 0},    // ids start at 1
+		{"-3", 0},
+		{"12a", 0},
+		{"", 0},
+	} {
+		got, err := ParseID(tc.in)
+		if got != tc.want || (err != nil) != (tc.want == 0) {
+			t.Errorf("ParseID(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
 }

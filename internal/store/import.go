@@ -73,6 +73,35 @@ func (s *DB) Import(ctx context.Context, dir string, o rundir.Options) (id int64
 	return id, replaced, err
 }
 
+// ImportAll imports the runs of args as Import does, each arg a run
+// directory or a directory of them (rundir.Runs), and hands each
+// directory's outcome to each: its id and whether the history held it
+// already, or why it was not imported. A directory that cannot be read
+// does not stop the others: failed counts them, of total. A failure of
+// the database itself (a *PutError) stops the import, and its error says
+// how many were imported before it.
+func (s *DB) ImportAll(ctx context.Context, args []string, o rundir.Options, each func(dir string, id int64, replaced bool, err error)) (failed, total int, err error) {
+	var dirs []string
+	for _, arg := range args {
+		dirs = append(dirs, rundir.Runs(arg)...)
+	}
+	done := 0
+	for _, dir := range dirs {
+		id, replaced, err := s.Import(ctx, dir, o)
+		if _, ok := errors.AsType[*PutError](err); ok {
+			// the database, not the directory: the next would fail alike
+			return failed, len(dirs), fmt.Errorf("%w; %d of %d run directories were imported before it failed", err, done, len(dirs))
+		}
+		each(dir, id, replaced, err)
+		if err != nil {
+			failed++
+			continue
+		}
+		done++
+	}
+	return failed, len(dirs), nil
+}
+
 // PutError is a failure of the history database itself while storing a
 // run that was read whole: no fault of the run directory, and the next
 // would fail alike.
