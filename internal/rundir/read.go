@@ -1,14 +1,12 @@
 package rundir
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -210,17 +208,6 @@ func ScanTelemetry(dir string, fn func(*telemetry.Sample)) (damaged int, err err
 		return damaged, fmt.Errorf("%s: reading %s: %w", path, TelemetryFile, err)
 	}
 	return damaged, nil
-}
-
-// ReadTelemetry reads every sample of dir's telemetry.jsonl into memory,
-// in time order (ScanTelemetry).
-func ReadTelemetry(dir string) (samples []telemetry.Sample, damaged int, err error) {
-	damaged, err = ScanTelemetry(dir, func(s *telemetry.Sample) { samples = append(samples, *s) })
-	if err != nil {
-		return nil, 0, err
-	}
-	slices.SortStableFunc(samples, func(a, b telemetry.Sample) int { return cmp.Compare(a.TNS, b.TNS) })
-	return samples, damaged, nil
 }
 
 // telemetryWarning says how many damaged lines of dir's telemetry.jsonl a

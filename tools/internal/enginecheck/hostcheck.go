@@ -92,16 +92,12 @@ func CheckHost(dir string, mem PlanMemory) (*HostCheck, error) {
 }
 
 // readSamples reads the run's telemetry as every reader of a run directory
-// does (rundir.ReadTelemetry: damaged lines skipped).
+// does (rundir.ScanTelemetry: damaged lines skipped, one sample at a time).
 func (c *HostCheck) readSamples(dir string) error {
-	samples, _, err := rundir.ReadTelemetry(dir)
-	if err != nil {
-		return err
-	}
-	for _, s := range samples {
+	_, err := rundir.ScanTelemetry(dir, func(s *telemetry.Sample) {
 		h := s.Host
 		if h == nil || h.ServerPID == 0 || s.Instance != telemetry.InstanceProcfs {
-			continue
+			return
 		}
 		c.Samples++
 		c.Processes = max(c.Processes, h.ServerProcesses)
@@ -111,8 +107,8 @@ func (c *HostCheck) readSamples(dir string) error {
 		if h.ServerCPUPercent != nil {
 			c.CPUMax = max(c.CPUMax, *h.ServerCPUPercent)
 		}
-	}
-	return nil
+	})
+	return err
 }
 
 // readSummary reads the run's summary, rebuilt from its records when the
