@@ -165,11 +165,11 @@ func (a *gpuAcc) points() []GPUPoint {
 			continue
 		}
 		p := GPUPoint{Instance: s.key.instance, Index: s.key.index, Name: s.name, Driver: s.driver}
-		p.MemoryUsedBytesMax = s.memUsed.maxValue()
-		p.MemoryTotalBytes = s.memTotal.maxValue()
-		p.UtilizationMean = s.util.mean()
-		p.PowerWMean, p.PowerWMax = s.power.mean(), s.power.maxValue()
-		p.TemperatureCMax = s.temp.maxValue()
+		p.MemoryUsedBytesMax = s.memUsed.ext.max
+		p.MemoryTotalBytes = s.memTotal.ext.max
+		p.UtilizationMean = s.util.mean.value()
+		p.PowerWMean, p.PowerWMax = s.power.mean.value(), s.power.ext.max
+		p.TemperatureCMax = s.temp.ext.max
 		if s.energyKnown {
 			p.EnergyJ = new(s.energy)
 		}
@@ -201,33 +201,13 @@ func summarizeGPUs(w Window) []GPUPoint {
 	return a.points()
 }
 
-// gaugeAcc is the mean and the max of an optional series.
+// gaugeAcc is the mean and the extremes of an optional series.
 type gaugeAcc struct {
-	sum, max float64
-	n        int
+	mean optMean
+	ext  optExtremes
 }
 
 func (g *gaugeAcc) add(v *float64) {
-	if v == nil {
-		return
-	}
-	if g.n == 0 || *v > g.max {
-		g.max = *v
-	}
-	g.sum += *v
-	g.n++
-}
-
-func (g *gaugeAcc) mean() *float64 {
-	if g.n == 0 {
-		return nil
-	}
-	return new(g.sum / float64(g.n))
-}
-
-func (g *gaugeAcc) maxValue() *float64 {
-	if g.n == 0 {
-		return nil
-	}
-	return new(g.max)
+	g.mean.add(v)
+	g.ext.add(v)
 }

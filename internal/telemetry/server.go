@@ -33,7 +33,7 @@ type serverAcc struct {
 	from, to int64
 	byInst   map[string]*instAcc
 	insts    []*instAcc // in the order first seen
-	gauges   []meanMaxAcc
+	gauges   []gaugeAcc
 	// readings inside the window at tickT not yet evaluated: a gauge's
 	// value at a reading sums each instance's latest reading up to that
 	// moment, theirs at the same moment included
@@ -86,26 +86,13 @@ func (h *histAcc) add(v *Histogram, baseline bool) {
 	}
 }
 
-// meanMaxAcc is a gauge's mean and max over the readings.
-type meanMaxAcc struct {
-	sum, max float64
-	n        int
-}
-
-func (m *meanMaxAcc) add(v float64) {
-	if m.n == 0 {
-		m.max = v
-	}
-	m.max = max(m.max, v)
-	m.sum += v
-	m.n++
-}
-
-func (m *meanMaxAcc) value() *MeanMax {
-	if m.n == 0 {
+// meanMax is a gauge's mean and max over the readings (gaugeAcc); nil
+// when there was none, or either is not finite.
+func meanMax(g *gaugeAcc) *MeanMax {
+	if g.mean.n == 0 {
 		return nil
 	}
-	mm := &MeanMax{Mean: m.sum / float64(m.n), Max: m.max}
+	mm := &MeanMax{Mean: *g.mean.value(), Max: *g.ext.max}
 	if !finite(mm.Mean) || !finite(mm.Max) {
 		return nil
 	}
@@ -113,7 +100,7 @@ func (m *meanMaxAcc) value() *MeanMax {
 }
 
 func newServerAcc(from, to int64) *serverAcc {
-	return &serverAcc{from: from, to: to, byInst: map[string]*instAcc{}, gauges: make([]meanMaxAcc, len(serverGauges))}
+	return &serverAcc{from: from, to: to, byInst: map[string]*instAcc{}, gauges: make([]gaugeAcc, len(serverGauges))}
 }
 
 // startFrom gives a window that starts now the counters' and histograms'
@@ -189,7 +176,7 @@ func (a *serverAcc) evalTicks() {
 			v /= float64(k)
 		}
 		for range a.ticks {
-			a.gauges[i].add(v)
+			a.gauges[i].add(&v)
 		}
 	}
 	a.ticks = 0
@@ -206,9 +193,9 @@ func (a *serverAcc) point(scale float64) *ServerPoint {
 		return nil
 	}
 	sp := &ServerPoint{
-		Running:      a.gauges[gaugeRunning].value(),
-		Waiting:      a.gauges[gaugeWaiting].value(),
-		KVCacheUsage: a.gauges[gaugeKVCache].value(),
+		Running:      meanMax(&a.gauges[gaugeRunning]),
+		Waiting:      meanMax(&a.gauges[gaugeWaiting]),
+		KVCacheUsage: meanMax(&a.gauges[gaugeKVCache]),
 		Preemptions:  a.counter(ctrPreemptions),
 		TTFTMS:       quantiles(a.hist(histTTFT), scale),
 		QueueMS:      quantiles(a.hist(histQueue), scale),
@@ -274,7 +261,7 @@ func (a *serverAcc) hitRate() *float64 {
 	if q != nil && h != nil && *q > 0 {
 		return num(*h / *q)
 	}
-	if g := a.gauges[gaugeHitRate].value(); g != nil {
+	if g := meanMax(&a.gauges[gaugeHitRate]); g != nil {
 		return &g.Mean
 	}
 	return nil
