@@ -43,36 +43,11 @@ func saturatedAt(i, n int, loads, throughput, latency []float64, gain float64) b
 	return true
 }
 
-// Slope is the least-squares slope of ys against xs (NaN for fewer than
-// two points or no spread in xs).
-func Slope(xs, ys []float64) float64 {
-	n := min(len(xs), len(ys))
-	if n < 2 {
-		return math.NaN()
-	}
-	var mx, my float64
-	for i := range n {
-		mx += xs[i]
-		my += ys[i]
-	}
-	mx /= float64(n)
-	my /= float64(n)
-	var sxy, sxx float64
-	for i := range n {
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-	}
-	if sxx == 0 {
-		return math.NaN()
-	}
-	return sxy / sxx
-}
-
-// SlopeAcc is Slope taken as the points come, in constant memory: the
-// means and co-moments updated one point at a time (Welford), from the
-// first point (the slope does not depend on where x and y start, and
-// small numbers keep their digits), equal to Slope's two passes but for
-// rounding. The zero value is empty.
+// SlopeAcc is the least-squares slope of y against x taken as the points
+// come, in constant memory: the means and co-moments updated one point at
+// a time (Welford), from the first point (the slope does not depend on
+// where x and y start, and small numbers keep their digits), equal to the
+// two-pass formula but for rounding. The zero value is empty.
 type SlopeAcc struct {
 	n                int
 	x0, y0           float64
@@ -101,8 +76,8 @@ func (a *SlopeAcc) N() int { return a.n }
 // SpanX is the largest x taken less the smallest.
 func (a *SlopeAcc) SpanX() float64 { return a.maxX - a.minX }
 
-// Slope is the least-squares slope of the points taken (Slope); NaN with
-// fewer than two, or with every x equal.
+// Slope is the least-squares slope of the points taken; NaN with fewer
+// than two, or with every x equal.
 func (a *SlopeAcc) Slope() float64 {
 	if a.n < 2 || a.sxx == 0 {
 		return math.NaN()
