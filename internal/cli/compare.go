@@ -218,9 +218,7 @@ func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format 
 	case "json":
 		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
-		runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
-		return report.WriteHTML(env.Stdout, &report.HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name,
-			Runs: runs, Tables: report.ComparisonTables(r)})
+		return report.WriteHTML(env.Stdout, report.ComparisonPage(r, runs))
 	}
 	return report.Comparison(env.Stdout, r)
 }

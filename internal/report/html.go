@@ -52,10 +52,23 @@ type HTMLTable struct {
 	Notes   []string   `json:"notes"`
 }
 
-// HTMLPage is a whole page: its runs side by side, overlaid on the same
-// charts where they share a workload, and any tables.
+// HTMLAnswer is what a page states first, above everything else: one
+// sentence and the statements that qualify it (compare's headline). A page
+// without one states its runs' verdicts, or their key figures, and their
+// warnings first.
+type HTMLAnswer struct {
+	Headline string `json:"headline"`
+	// Tone colours the headline: "worse", "better", "same" or
+	// "inconclusive".
+	Tone       string   `json:"tone"`
+	Qualifiers []string `json:"qualifiers"`
+}
+
+// HTMLPage is a whole page: its answer, its runs side by side, overlaid on
+// the same charts where they share a workload, and any tables.
 type HTMLPage struct {
 	Title  string
+	Answer *HTMLAnswer
 	Runs   []HTMLRun
 	Tables []HTMLTable
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strconv"
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
@@ -20,6 +21,7 @@ const maxTimelineBins = 400
 
 type pageData struct {
 	Title  string      `json:"title"`
+	Answer *HTMLAnswer `json:"answer"`
 	Runs   []runData   `json:"runs"`
 	Tables []HTMLTable `json:"tables"`
 }
@@ -72,11 +74,14 @@ type groupData struct {
 }
 
 type pointData struct {
-	Label     string  `json:"label"`
-	X         float64 `json:"x"`
-	Held      bool    `json:"held"`
-	Completed int     `json:"completed"`
-	Failed    int     `json:"failed"`
+	Label string  `json:"label"`
+	X     float64 `json:"x"`
+	Held  bool    `json:"held"`
+	// Superseded: run.json marks the point as measured again; the charts
+	// leave it out, the table shows it.
+	Superseded bool `json:"superseded,omitempty"`
+	Completed  int  `json:"completed"`
+	Failed     int  `json:"failed"`
 	// SpeedP50 and SpeedP95 are per-request decode speeds: the median, and
 	// the speed 95% of requests reached (the distribution's p5).
 	SpeedP50  *float64 `json:"speed_p50"`
@@ -109,7 +114,7 @@ type cdfData struct {
 
 // buildPage gathers what the page draws from the runs.
 func buildPage(p *HTMLPage) pageData {
-	d := pageData{Title: p.Title, Runs: []runData{}, Tables: p.Tables}
+	d := pageData{Title: p.Title, Answer: p.Answer, Runs: []runData{}, Tables: p.Tables}
 	if d.Tables == nil {
 		d.Tables = []HTMLTable{}
 	}
@@ -150,6 +155,7 @@ func workloads(s *metrics.Summary) []string {
 
 func buildGroup(r *HTMLRun, workload string, curves []metrics.PointCurves) groupData {
 	g := groupData{Workload: workload, Axis: "concurrency", Points: []pointData{}, SLOs: sloLines(r.Objective), CDFs: []cdfData{}}
+	repeats := repeatLabels(r.Summary)
 	for i := range r.Summary.Points {
 		p := &r.Summary.Points[i]
 		if p.Load.Workload != workload {
@@ -158,16 +164,45 @@ func buildGroup(r *HTMLRun, workload string, curves []metrics.PointCurves) group
 		if p.Load.Rate > 0 {
 			g.Axis = "request rate (req/s)"
 		}
-		g.Points = append(g.Points, buildPoint(p))
+		pd := buildPoint(p)
+		pd.Label += repeats[p.Index]
+		pd.Superseded = r.Summary.Run.Superseded(p.Index)
+		g.Points = append(g.Points, pd)
 	}
 	slices.SortStableFunc(g.Points, func(a, b pointData) int { return cmp.Compare(a.X, b.X) })
 	for _, c := range curves {
 		if c.Load.Workload == workload {
-			g.CDFs = append(g.CDFs, cdfData{Label: c.Load.Text(record.LoadShort), TTFT: c.TTFT, ITL: c.ITL})
+			g.CDFs = append(g.CDFs, cdfData{Label: c.Load.Text(record.LoadShort) + repeats[c.Index], TTFT: c.TTFT, ITL: c.ITL})
 		}
 	}
 	g.Saturation, g.SaturationLabel = saturation(r, workload)
 	return g
+}
+
+// repeatLabels tells a load measured more than once apart on the page:
+// " · repeat 2/3" for the second of three (--repeat), in the order they
+// ran, and " · superseded" for a point run.json marks as measured again;
+// nothing for a load measured once. By point index.
+func repeatLabels(s *metrics.Summary) map[int]string {
+	out := map[int]string{}
+	byLoad := map[record.Load][]int{}
+	for _, p := range s.Points {
+		if s.Run.Superseded(p.Index) {
+			out[p.Index] = " · superseded"
+			continue
+		}
+		byLoad[p.Load] = append(byLoad[p.Load], p.Index)
+	}
+	for _, idx := range byLoad {
+		if len(idx) < 2 {
+			continue
+		}
+		slices.Sort(idx)
+		for k, i := range idx {
+			out[i] = " · repeat " + strconv.Itoa(k+1) + "/" + strconv.Itoa(len(idx))
+		}
+	}
+	return out
 }
 
 func buildPoint(p *metrics.PointSummary) pointData {

@@ -215,3 +215,21 @@ func TestCurvesTelemetryOnPage(t *testing.T) {
 		t.Errorf("KV cache %% not on the timeline: %v", d.Runs[0].Timeline.KVCachePct)
 	}
 }
+
+// Repeats of a load are told apart in the order they ran; a point
+// measured again is marked superseded and is no repeat.
+func TestRepeatLabels(t *testing.T) {
+	c1, c4 := record.Load{Concurrency: 1}, record.Load{Concurrency: 4}
+	s := &metrics.Summary{Run: &record.Run{Points: []record.PointClient{{Index: 0, Load: c1, Superseded: true}}},
+		Points: []metrics.PointSummary{{Index: 0, Load: c1}, {Index: 1, Load: c1}, {Index: 2, Load: c4}, {Index: 3, Load: c4}, {Index: 4, Load: c4}}}
+	got := repeatLabels(s)
+	want := map[int]string{0: " · superseded", 2: " · repeat 1/3", 3: " · repeat 2/3", 4: " · repeat 3/3"}
+	if len(got) != len(want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("point %d: %q, want %q", i, got[i], w)
+		}
+	}
+}
