@@ -40,7 +40,13 @@ func chromium(t testing.TB) string {
 type pageView struct {
 	problems []string // console errors, exceptions, requests beyond the file
 	charts   []chartView
-	shot     []byte
+	legends  []legendView
+	// first is the class of the page's first section, answer its text.
+	first, answer string
+	// hover is the first chart's legend (x, then the first series) with
+	// the cursor on its first point, then at rest.
+	hover [2]string
+	shot  []byte
 	// loaded is how long the page took from navigation to drawn.
 	loaded time.Duration
 }
@@ -51,6 +57,59 @@ type chartView struct {
 	Canvas bool   `json:"canvas"`
 	Drawn  int    `json:"drawn"` // values in the uPlot object's data
 }
+
+// legendView is what a chart's legend and its labels show: one row per
+// series (the x series first) and the boxes of the labels drawn over it.
+type legendView struct {
+	Title  string `json:"title"`
+	Series []struct {
+		Label  string `json:"label"`
+		Value  string `json:"value"`
+		Stroke string `json:"stroke"`
+		Dash   string `json:"dash"`
+		Swatch bool   `json:"swatch"`
+	} `json:"series"`
+	Labels []labelBox `json:"labels"`
+}
+
+type labelBox struct {
+	Text   string  `json:"text"`
+	Left   float64 `json:"left"`
+	Top    float64 `json:"top"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// legendsJS reads each drawn chart's legend from the DOM (the swatch's
+// colour and dash as the page drew them) and its labels' boxes from its
+// chart object (u.sbLabels).
+const legendsJS = `Array.from(document.querySelectorAll('.chart')).filter(function (e) { return e.querySelector('canvas'); }).map(function (e) {
+  var c = window.sbCharts.find(function (x) { return x.chart.root.parentNode === e; });
+  var rows = Array.from(e.querySelectorAll('.u-legend tr.u-series')).map(function (tr) {
+    var mk = tr.querySelector('.u-marker'), lab = tr.querySelector('.u-label'), val = tr.querySelector('.u-value');
+    return {label: lab ? lab.textContent : '', value: val ? val.textContent : '', stroke: mk && mk.dataset.stroke || '',
+      dash: mk && mk.dataset.dash || '', swatch: !!(mk && mk.querySelector('svg'))};
+  });
+  return {title: e.dataset.title, series: rows, labels: (c && c.chart.sbLabels) || []};
+})`
+
+// hoverJS moves the mouse onto the first chart's first point and reads
+// its legend, then moves it away and reads it again.
+const hoverJS = `(function () {
+  var c = window.sbCharts[0];
+  if (!c) return ['', ''];
+  var u = c.chart, r = u.over.getBoundingClientRect();
+  var at = {clientX: r.left + u.valToPos(u.data[0][0], 'x'), clientY: r.top + r.height / 2, bubbles: true};
+  function read() {
+    var rows = u.root.querySelectorAll('.u-legend tr.u-series');
+    return rows[0].querySelector('.u-value').textContent + '|' + rows[1].querySelector('.u-value').textContent;
+  }
+  u.over.dispatchEvent(new MouseEvent('mouseenter', at));
+  u.over.dispatchEvent(new MouseEvent('mousemove', at));
+  var on = read();
+  u.over.dispatchEvent(new MouseEvent('mouseleave', at));
+  return [on, read()];
+})()`
 
 // chartsJS lists the page's charts from the DOM and, for each, the values
 // its uPlot object holds.
@@ -115,6 +174,19 @@ func openPage(t testing.TB, path string) pageView {
 	if v.charts, err = chromedp.Run(ctx, chromedp.Evaluate[[]chartView](chartsJS)); err != nil {
 		t.Fatalf("listing the charts: %v", err)
 	}
+	if v.legends, err = chromedp.Run(ctx, chromedp.Evaluate[[]legendView](legendsJS)); err != nil {
+		t.Fatalf("reading the legends: %v", err)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(function () { var s = document.querySelector('main > section'); return s ? [s.className, s.innerText] : ['', '']; })()`))
+	if err != nil {
+		t.Fatalf("reading the first section: %v", err)
+	}
+	v.first, v.answer = first[0], first[1]
+	hover, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](hoverJS))
+	if err != nil {
+		t.Fatalf("hovering: %v", err)
+	}
+	v.hover = [2]string{hover[0], hover[1]}
 	if v.shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
@@ -24,18 +25,37 @@ func samplePage(t testing.TB, name string, n, tokens int) HTMLRun {
 // and the telemetry samples returned.
 func sampleRun(t testing.TB, name string, loads []int, n, tokens int, keep func(*record.Record)) (HTMLRun, []telemetry.Sample) {
 	t.Helper()
+	ls := make([]record.Load, len(loads))
+	for i, c := range loads {
+		ls[i] = record.Load{Concurrency: c}
+	}
+	return sampleLoads(t, name, ls, n, tokens, keep)
+}
+
+// sampleLoads is sampleRun over loads that may name workload cells and
+// repeat a load (a matrix, --repeat).
+func sampleLoads(t testing.TB, name string, loads []record.Load, n, tokens int, keep func(*record.Record)) (HTMLRun, []telemetry.Sample) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(1, uint64(len(name))))
 	var agg metrics.Aggregator
 	ev := &slo.Evaluator{}
 	curves := &metrics.Curves{}
 	run := htmlRun()
 	at := int64(0)
-	for pi, c := range loads {
-		l := record.Load{Concurrency: c}
+	var cs []int
+	for pi, l := range loads {
+		c := l.Concurrency
+		if !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+		slow := 1.0
+		if l.Workload == "in=1024 out=64" { // a longer prompt: slower first tokens
+			slow = 3
+		}
 		per := n / len(loads)
 		span := record.Span{}
 		for i := range per {
-			ttft := int64((30*float64(c) + 20*rng.Float64()) * 1e6)
+			ttft := int64((30*slow*float64(c) + 20*rng.Float64()) * 1e6)
 			itl := int64((8 + float64(c)/2 + 4*rng.ExpFloat64()) * 1e6)
 			sent := at + int64(i/c)*(ttft+int64(tokens)*itl)
 			r := &record.Record{Schema: record.Schema, Point: pi, Load: l, ID: int64(pi*per + i), Phase: record.PhaseMeasured,
@@ -71,7 +91,8 @@ func sampleRun(t testing.TB, name string, loads []int, n, tokens int, keep func(
 	curves.AddTelemetry(telemetry.SliceScan(samples), 1)
 	s := metrics.Summarize(run, &agg)
 	s.AddTelemetry(telemetry.SliceScan(samples))
-	o := &slo.Objective{Name: "chat", Load: slo.Load{Concurrency: loads}}
+	slices.Sort(cs)
+	o := &slo.Objective{Name: "chat", Load: slo.Load{Concurrency: cs}}
 	for _, e := range []string{"ttft p95 <= 400ms", "speed p95 >= 20 tok/s"} {
 		x, err := slo.Parse(e)
 		if err != nil {
