@@ -15,10 +15,13 @@ import (
 )
 
 // The HTML report of a run of 100,000 requests (docs/PERFORMANCE.md, "HTML
-// report"): the goal is under 2 s to render and under 5 MB of page.
+// report"): the goal is under 2 s to render and under maxPageBytes of page.
 const (
 	benchRequests = 100_000
 	benchTokens   = 64 // output tokens (one chunk each) per request
+	// maxPageBytes: the page of 100,000 requests stays one file a mail or
+	// a ticket carries (issue 27's goal); its size does not grow with the run.
+	maxPageBytes = 300_000
 )
 
 // benchLoads are the run's concurrencies: 100,000 requests are a long run
@@ -55,8 +58,8 @@ func BenchmarkHTMLPage100k(b *testing.B) {
 		size = cw.n
 	}
 	b.ReportMetric(float64(size), "page-bytes")
-	if size > 5<<20 {
-		b.Errorf("page of %d bytes, over the 5 MB goal", size)
+	if size > maxPageBytes {
+		b.Errorf("page of %d bytes, over the %d-byte goal", size, maxPageBytes)
 	}
 }
 

@@ -88,7 +88,7 @@ func saveShot(t *testing.T, name string, shot []byte) {
 func comparePage(t *testing.T) *HTMLPage {
 	var ra, rb []*record.Record
 	a, _ := sampleRun(t, "runs/before", []int{1, 4, 16}, 300, 20, func(r *record.Record) { ra = append(ra, r) })
-	b, _ := sampleRun(t, "runs/after-longer", []int{1, 4, 16}, 300, 20, func(r *record.Record) { rb = append(rb, r) })
+	b, _ := sampleRun(t, "runs/after-longer", []int{1, 4, 16}, 300, 30, func(r *record.Record) { rb = append(rb, r) })
 	b.Summary.Run.Started = "2026-12-02T07:00:00Z" // another run
 	res := compare.Compare(compareSide(a.Name, a.Summary.Run, ra...), compareSide(b.Name, b.Summary.Run, rb...),
 		compare.Options{Gates: []compare.Gate{parseGate(t, "ttft p95 +10%")}})

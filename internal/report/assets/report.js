@@ -291,7 +291,7 @@
   function defaultRest(xUnit) {
     return function (u, i) {
       var d = u.data[i], j = lastValue(d);
-      if (j < 0) return "-";
+      if (j < 0) return "none"; // errors: none marked
       if (i === 0) return "last " + fmtNum(d[j]) + (xUnit || "");
       return fmtNum(d[j]);
     };
