@@ -176,7 +176,7 @@ func controlTable(r *compare.Result) HTMLTable {
 
 func pointTable(p compare.Point) HTMLTable {
 	t := HTMLTable{Title: p.Load.Label() + " — " + sides(p),
-		Columns: []string{"metric", "A", "B", "change", "relative", "interval", "verdict"}, Rows: [][]string{}, Notes: []string{}}
+		Columns: []string{"metric", "A (unit in the cell)", "B", "change (B − A)", "relative (% of A)", "interval of the change", "verdict"}, Rows: [][]string{}, Notes: []string{}}
 	var whys []string // one note per reason, naming every metric it holds for
 	metricsBy := map[string][]string{}
 	for _, c := range p.Changes {
