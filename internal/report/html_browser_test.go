@@ -46,7 +46,10 @@ type pageView struct {
 	// hover is the first chart's legend (x, then the first series) with
 	// the cursor on its first point, then at rest.
 	hover [2]string
-	shot  []byte
+	// toggled counts the distributions redrawn on the other scale when
+	// their log checkbox is clicked, of cdfs.
+	toggled, cdfs int
+	shot          []byte
 	// loaded is how long the page took from navigation to drawn.
 	loaded time.Duration
 }
@@ -109,6 +112,17 @@ const hoverJS = `(function () {
   var on = read();
   u.over.dispatchEvent(new MouseEvent('mouseleave', at));
   return [on, read()];
+})()`
+
+// toggleJS clicks every distribution's log checkbox and counts those
+// redrawn on the other scale.
+const toggleJS = `(function () {
+  var before = Array.from(document.querySelectorAll('.chart[data-log]')).map(function (e) { return e.dataset.title + '|' + e.dataset.log; });
+  Array.from(document.querySelectorAll('.logopt input')).forEach(function (cb) { cb.click(); });
+  var after = Array.from(document.querySelectorAll('.chart[data-log]')).map(function (e) { return e.dataset.title + '|' + e.dataset.log; });
+  var flipped = after.filter(function (a) { return before.indexOf(a) < 0 && e(a); }).length;
+  function e(a) { return a.split('|')[1] === 'true' || a.split('|')[1] === 'false'; }
+  return [flipped, before.length];
 })()`
 
 // chartsJS lists the page's charts from the DOM and, for each, the values
@@ -187,6 +201,11 @@ func openPage(t testing.TB, path string) pageView {
 		t.Fatalf("hovering: %v", err)
 	}
 	v.hover = [2]string{hover[0], hover[1]}
+	toggle, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](toggleJS))
+	if err != nil {
+		t.Fatalf("switching scales: %v", err)
+	}
+	v.toggled, v.cdfs = toggle[0], toggle[1]
 	if v.shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}

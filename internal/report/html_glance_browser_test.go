@@ -148,6 +148,9 @@ func TestPagesAtAGlanceInBrowser(t *testing.T) {
 			checkLegends(t, v)
 			checkLabels(t, v)
 			checkHover(t, v)
+			if v.cdfs == 0 || v.toggled != v.cdfs {
+				t.Errorf("%d of %d distributions redrawn when their log checkbox was clicked", v.toggled, v.cdfs)
+			}
 			notBlank(t, v.shot)
 		})
 	}

@@ -472,6 +472,7 @@
       });
     });
     var d = tabs.length ? align(tabs) : [[], []];
+    if (!(hi > 0)) hi = max > 0 ? max : 1; // every value zero
     var xs = { time: false, range: [0, hi * 1.03] };
     // from the decade below the fastest: ticks fall on 1, 10, 100…
     if (log && lo < Infinity) xs = { time: false, distr: 3, log: 10, range: [Math.pow(10, Math.floor(Math.log10(lo))), hi * 1.15] };
