@@ -182,6 +182,11 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
+// Hint says how the command line reads past a damaged line.
+func (e *LineError) Hint() string {
+	return "without --strict, report skips damaged lines with a warning"
+}
+
 // SkipDamaged makes the reader pass over lines that are not valid records
 // (a crash leaves a truncated last line) instead of stopping at the first.
 func (r *Reader) SkipDamaged() { r.skip = true }
