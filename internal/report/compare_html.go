@@ -1,6 +1,36 @@
 package report
 
-import "github.com/servebench/servebench/internal/compare"
+import (
+	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/rundir"
+)
+
+// ComparePage reads runs a and b side by side (compare.Both: warn gets A's
+// warnings first), each with its page drawn from the records as they are
+// read (LoadRun), and compares them: the comparison, and its page, both
+// runs' charts overlaid ("A: …", "B: …") with the comparison's tables.
+func ComparePage(a, b compare.RunPath, o rundir.Options, gates []compare.Gate, warn func(string)) (*compare.Result, *HTMLPage, error) {
+	paths := [2]compare.RunPath{a, b}
+	var sides [2]*compare.Side
+	runs := make([]HTMLRun, 2)
+	load := func(path string, o rundir.Options) (*metrics.Summary, HTMLRun, error) {
+		r, _, err := LoadRun(path, nil, o, nil)
+		return r.Summary, r, err
+	}
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		o := o
+		o.Warn = warn
+		sides[i], runs[i], err = compare.ReadSide(paths[i:i+1], o, load)
+		return err
+	}, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
+	runs[0].Name, runs[1].Name = "A: "+runs[0].Name, "B: "+runs[1].Name
+	return r, &HTMLPage{Title: "servebench compare · " + r.A.Name + " vs " + r.B.Name, Runs: runs, Tables: ComparisonTables(r)}, nil
+}
 
 // ComparisonTables are a comparison of two runs as tables for the HTML
 // report's page (HTMLPage), beside the two runs' own charts: the controlled-
