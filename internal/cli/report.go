@@ -186,12 +186,7 @@ func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objectiv
 			return nil, err
 		}
 	}
-	for _, x := range slos {
-		o.SetSLO(x)
-	}
-	if target > 0 {
-		o.Load.Target = target
-	}
+	o.Overlay(slos, target)
 	if len(o.Checks()) == 0 {
 		return nil, usagef(hint, "objective %s has no SLO", o.Name)
 	}

@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
@@ -54,13 +54,13 @@ func (f *runFlags) launch(env *Env) (bench.Launch, error) {
 		return bench.Launch{}, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 	}
 	if f.url == "" && f.simConfig != "" {
-		b, err := os.ReadFile(f.simConfig)
-		if err != nil {
-			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
-		}
-		cfg, err := sim.ParseConfig(b)
-		if err != nil {
-			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config %s: %v", f.simConfig, err)
+		const hint = "servebench sim --print-config > sim.yaml"
+		cfg, err := sim.LoadConfig(f.simConfig)
+		switch {
+		case errors.As(err, new(*fs.PathError)):
+			return bench.Launch{}, usagef(hint, "--sim-config: %v", err)
+		case err != nil:
+			return bench.Launch{}, usagef(hint, "--sim-config %s: %v", f.simConfig, err)
 		}
 		spec.Sim = &cfg
 	}
