@@ -203,34 +203,20 @@ func allFailed(s *metrics.Summary) error {
 	if sample != "" {
 		msg += "; first " + metrics.ErrorClasses(all)[0] + " error: " + sample
 	}
-	return &Error{Err: errors.New(msg), Hint: failureHint(all), Code: ExitFailure}
+	return &Error{Err: errors.New(msg), Hint: failureHints[record.Cause(all)], Code: ExitFailure}
 }
 
-// Hints for a run whose requests failed, by what the failures say about
-// the server (record.Kind).
-const (
-	hintFailing    = "check --url, --model, --api and the credentials (--api-key-env, --header); the errors by class are listed under the table"
-	hintOverloaded = "the server did not keep up: lower the load (--concurrency, --rate), or raise --timeout or --first-token-timeout; the errors by class are listed under the table"
-	hintOther      = "see the server's log, and check --url, --model and --api; the errors by class are listed under the table"
-)
-
-// failureHint says what to do about failures counted by class: a failing
-// class (connect, 4xx, unreadable answers) fails at any load and is fixed
-// first; failures that are all overload call for less load or more time.
-func failureHint(errs map[string]int) string {
-	kinds := map[string]bool{}
-	for c := range errs {
-		kinds[record.Kind(c)] = true
-	}
-	switch {
-	case kinds[record.KindFailing]:
-		return hintFailing
-	case kinds[record.KindOverloaded] && !kinds[record.KindOther]:
-		return hintOverloaded
-	}
-	// a 5xx or a cut stream, which either cause can explain
-	return hintOther
+// failureHints say what to do about a run whose requests failed, by the
+// kind of failure that explains them (record.Cause): a failing server is
+// fixed first; an overloaded one calls for less load or more time.
+var failureHints = map[string]string{
+	record.KindFailing:    hintFailing,
+	record.KindOverloaded: "the server did not keep up: lower the load (--concurrency, --rate), or raise --timeout or --first-token-timeout; the errors by class are listed under the table",
+	record.KindOther:      "see the server's log, and check --url, --model and --api; the errors by class are listed under the table",
 }
+
+// hintFailing is the hint of a server failing for reasons no load explains.
+const hintFailing = "check --url, --model, --api and the credentials (--api-key-env, --header); the errors by class are listed under the table"
 
 // ExitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM
 // (128 + SIGINT, as shells report it).
