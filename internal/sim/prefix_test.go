@@ -169,3 +169,47 @@ func TestEngineEvictsUnderPressure(t *testing.T) {
 		t.Errorf("a after the eviction: %d cached, want 16 (its 3 tail blocks evicted, its head kept)", ss[2].cached)
 	}
 }
+
+// TestCacheWithoutHitsChangesNothing: prompts that share no full block
+// (random prompts, the default workload) run step for step as without the
+// cache: the same batches, times and blocks; only the query counter moves.
+func TestCacheWithoutHitsChangesNothing(t *testing.T) {
+	run := func(cache bool) ([]Step, []float64) {
+		c := exact()
+		c.Engine.EnablePrefixCaching = cache
+		e := newEngine(c)
+		var seqs []*seq
+		for i := range 12 {
+			p := ids(10000*i, 300+97*i) // distinct tokens from the first
+			s := &seq{id: uint64(i), prompt: len(p), target: 20 + i, reason: reasonLength}
+			if cache {
+				s.hashes = blockHashes(p, c.Engine.BlockSize)
+			}
+			e.add(s, float64(i)*0.01)
+			seqs = append(seqs, s)
+		}
+		var steps []Step
+		for !e.idle() {
+			st, ok := e.step()
+			if !ok {
+				t.Fatal("engine stalled")
+			}
+			step := st.Step
+			step.PrefixQueries, step.PrefixHits = 0, 0
+			steps = append(steps, step)
+		}
+		var ttfts []float64
+		for _, s := range seqs {
+			if s.cached != 0 {
+				t.Errorf("cache %v: seq %d found %d tokens cached", cache, s.id, s.cached)
+			}
+			ttfts = append(ttfts, s.firstToken-s.arrival, s.lastToken)
+		}
+		return steps, ttfts
+	}
+	offSteps, offTimes := run(false)
+	onSteps, onTimes := run(true)
+	if !slices.Equal(offSteps, onSteps) || !slices.Equal(offTimes, onTimes) {
+		t.Errorf("the cache changed a run without hits: %d steps against %d", len(onSteps), len(offSteps))
+	}
+}
