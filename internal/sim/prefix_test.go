@@ -213,3 +213,42 @@ func TestCacheWithoutHitsChangesNothing(t *testing.T) {
 		t.Errorf("the cache changed a run without hits: %d steps against %d", len(onSteps), len(offSteps))
 	}
 }
+
+// TestSharedBlocksWhileRunning: a prompt admitted while another request
+// holding its prefix still runs shares those blocks (held twice, counted
+// once); they stay cached until both let go, and every block is free
+// again at the end.
+func TestSharedBlocksWhileRunning(t *testing.T) {
+	c := exact()
+	c.Engine.EnablePrefixCaching = true
+	e := newEngine(c)
+	prefix := ids(0, 640) // 40 blocks
+	a := &seq{id: 1, prompt: 700, target: 50, reason: reasonLength, hashes: blockHashes(append(prefix, ids(9000, 60)...), 16)}
+	b := &seq{id: 2, prompt: 700, target: 5, reason: reasonLength, hashes: blockHashes(append(prefix, ids(7000, 60)...), 16)}
+	e.add(a, 0)
+	for a.firstToken < 0 {
+		e.step()
+	}
+	used := e.numBlocks - e.freeBlocks
+	e.add(b, e.now)
+	for b.scheduled < 0 {
+		e.step()
+	}
+	if b.cached != 640 {
+		t.Fatalf("b found %d tokens cached, want a's 640", b.cached)
+	}
+	// b holds a's 40 blocks without taking more memory for them: it added
+	// only the blocks of its own 60 tokens (and a grew by at most one).
+	if grew := e.numBlocks - e.freeBlocks - used; grew < 4 || grew > 5 {
+		t.Errorf("b's admission took %d blocks, want 4 (+1 for a's growth)", grew)
+	}
+	if refs := e.cache.byHash[a.hashes[0]].refs; refs != 2 {
+		t.Errorf("the first prefix block is held %d times, want 2", refs)
+	}
+	for !e.idle() {
+		e.step()
+	}
+	if e.freeBlocks != e.numBlocks || e.cache.evictable != len(e.cache.byHash) {
+		t.Errorf("at the end %d of %d blocks free, %d of %d cached blocks evictable", e.freeBlocks, e.numBlocks, e.cache.evictable, len(e.cache.byHash))
+	}
+}
