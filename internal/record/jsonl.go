@@ -110,7 +110,9 @@ func encode(b []byte, r *Record) ([]byte, error) {
 		b = optInt(b, `,"eval_duration_ns":`, t.EvalDuration)
 		b = optInt(b, `,"load_duration_ns":`, t.LoadDuration)
 		b = optInt(b, `,"total_duration_ns":`, t.TotalDuration)
-		b = optInt(b, `,"cached_tokens":`, int64(t.CachedTokens))
+		if t.CachedTokens != nil {
+			b = strconv.AppendInt(append(b, `,"cached_tokens":`...), int64(*t.CachedTokens), 10)
+		}
 		b = append(dropComma(b, n), '}')
 	}
 	if e := r.Error; e != nil {
