@@ -77,7 +77,7 @@ func (b Benchmark) objective(o Objective) (*slo.Objective, error) {
 	}
 	w, opts := b.Workload, b.Options
 	ov := slo.Overrides{Target: o.TargetLoad, MaxConcurrency: &b.Loads.MaxConcurrency, Duration: &opts.Duration,
-		PromptTokens: []string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, OutputTokens: []string{cmp.Or(w.OutputTokens, defaultOutputTokens)}}
+		PromptTokens: []string{cmp.Or(w.PromptTokens, bench.DefaultPromptTokens)}, OutputTokens: []string{cmp.Or(w.OutputTokens, bench.DefaultOutputTokens)}}
 	requests := opts.Requests
 	if requests == 0 && opts.Duration == 0 {
 		requests = bench.DefaultRequests

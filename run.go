@@ -21,7 +21,6 @@ import (
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
 	"github.com/servebench/servebench/internal/telemetry"
-	"github.com/servebench/servebench/internal/workload"
 )
 
 // Benchmark is what Run measures: where, what is sent, at which loads and
@@ -86,15 +85,6 @@ type Workload struct {
 	// asked to generate exactly OutputTokens where it can.
 	LetEOS bool
 }
-
-// Defaults of a zero Workload, Loads and Options: servebench run's.
-const (
-	defaultPromptTokens = "512"
-	defaultOutputTokens = "128"
-)
-
-// defaultConcurrency are the loads of zero Loads.
-var defaultConcurrency = []int{1, 2, 4, 8, 16}
 
 // Loads are the load points, measured one after the other: closed-loop
 // virtual users, or open-loop request rates. Zero Loads are
@@ -252,11 +242,7 @@ func (b Benchmark) note(lines ...string) {
 // parsed, loads made points, defaults filled in.
 func (b Benchmark) setup() (bench.Setup, error) {
 	w, o := b.Workload, b.Options
-	p, err := bench.PlanWorkloads(workload.Spec{}, nil, []string{cmp.Or(w.PromptTokens, defaultPromptTokens)}, []string{cmp.Or(w.OutputTokens, defaultOutputTokens)})
-	if err != nil {
-		return bench.Setup{}, err
-	}
-	s := bench.Setup{Tokenizer: cmp.Or(w.Tokenizer, "auto"), IgnoreEOS: !w.LetEOS, Seed: cmp.Or(o.Seed, 1),
+	s := bench.Setup{Tokenizer: cmp.Or(w.Tokenizer, bench.DefaultTokenizer), IgnoreEOS: !w.LetEOS, Seed: cmp.Or(o.Seed, 1),
 		Timeout: cmp.Or(o.Timeout, backend.DefaultTimeout), FirstTokenTimeout: o.FirstTokenTimeout,
 		OutDir: o.OutDir, Grace: load.DefaultGrace, Progress: o.Progress, ProgressLines: true, Version: bench.RecordedVersion()}
 	if !o.NoTelemetry {
@@ -266,9 +252,20 @@ func (b Benchmark) setup() (bench.Setup, error) {
 	if err != nil {
 		return bench.Setup{}, err
 	}
-	p.SetPoints(base, loads, s.Seed)
+	p, err := bench.NewPlan(bench.PlanSpec{Prompts: nonEmpty(w.PromptTokens), Outputs: nonEmpty(w.OutputTokens), Loads: loads, Point: base, Seed: s.Seed})
+	if err != nil {
+		return bench.Setup{}, err
+	}
 	p.Apply(&s)
 	return s, nil
+}
+
+// nonEmpty is the one length given, or none (bench's default).
+func nonEmpty(length string) []string {
+	if length == "" {
+		return nil
+	}
+	return []string{length}
 }
 
 // points are every load's amount and arrivals, and the loads.
@@ -285,7 +282,7 @@ func (b Benchmark) points() (load.Point, []record.Load, error) {
 	}
 	conc := l.Concurrency
 	if len(conc) == 0 {
-		conc = defaultConcurrency
+		conc = bench.DefaultConcurrency()
 	}
 	return base, bench.Levels(conc, l.Rate, l.MaxConcurrency), nil
 }

@@ -104,7 +104,7 @@ type openAIUsage struct {
 }
 
 type openAIPromptDetails struct {
-	CachedTokens int `json:"cached_tokens"`
+	CachedTokens *int `json:"cached_tokens"`
 }
 
 type openAICompletionDetails struct {
@@ -114,8 +114,8 @@ type openAICompletionDetails struct {
 // usageCounts is a usage object as both paths read it: a count is had
 // when the member was there and not null.
 type usageCounts struct {
-	prompt, completion, reasoning, cached  int
-	hasPrompt, hasCompletion, hasReasoning bool
+	prompt, completion, reasoning, cached             int
+	hasPrompt, hasCompletion, hasReasoning, hasCached bool
 }
 
 // counts flattens u the way the fast path reads a usage object.
@@ -127,8 +127,8 @@ func (u *openAIUsage) counts() usageCounts {
 	if u.CompletionTokens != nil {
 		c.completion, c.hasCompletion = *u.CompletionTokens, true
 	}
-	if d := u.PromptTokensDetails; d != nil {
-		c.cached = d.CachedTokens
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		c.cached, c.hasCached = *d.CachedTokens, true
 	}
 	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
 		c.reasoning, c.hasReasoning = *d.ReasoningTokens, true
@@ -142,7 +142,7 @@ type llamaTimings struct {
 	PromptMS    float64 `json:"prompt_ms"`
 	PredictedN  int     `json:"predicted_n"`
 	PredictedMS float64 `json:"predicted_ms"`
-	CacheN      int     `json:"cache_n"`
+	CacheN      *int    `json:"cache_n"`
 }
 
 // reset empties c for the next chunk. encoding/json decodes into the
@@ -233,7 +233,9 @@ func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncat
 		srv := s.server()
 		srv.PromptEvalCount, srv.PromptEvalDuration = t.PromptN, msToNS(t.PromptMS)
 		srv.EvalCount, srv.EvalDuration = t.PredictedN, msToNS(t.PredictedMS)
-		srv.CachedTokens = t.CacheN
+		if t.CacheN != nil {
+			srv.CachedTokens = new(*t.CacheN)
+		}
 	}
 	if len(c.Choices) > 0 {
 		ch := &c.Choices[0]
@@ -252,8 +254,10 @@ func (s *stream) openAIUsage(u usageCounts) {
 	if u.hasCompletion {
 		s.output, s.hasOutput = u.completion, true
 	}
-	if u.cached > 0 {
-		s.server().CachedTokens = u.cached
+	// vLLM and SGLang leave prompt_tokens_details out when nothing was
+	// cached; OpenAI sends 0. A 0 sent is kept as reported (metrics).
+	if u.hasCached {
+		s.server().CachedTokens = new(u.cached)
 	}
 	if u.hasReasoning {
 		s.reasoning, s.hasReasoning = u.reasoning, true
@@ -376,7 +380,7 @@ func (s *jsonScan) usage(out *openAIText) {
 		case usageCompletion:
 			c.hasCompletion = s.countInto(&c.completion)
 		case usagePromptDetails:
-			s.once(promptDetailsKeys, func() { s.countInto(&c.cached) })
+			s.once(promptDetailsKeys, func() { c.hasCached = s.countInto(&c.cached) })
 		case usageCompletionDetails:
 			s.once(completionDetailsKeys, func() { c.hasReasoning = s.countInto(&c.reasoning) })
 		}

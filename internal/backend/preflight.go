@@ -48,6 +48,22 @@ type PreflightError struct {
 
 func (e *PreflightError) Error() string { return e.Msg }
 
+// Hint says what to do about the error's kind, in the command line's
+// terms; "" for PreflightAuth, where the key goes being the caller's to
+// say.
+func (e *PreflightError) Hint() string { return preflightHints[e.Kind] }
+
+var preflightHints = map[string]string{
+	PreflightDNS:      "check the host name in --url",
+	PreflightRefused:  "start the server, or check the host and port in --url",
+	PreflightScheme:   "change the scheme of --url as the message says",
+	PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
+	PreflightNoAnswer: "check --url; --no-preflight skips this check",
+	PreflightNetwork:  "check --url; --no-preflight skips this check",
+	PreflightNotFound: "give --url the server's root, e.g. http://127.0.0.1:8000, to which each --api adds its own path",
+	PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
+}
+
 // Preflight is what the preflight learned about a server that can be
 // measured.
 type Preflight struct {

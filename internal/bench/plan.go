@@ -22,6 +22,58 @@ type Plan struct {
 	Slice time.Duration // 0: no slices
 }
 
+// Defaults of a run, servebench run's and the public package's: against
+// the simulator they let a newcomer see the full shape of a result
+// (per-request speed falling, aggregate throughput saturating) in seconds.
+const (
+	DefaultPromptTokens = "512"
+	DefaultOutputTokens = "128"
+	DefaultTokenizer    = "auto"
+)
+
+// DefaultConcurrency are a run's closed-loop loads when it is given none.
+func DefaultConcurrency() []int { return []int{1, 2, 4, 8, 16} }
+
+// PlanSpec is a run's load and workload as given, for NewPlan.
+type PlanSpec struct {
+	// Workload is what is sent. Cells are its workloads when given (an
+	// objective's list), else the cross product of Prompts and Outputs
+	// (none: DefaultPromptTokens and DefaultOutputTokens).
+	Workload         workload.Spec
+	Cells            []workload.Lengths
+	Prompts, Outputs []string
+	// Loads are the load levels (none: DefaultConcurrency); Point is each
+	// one's amount and arrivals (SetPoints).
+	Loads []record.Load
+	Point load.Point
+	Seed  uint64
+	// Slice is the slice length, resolved (SliceLength); 0: none.
+	Slice time.Duration
+}
+
+// NewPlan resolves a run's plan from what was given, the defaults filling
+// what was not: its workloads (PlanWorkloads), then its points.
+func NewPlan(s PlanSpec) (*Plan, error) {
+	prompts, outputs := s.Prompts, s.Outputs
+	if len(prompts) == 0 {
+		prompts = []string{DefaultPromptTokens}
+	}
+	if len(outputs) == 0 {
+		outputs = []string{DefaultOutputTokens}
+	}
+	p, err := PlanWorkloads(s.Workload, s.Cells, prompts, outputs)
+	if err != nil {
+		return nil, err
+	}
+	p.Slice = s.Slice
+	loads := s.Loads
+	if len(loads) == 0 {
+		loads = Levels(DefaultConcurrency(), nil, 0)
+	}
+	p.SetPoints(s.Point, loads, s.Seed)
+	return p, nil
+}
+
 // PlanWorkloads resolves a run's workload: its cells are cells when given
 // (an objective's list), else the cross product of the prompt and output
 // lengths; a single cell also sets the plan's two lengths. Its errors are

@@ -124,3 +124,39 @@ func TestSetPoints(t *testing.T) {
 		})
 	}
 }
+
+// TestNewPlan: what is not given is the defaults (512 → 128 tokens at
+// concurrencies 1 to 16, DefaultRequests each), and what is given wins.
+func TestNewPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		spec     PlanSpec
+		loads    string // each point's load
+		cell     string // the first cell's lengths
+		requests int    // each point's
+	}{
+		{"nothing given: the defaults", PlanSpec{}, "c=1 c=2 c=4 c=8 c=16", "512→128", DefaultRequests},
+		{"lengths and loads given", PlanSpec{Prompts: []string{"64"}, Outputs: []string{"8"}, Loads: Levels(nil, []float64{2}, 0),
+			Point: load.Point{Requests: 5}, Slice: time.Minute}, "r=2/s", "64→8", 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPlan(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, pt := range p.Points {
+				got = append(got, pt.Load.Label())
+				if pt.Requests != tc.requests {
+					t.Errorf("%s: %d requests, want %d", pt.Load.Label(), pt.Requests, tc.requests)
+				}
+			}
+			if g := strings.Join(got, " "); g != tc.loads {
+				t.Errorf("loads %q, want %q", g, tc.loads)
+			}
+			if g := p.Spec.PromptTokens + "→" + p.Spec.OutputTokens; g != tc.cell || p.Slice != tc.spec.Slice {
+				t.Errorf("workload %q, slice %v; want %q, %v", g, p.Slice, tc.cell, tc.spec.Slice)
+			}
+		})
+	}
+}

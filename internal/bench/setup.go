@@ -82,6 +82,20 @@ type SetupError struct {
 func (e *SetupError) Error() string { return strings.ToLower(e.Setting) + ": " + e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
+// Flag is the servebench run flag that sets the setting; Hint an example
+// of it; Usage says the setting was given wrong.
+func (e *SetupError) Flag() string { return setupFlags[e.Setting].flag }
+func (e *SetupError) Hint() string { return setupFlags[e.Setting].hint }
+func (e *SetupError) Usage() bool  { return true }
+
+var setupFlags = map[string]struct{ flag, hint string }{
+	"URL":        {"--url", "servebench run --url http://127.0.0.1:8000"},
+	"API":        {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
+	"ServerPID":  {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
+	"Tokenizer":  {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
+	"StartEvery": {"--start-every", "servebench run --start-at TIME --start-every 2m (or bound every point with --duration)"},
+}
+
 // ErrNoServerTokenizer: Tokenizer "server" and the server has no usable
 // /tokenize endpoint.
 var ErrNoServerTokenizer = errors.New("the server has no /tokenize endpoint")

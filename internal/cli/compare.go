@@ -8,9 +8,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/compare"
-	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/report"
-	"github.com/servebench/servebench/internal/rundir"
 )
 
 const compareUsage = `
@@ -99,21 +97,22 @@ func compareCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	var r *compare.Result
-	var pages []report.HTMLRun
+	var page *report.HTMLPage
 	var err error
 	if *format == "html" {
-		r, pages, err = comparePages(env, dirs, names, *strict, gates)
-	} else {
-		r, err = compareRuns(env, dirs, names, *strict, gateTexts)
-	}
-	if err != nil {
+		r, page, err = report.ComparePage(compare.RunPath{Name: names[0][0], Path: dirs[0][0]}, compare.RunPath{Name: names[1][0], Path: dirs[1][0]},
+			env.readOptions(*strict, sliceFlag{}), gates, env.warn)
+		if err != nil {
+			return runReadError(err)
+		}
+	} else if r, err = compareRuns(env, dirs, names, *strict, gateTexts); err != nil {
 		return err
 	}
 	if *strict && !r.Controlled {
-		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", knownDifferences(r)),
+		return &Error{Err: fmt.Errorf("--strict: not a controlled comparison: %s", r.KnownDifferences()),
 			Hint: "compare without --strict to see the changes with the differences listed", Code: ExitFailure}
 	}
-	if err := writeComparison(env, r, pages, *format); err != nil {
+	if err := writeComparison(env, r, page, *format); err != nil {
 		return err
 	}
 	return gateOutcome(r, gates)
@@ -131,28 +130,6 @@ func compareRuns(env *Env, dirs, names [2][]string, strict bool, gates []string)
 		return nil, runReadError(err)
 	}
 	return servebench.Compare(sides[0], sides[1], servebench.CompareOptions{Gates: gates})
-}
-
-// comparePages reads both sides at once with a page of each, drawn from
-// the records as they are read (the HTML report is not the public
-// package's), and compares them as compareRuns does.
-func comparePages(env *Env, dirs, names [2][]string, strict bool, gates []compare.Gate) (*compare.Result, []report.HTMLRun, error) {
-	var sides [2]*compare.Side
-	pages := make([]report.HTMLRun, 2)
-	page := func(path string, o rundir.Options) (*metrics.Summary, report.HTMLRun, error) {
-		r, _, err := report.LoadRun(path, nil, o, nil)
-		return r.Summary, r, err
-	}
-	err := compare.Both(func(i int, warn func(string)) (err error) {
-		o := env.readOptions(strict, sliceFlag{})
-		o.Warn = warn
-		sides[i], pages[i], err = compare.ReadSide([]compare.RunPath{{Name: names[i][0], Path: dirs[i][0]}}, o, page)
-		return err
-	}, env.warn)
-	if err != nil {
-		return nil, nil, runReadError(err)
-	}
-	return compare.Compare(sides[0], sides[1], compare.Options{Gates: gates}), pages, nil
 }
 
 // compareArgs checks the two runs and the format.
@@ -201,24 +178,13 @@ func sidePaths(ctx context.Context, env *Env, db, arg, format string) (paths, na
 	return paths, names, nil
 }
 
-func knownDifferences(r *compare.Result) string {
-	var ds []string
-	for _, d := range r.Differences {
-		if d.Known {
-			ds = append(ds, d.Text())
-		}
-	}
-	return strings.Join(ds, "; ")
-}
-
-// writeComparison prints the comparison; as a page, the HTML report's
-// with both runs' charts overlaid and the comparison's tables.
-func writeComparison(env *Env, r *compare.Result, runs []report.HTMLRun, format string) error {
+// writeComparison prints the comparison, or its page (report.ComparePage).
+func writeComparison(env *Env, r *compare.Result, page *report.HTMLPage, format string) error {
 	switch format {
 	case "json":
 		return report.ComparisonJSON(env.Stdout, r)
 	case "html":
-		return report.WriteHTML(env.Stdout, report.ComparisonPage(r, runs))
+		return report.WriteHTML(env.Stdout, page)
 	}
 	return report.Comparison(env.Stdout, r)
 }
@@ -234,24 +200,12 @@ func gateOutcome(r *compare.Result, gates []compare.Gate) error {
 		return &Error{Err: fmt.Errorf("no common load point: the regression gates could not be judged"),
 			Hint: "compare runs measured at the same loads and workload", Code: ExitFailure}
 	}
-	var failed []string
-	for _, g := range r.Gates {
-		if g.Failed {
-			failed = append(failed, g.Gate+" at "+g.Load.Label())
-		}
-	}
-	if len(failed) > 0 {
+	if failed := r.Failures(); len(failed) > 0 {
 		return &Error{Err: fmt.Errorf("regression: %s", strings.Join(failed, "; ")), Code: ExitRegression}
 	}
 	if r.Inconclusive {
 		// a failure on valid points outranks it: 3 before 4
-		var at []string
-		for _, p := range r.Points {
-			if p.Inconclusive != "" {
-				at = append(at, p.Load.Label()+" ("+p.Inconclusive+")")
-			}
-		}
-		return &Error{Err: fmt.Errorf("regression gates INCONCLUSIVE at %s", strings.Join(at, "; ")), Hint: hintInconclusive, Code: ExitInconclusive}
+		return &Error{Err: fmt.Errorf("regression gates INCONCLUSIVE at %s", strings.Join(r.InconclusiveAt(), "; ")), Hint: hintInconclusive, Code: ExitInconclusive}
 	}
 	return nil
 }

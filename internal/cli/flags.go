@@ -29,6 +29,15 @@ func intList(flagName, s string) ([]int, error) {
 	return out, nil
 }
 
+// joinInts is intList's inverse, for a default shown in a flag's usage.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
 // maxRate bounds a request rate: beyond it a rate is a typo, not a load
 // one client could pace.
 const maxRate = 1e6

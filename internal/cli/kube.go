@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"strings"
 	"time"
 
@@ -106,10 +104,11 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 		env.redactors = append(env.redactors, t.Redactor())
 	}
 	env.redactors = append(env.redactors, f.tel.redactor())
+	k.APIKeyEnv = f.apiKeyEnv
 	if err := k.check(fs, &f); err != nil {
 		return err
 	}
-	if err := k.checkAPIKey(&f, key); err != nil {
+	if err := k.CheckAPIKey(key); err != nil {
 		return err
 	}
 	if err := k.checkLoad(&f); err != nil {
@@ -120,50 +119,14 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 		return ok && b.IsBoolFlag()
 	}
 	k.SetRunArgs(kube.WorkerArgs(args, func(name string) bool { return kubeOwnFlags[name] }, isBool), flagSet(fs, "db") || flagSet(fs, "no-history"))
-	k.APIKeyEnv = f.apiKeyEnv
-	return k.print(env)
-}
-
-// print writes the Job, after the Secret holding its credentials unless
-// the user named one of theirs.
-func (k *kubeFlags) print(env *Env) error {
-	if len(k.Credentials) == 0 && k.CredentialsSecret != "" {
-		return usagef("servebench kube job --header 'Authorization: Bearer KEY' --credentials-secret NAME ...",
-			"--credentials-secret %s: no --header or URL given carries a credential", k.CredentialsSecret)
-	}
-	docs, printed := kube.Documents(&k.Options)
-	if len(k.Credentials) > 0 {
-		fmt.Fprintln(env.Stderr, kube.CredentialsNote(k.Options, printed))
-	}
-	return kube.Write(env.Stdout, docs)
-}
-
-// checkAPIKey refuses an API key in the environment that the workers
-// would not get: only a Secret takes it to them.
-func (k *kubeFlags) checkAPIKey(f *runFlags, key string) error {
-	switch {
-	case k.APIKeySecret != "" && f.apiKeyEnv == "":
-		return usagef("servebench kube job --api-key-secret NAME --api-key-env SERVEBENCH_API_KEY ...",
-			"--api-key-secret %s: --api-key-env is empty, so the workers would not read the key", k.APIKeySecret)
-	case key != "" && k.APIKeySecret == "":
-		return usagef(fmt.Sprintf(`kubectl create secret generic NAME --from-literal=api-key="$%s", then servebench kube job --api-key-secret NAME ...`, f.apiKeyEnv),
-			"$%s holds an API key that would not reach the workers: give --api-key-secret NAME, a Secret whose key api-key holds it (or unset %s if the server needs no key)",
-			f.apiKeyEnv, f.apiKeyEnv)
-	}
-	return nil
+	return kube.Print(env.Stdout, env.Stderr, &k.Options)
 }
 
 // check refuses a Job that could not run as asked.
 func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 	const hint = "servebench kube job --url http://SERVER:8000 --model M --workers 4 --image IMAGE --claim PVC"
-	if o, ok := errors.AsType[*kube.OptionError](k.Check()); ok {
-		switch o.Flag {
-		case "name":
-			return usagef(hint+" --name bench-a", "%v", o)
-		case "api-key-secret", "credentials-secret":
-			return usagef(hint+" --"+o.Flag+" llm-key", "%v", o)
-		}
-		return usagef(hint, "%v", o)
+	if err := k.Check(); err != nil {
+		return err // a *kube.OptionError, with its hint
 	}
 	switch {
 	case f.url == "":

@@ -90,6 +90,37 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// A hinter is an error whose owner knows what the user should try: its
+// Hint is the Try line. A usager says with Usage whether what was asked
+// is at fault (exit 2) rather than what happened (exit 1).
+type (
+	hinter interface {
+		error
+		Hint() string
+	}
+	usager interface {
+		error
+		Usage() bool
+	}
+)
+
+// hinted is err as the user is told it: an *Error as it is; else with
+// the Try line and exit code its owner gives it (hinter, usager); else a
+// failure (exit 1) without a hint.
+func hinted(err error) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	e := &Error{Err: err, Code: ExitFailure}
+	if h, ok := errors.AsType[hinter](err); ok {
+		e.Hint = h.Hint()
+	}
+	if u, ok := errors.AsType[usager](err); ok && u.Usage() {
+		e.Code = ExitUsage
+	}
+	return e
+}
+
 // usagef returns a usage error (exit 2) with a hint.
 func usagef(hint, format string, args ...any) error {
 	return &Error{Err: fmt.Errorf(format, args...), Hint: hint, Code: ExitUsage}
@@ -131,18 +162,14 @@ func (env *Env) report(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Err != nil && e.Err.Error() != "" {
-			fmt.Fprintf(env.Stderr, "Error: %s\n", env.redact(e.Err.Error()))
-		}
-		if e.Hint != "" {
-			fmt.Fprintf(env.Stderr, "Try: %s\n", env.redact(e.Hint))
-		}
-		return e.Code
+	e := hinted(err)
+	if e.Err != nil && e.Err.Error() != "" {
+		fmt.Fprintf(env.Stderr, "Error: %s\n", env.redact(e.Err.Error()))
 	}
-	fmt.Fprintf(env.Stderr, "Error: %s\n", env.redact(err.Error()))
-	return ExitFailure
+	if e.Hint != "" {
+		fmt.Fprintf(env.Stderr, "Try: %s\n", env.redact(e.Hint))
+	}
+	return e.Code
 }
 
 func (env *Env) usage(w io.Writer) {

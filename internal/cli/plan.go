@@ -163,24 +163,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // planError gives the planner's errors (a model, a devices file or a
-// device that cannot be had; a plan it refuses) their hints.
+// device that cannot be had; a plan it refuses) their hints: the
+// planner's own, else plan's.
 func planError(err error) error {
-	if m, ok := errors.AsType[*plan.ModelError](err); ok {
-		hint := "--config takes a Hugging Face config.json or the directory holding it"
-		switch {
-		case m.GGUF:
-			hint = "--gguf takes a GGUF model file; only its header is read"
-		case strings.Contains(err.Error(), "unsupported architecture"):
-			hint = "servebench plan --approximate ... reads it as a dense decoder"
-		}
-		return &Error{Err: err, Hint: hint, Code: ExitFailure}
-	}
-	if u, ok := errors.AsType[*plan.UnknownDeviceError](err); ok {
-		return usagef("servebench plan --gpu "+u.Known[0], "%v", err)
-	}
 	switch {
-	case errors.As(err, new(*plan.DeviceFileError)):
-		return &Error{Err: err, Hint: "servebench plan --list-devices --json shows the format", Code: ExitUsage}
+	case errors.As(err, new(hinter)):
+		return hinted(err)
 	case errors.As(err, new(*fs.PathError)):
 		return err // a devices file that cannot be read
 	case errors.Is(err, plan.ErrContext):
@@ -201,8 +189,6 @@ func (f *planFlags) runCompare(env *Env) error {
 	switch {
 	case errors.Is(err, plan.ErrOneDevice):
 		return usagef("servebench plan --compare RUN_DIR --gpu H100-SXM", "--compare needs exactly one device (--gpu NAME)")
-	case errors.As(err, new(*plan.RunError)):
-		return &Error{Err: err, Hint: "--compare takes a run directory written by servebench run (summary.json)", Code: ExitFailure}
 	case err != nil:
 		return planError(err)
 	case f.json:

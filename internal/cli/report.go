@@ -186,12 +186,7 @@ func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objectiv
 			return nil, err
 		}
 	}
-	for _, x := range slos {
-		o.SetSLO(x)
-	}
-	if target > 0 {
-		o.Load.Target = target
-	}
+	o.Overlay(slos, target)
 	if len(o.Checks()) == 0 {
 		return nil, usagef(hint, "objective %s has no SLO", o.Name)
 	}
@@ -246,16 +241,12 @@ func (env *Env) readOptions(strict bool, slice sliceFlag) rundir.Options {
 // warn prints a warning on stderr.
 func (env *Env) warn(w string) { fmt.Fprintf(env.Stderr, "warning: %s\n", w) }
 
-// readError gives a run that could not be read the hint that helps.
+// readError gives a run that could not be read the hint that helps: its
+// reader's, or for one without records where they come from.
 func readError(err error) error {
-	var hint string
-	switch {
-	case errors.As(err, new(*rundir.SourceError)):
-		hint = "servebench report runs/a (a directory written by servebench run --out)"
-	case errors.As(err, new(*record.LineError)):
-		hint = "without --strict, report skips damaged lines with a warning"
-	case errors.Is(err, rundir.ErrNoRecords):
-		hint = "servebench run --out DIR writes DIR/" + rundir.RecordsFile
+	e := hinted(err)
+	if e.Hint == "" && errors.Is(err, rundir.ErrNoRecords) {
+		e.Hint = "servebench run --out DIR writes DIR/" + rundir.RecordsFile
 	}
-	return &Error{Err: err, Hint: hint, Code: ExitFailure}
+	return e
 }

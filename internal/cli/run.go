@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -44,16 +43,9 @@ its clock, the client saturated, too few requests for a percentile judged; the r
 130 interrupted (what completed is still written).
 `
 
-// Defaults for run. The simulator's defaults let a newcomer see the full
-// shape of a result (per-request speed falling, aggregate throughput
-// saturating) in seconds.
-const (
-	defaultConcurrency  = "1,2,4,8,16"
-	defaultPromptTokens = "512"
-	defaultOutputTokens = "128"
-	defaultAPIKeyEnv    = "SERVEBENCH_API_KEY"
-	defaultTokenizer    = "auto"
-)
+// defaultAPIKeyEnv names the variable run reads the API key from, unless
+// --api-key-env names another (bench.Default* are run's other defaults).
+const defaultAPIKeyEnv = "SERVEBENCH_API_KEY"
 
 // runFlags are run's options as parsed from the command line.
 type runFlags struct {
@@ -94,7 +86,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "skip the check, before any load, that the server answers, accepts the credentials and serves --model")
 	fs.DurationVar(&f.timeout, "timeout", backend.DefaultTimeout, "per-request timeout")
 	fs.DurationVar(&f.firstTokenTimeout, "first-token-timeout", 0, "fail a request with no token after this long (0: only --timeout)")
-	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop load points: comma-separated virtual-user counts (default "+defaultConcurrency+")")
+	fs.StringVar(&f.concurrency, "concurrency", "", "closed-loop load points: comma-separated virtual-user counts (default "+joinInts(bench.DefaultConcurrency())+")")
 	fs.StringVar(&f.rate, "rate", "", "open-loop load points: comma-separated request rates per second")
 	fs.StringVar(&f.arrival, "arrival", load.ArrivalPoisson, "open-loop arrivals: poisson, constant or gamma")
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma arrivals: shape (1 = Poisson, below 1 burstier)")
@@ -211,34 +203,20 @@ func allFailed(s *metrics.Summary) error {
 	if sample != "" {
 		msg += "; first " + metrics.ErrorClasses(all)[0] + " error: " + sample
 	}
-	return &Error{Err: errors.New(msg), Hint: failureHint(all), Code: ExitFailure}
+	return &Error{Err: errors.New(msg), Hint: failureHints[record.Cause(all)], Code: ExitFailure}
 }
 
-// Hints for a run whose requests failed, by what the failures say about
-// the server (record.Kind).
-const (
-	hintFailing    = "check --url, --model, --api and the credentials (--api-key-env, --header); the errors by class are listed under the table"
-	hintOverloaded = "the server did not keep up: lower the load (--concurrency, --rate), or raise --timeout or --first-token-timeout; the errors by class are listed under the table"
-	hintOther      = "see the server's log, and check --url, --model and --api; the errors by class are listed under the table"
-)
-
-// failureHint says what to do about failures counted by class: a failing
-// class (connect, 4xx, unreadable answers) fails at any load and is fixed
-// first; failures that are all overload call for less load or more time.
-func failureHint(errs map[string]int) string {
-	kinds := map[string]bool{}
-	for c := range errs {
-		kinds[record.Kind(c)] = true
-	}
-	switch {
-	case kinds[record.KindFailing]:
-		return hintFailing
-	case kinds[record.KindOverloaded] && !kinds[record.KindOther]:
-		return hintOverloaded
-	}
-	// a 5xx or a cut stream, which either cause can explain
-	return hintOther
+// failureHints say what to do about a run whose requests failed, by the
+// kind of failure that explains them (record.Cause): a failing server is
+// fixed first; an overloaded one calls for less load or more time.
+var failureHints = map[string]string{
+	record.KindFailing:    hintFailing,
+	record.KindOverloaded: "the server did not keep up: lower the load (--concurrency, --rate), or raise --timeout or --first-token-timeout; the errors by class are listed under the table",
+	record.KindOther:      "see the server's log, and check --url, --model and --api; the errors by class are listed under the table",
 }
+
+// hintFailing is the hint of a server failing for reasons no load explains.
+const hintFailing = "check --url, --model, --api and the credentials (--api-key-env, --header); the errors by class are listed under the table"
 
 // ExitInterrupted is the exit code of a run stopped by Ctrl-C or SIGTERM
 // (128 + SIGINT, as shells report it).
@@ -265,25 +243,20 @@ func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.planWorkloads(o)
-	if err != nil {
-		return nil, err
-	}
-	p.Slice = slice
 	arrival, err := load.ParseArrival(f.arrival, f.burstiness)
 	if err != nil {
 		return nil, usagef("servebench run --rate 2 --arrival gamma --burstiness 0.5", "--arrival/--burstiness: %v", err)
 	}
-	base := load.Point{Requests: requests, Duration: dur, WarmupRequests: warm.Requests,
-		WarmupDuration: warm.Duration, Arrival: arrival}
-	var loads []record.Load
+	spec := bench.PlanSpec{Workload: f.workload, Prompts: f.promptTokens.vals, Outputs: f.outputTokens.vals, Seed: f.seed, Slice: slice,
+		Point: load.Point{Requests: requests, Duration: dur, WarmupRequests: warm.Requests, WarmupDuration: warm.Duration, Arrival: arrival}}
 	if o != nil {
-		loads = o.Load.Levels()
-	} else if loads, err = f.loads(); err != nil {
+		spec.Workload, spec.Cells, spec.Loads = o.Workload, o.Workloads, o.Load.Levels()
+		spec.Prompts, spec.Outputs = []string{o.Workload.PromptTokens}, []string{o.Workload.OutputTokens}
+	} else if spec.Loads, err = f.loads(); err != nil {
 		return nil, err
 	}
-	p.SetPoints(base, loads, f.seed)
-	return p, nil
+	p, err := bench.NewPlan(spec)
+	return p, specUsage(err)
 }
 
 // checkAmounts refuses negative counts and durations (the flag package
@@ -324,6 +297,9 @@ func (f *runFlags) loads() ([]record.Load, error) {
 	if f.maxConcurrency > 0 {
 		return nil, usagef("servebench run --rate 2 --max-concurrency 8", "--max-concurrency caps an open loop; use it with --rate")
 	}
-	conc, err := intList("concurrency", cmp.Or(f.concurrency, defaultConcurrency))
+	if f.concurrency == "" {
+		return nil, nil // bench.DefaultConcurrency
+	}
+	conc, err := intList("concurrency", f.concurrency)
 	return bench.Levels(conc, nil, 0), err
 }

@@ -78,11 +78,8 @@ func (f *runFlags) objective(fs *flag.FlagSet) (*slo.Objective, error) {
 	if f.slo.repeat < 1 || f.slo.repeat > 1000 {
 		return nil, usagef("servebench run --repeat 3", "--repeat %d: want a whole number in [1, 1000]", f.slo.repeat)
 	}
-	levels, err := intList("concurrency", defaultConcurrency)
-	if err != nil {
-		return nil, err
-	}
-	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness, Load: slo.Load{Concurrency: levels}}
+	o := &slo.Objective{Name: "command-line", Priority: slo.PriorityResponsiveness, Load: slo.Load{Concurrency: bench.DefaultConcurrency()}}
+	var err error
 	if f.slo.objective != "" {
 		if o, err = loadObjective(f.slo.objective); err != nil {
 			return nil, err

@@ -28,15 +28,6 @@ func (f *runFlags) defineTelemetry(fs *flag.FlagSet) {
 	fs.IntVar(&t.opts.ServerPID, "server-pid", 0, "process id of a local server, sampled with its children (default: found from a loopback --url's port)")
 }
 
-// telemetryFlagNames name the flag that sets each telemetry option, with
-// an example of its value.
-var telemetryFlagNames = map[string]struct{ flag, example string }{
-	"Interval":       {"sample-interval", "1s"},
-	"ServerPID":      {"server-pid", "1234"},
-	"GPUMetricsURL":  {"gpu-metrics-url", "http://host:9400/metrics"},
-	"HostMetricsURL": {"host-metrics-url", "http://host:9400/metrics"},
-}
-
 // options are the telemetry options the flags give (telemetry.Options.Check
 // refuses those that cannot be used); nil when telemetry is off.
 func (t *telemetryFlags) options() (*telemetry.Options, error) {
@@ -58,12 +49,11 @@ func optionError(err error) error {
 	if !ok {
 		return err
 	}
-	n := telemetryFlagNames[oe.Option]
-	name := "--" + n.flag
+	name := "--" + oe.Flag()
 	if oe.Value != "" {
 		name += " " + oe.Value
 	}
-	return usagef("servebench run --"+n.flag+" "+n.example, "%s: %v", name, oe.Err)
+	return usagef(oe.Hint(), "%s: %v", name, oe.Err)
 }
 
 // urlList collects a repeatable URL flag, each checked as it comes.

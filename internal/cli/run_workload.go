@@ -6,8 +6,6 @@ import (
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/record"
-	"github.com/servebench/servebench/internal/slo"
-	"github.com/servebench/servebench/internal/workload"
 )
 
 // defineWorkload defines run's flags that choose what is sent
@@ -16,10 +14,10 @@ import (
 // workload: section gives.
 func (f *runFlags) defineWorkload(fs *flag.FlagSet) {
 	w := &f.workload
-	f.promptTokens.def, f.outputTokens.def = defaultPromptTokens, defaultOutputTokens
+	f.promptTokens.def, f.outputTokens.def = bench.DefaultPromptTokens, bench.DefaultOutputTokens
 	fs.Var(&f.promptTokens, "prompt-tokens", "prompt length: N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD (repeatable: several make a workload matrix, each crossed with every --output-tokens and load)")
 	fs.Var(&f.outputTokens, "output-tokens", "output length (max_tokens), same forms as --prompt-tokens (repeatable, like it); with --dataset, for prompts the file gives no length")
-	fs.StringVar(&f.tokenizer, "tokenizer", defaultTokenizer, "prompt tokenizer: auto (the server's /tokenize, else tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path")
+	fs.StringVar(&f.tokenizer, "tokenizer", bench.DefaultTokenizer, "prompt tokenizer: auto (the server's /tokenize, else tiktoken), server, cl100k_base, o200k_base, or a tokenizer.json path")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate exactly --output-tokens (ignore_eos, min_tokens) where it can")
 	fs.StringVar(&w.Dataset, "dataset", "", "send prompts from FILE: JSON Lines ({\"prompt\": ..., \"output_tokens\": N} per line) or ShareGPT conversations")
 	fs.StringVar(&w.Format, "dataset-format", "", "format of --dataset: jsonl or sharegpt (default: tell by content)")
@@ -51,26 +49,6 @@ func (l *lengthsFlag) String() string {
 func (l *lengthsFlag) Set(v string) error {
 	l.vals = append(l.vals, v)
 	return nil
-}
-
-// list is the distributions given, or the default.
-func (l *lengthsFlag) list() []string {
-	if len(l.vals) == 0 {
-		return []string{l.def}
-	}
-	return l.vals
-}
-
-// planWorkloads plans the workload (bench.PlanWorkloads): an
-// objective's, else the flags'.
-func (f *runFlags) planWorkloads(o *slo.Objective) (*bench.Plan, error) {
-	spec, cells, prompts, outputs := f.workload, []workload.Lengths(nil), f.promptTokens.list(), f.outputTokens.list()
-	if o != nil {
-		spec, cells = o.Workload, o.Workloads
-		prompts, outputs = []string{spec.PromptTokens}, []string{spec.OutputTokens}
-	}
-	p, err := bench.PlanWorkloads(spec, cells, prompts, outputs)
-	return p, specUsage(err)
 }
 
 // specUsage is a workload error (it names its flag) as a usage error.

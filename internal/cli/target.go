@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/bench"
@@ -30,7 +30,7 @@ func (f *runFlags) measurement(env *Env, plan *bench.Plan) (bench.Measurement, e
 // does.
 func (f *runFlags) measureError(err error) error {
 	if pe, ok := errors.AsType[*backend.PreflightError](err); ok {
-		hint := preflightHints[pe.Kind]
+		hint := pe.Hint()
 		if pe.Kind == backend.PreflightAuth {
 			hint = f.authHint()
 		}
@@ -54,13 +54,13 @@ func (f *runFlags) launch(env *Env) (bench.Launch, error) {
 		return bench.Launch{}, usagef("servebench run --sim-config sim.yaml (without --url)", "--sim-config configures the built-in simulator; it cannot be used with --url")
 	}
 	if f.url == "" && f.simConfig != "" {
-		b, err := os.ReadFile(f.simConfig)
-		if err != nil {
-			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config: %v", err)
-		}
-		cfg, err := sim.ParseConfig(b)
-		if err != nil {
-			return bench.Launch{}, usagef("servebench sim --print-config > sim.yaml", "--sim-config %s: %v", f.simConfig, err)
+		const hint = "servebench sim --print-config > sim.yaml"
+		cfg, err := sim.LoadConfig(f.simConfig)
+		switch {
+		case errors.As(err, new(*fs.PathError)):
+			return bench.Launch{}, usagef(hint, "--sim-config: %v", err)
+		case err != nil:
+			return bench.Launch{}, usagef(hint, "--sim-config %s: %v", f.simConfig, err)
 		}
 		spec.Sim = &cfg
 	}
@@ -84,18 +84,6 @@ func (f *runFlags) launch(env *Env) (bench.Launch, error) {
 		}
 	}
 	return bench.Launch{Spec: spec, NoPreflight: f.noPreflight, Opened: opened, Checked: checked}, nil
-}
-
-// preflightHints say what to do about each kind of preflight failure.
-var preflightHints = map[string]string{
-	backend.PreflightDNS:      "check the host name in --url",
-	backend.PreflightRefused:  "start the server, or check the host and port in --url",
-	backend.PreflightScheme:   "change the scheme of --url as the message says",
-	backend.PreflightTLS:      "--ca-cert ca.pem to trust the server's certificate authority, or --insecure",
-	backend.PreflightNoAnswer: "check --url; --no-preflight skips this check",
-	backend.PreflightNetwork:  "check --url; --no-preflight skips this check",
-	backend.PreflightNotFound: "give --url the server's root, e.g. http://127.0.0.1:8000, to which each --api adds its own path",
-	backend.PreflightModel:    "--model NAME with a name the server serves; --no-preflight if it serves models it does not list",
 }
 
 // authHint says where the API key goes: the variable --api-key-env names.
@@ -146,16 +134,6 @@ func (f *runFlags) setup(env *Env, plan *bench.Plan) (bench.Setup, error) {
 	return s, err
 }
 
-// setupHints map a bench.Setup field to the flag that sets it and an
-// example.
-var setupHints = map[string]struct{ flag, hint string }{
-	"URL":        {"--url", "servebench run --url http://127.0.0.1:8000"},
-	"API":        {"--api", "servebench run --url http://127.0.0.1:8000 --api openai-chat --model NAME"},
-	"ServerPID":  {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
-	"Tokenizer":  {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
-	"StartEvery": {"--start-every", "servebench run --start-at TIME --start-every 2m (or bound every point with --duration)"},
-}
-
 // benchError tells bench's errors, which name no flag, in the terms of
 // the flags that caused them.
 func benchError(err error) error {
@@ -163,8 +141,7 @@ func benchError(err error) error {
 		return nil
 	}
 	if se, ok := errors.AsType[*bench.SetupError](err); ok {
-		h := setupHints[se.Setting]
-		return usagef(h.hint, "%s: %v", h.flag, se.Err)
+		return usagef(se.Hint(), "%s: %v", se.Flag(), se.Err)
 	}
 	if we, ok := errors.AsType[*workload.SpecError](err); ok {
 		return usagef("servebench run -h (workloads: docs/WORKLOADS.md)", "%v", we)

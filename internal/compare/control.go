@@ -39,6 +39,18 @@ func (d Difference) Text() string {
 	return fmt.Sprintf("different %s: %s vs %s — %s", d.Property, d.A, d.B, d.Consequence)
 }
 
+// KnownDifferences are the differences known to break a controlled
+// comparison, as one line.
+func (r *Result) KnownDifferences() string {
+	var ds []string
+	for _, d := range r.Differences {
+		if d.Known {
+			ds = append(ds, d.Text())
+		}
+	}
+	return strings.Join(ds, "; ")
+}
+
 // OrNotReported is a property's value as printed, "(not reported)" when a
 // run does not report it.
 func OrNotReported(v string) string { return cmp.Or(v, "(not reported)") }

@@ -147,6 +147,30 @@ func (r *Result) judgeGates(gates []Gate) {
 	r.Inconclusive = r.Inconclusive && !r.Regressed
 }
 
+// Failures are the gates that failed, each with the load it failed at
+// ("ttft p95 +10% at c=8").
+func (r *Result) Failures() []string {
+	var out []string
+	for _, g := range r.Gates {
+		if g.Failed {
+			out = append(out, g.Gate+" at "+g.Load.Label())
+		}
+	}
+	return out
+}
+
+// InconclusiveAt are the common points whose evidence is invalid, each
+// with the reason ("c=8 (the simulator fell behind)").
+func (r *Result) InconclusiveAt() []string {
+	var out []string
+	for _, p := range r.Points {
+		if p.Inconclusive != "" {
+			out = append(out, p.Load.Label()+" ("+p.Inconclusive+")")
+		}
+	}
+	return out
+}
+
 // judge decides one gate on one change.
 func (g Gate) judge(l record.Load, c Change) GateResult {
 	gr := GateResult{Gate: g.String(), Load: l, Metric: c.Metric, Threshold: g.Threshold, Relative: g.Relative, Unit: c.Unit}

@@ -134,3 +134,25 @@ func TestGateJudge(t *testing.T) {
 func ptr(v float64) *float64 { return &v }
 
 func ciOf(lo, hi float64) *slo.Interval { return &slo.Interval{Low: lo, High: hi, Level: 0.95} }
+
+// TestResultOutcomes: what exit codes are told from, as one line each: the
+// gates that failed with their load, the points judged on invalid
+// evidence with the reason, and the differences known to break control
+// (one only one run reports is not known).
+func TestResultOutcomes(t *testing.T) {
+	c8 := record.Load{Concurrency: 8}
+	r := &Result{
+		Gates:       []GateResult{{Gate: "ttft p95 +10%", Load: c8, Failed: true}, {Gate: "speed p50 -5%", Load: c8}},
+		Points:      []Point{{Load: record.Load{Concurrency: 1}}, {Load: c8, Inconclusive: "B: sim_behind"}},
+		Differences: []Difference{{Property: "model", A: "a", B: "b", Known: true}, {Property: "quantization", A: "q4", Known: false}},
+	}
+	if got, want := strings.Join(r.Failures(), "; "), "ttft p95 +10% at c=8"; got != want {
+		t.Errorf("Failures %q, want %q", got, want)
+	}
+	if got, want := strings.Join(r.InconclusiveAt(), "; "), "c=8 (B: sim_behind)"; got != want {
+		t.Errorf("InconclusiveAt %q, want %q", got, want)
+	}
+	if got, want := r.KnownDifferences(), r.Differences[0].Text(); got != want {
+		t.Errorf("KnownDifferences %q, want %q", got, want)
+	}
+}

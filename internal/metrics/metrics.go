@@ -100,6 +100,10 @@ type PointSummary struct {
 	// point's measured window (telemetry.jsonl); absent when nothing was
 	// sampled.
 	Telemetry *telemetry.Point `json:"telemetry,omitempty"`
+	// PrefixCache is the hit rate and TTFT by hit and miss from the
+	// cached-token counts the server reported (prefix.go); absent when
+	// no request's server reported one.
+	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
 	// Validity says whether the point's figures can carry a conclusion,
 	// and why not (docs/METRICS.md, "Validity").
 	Validity Validity `json:"validity"`
@@ -251,6 +255,7 @@ type pointAgg struct {
 	outSum, inSum                             int64
 	shortfall, shortfallToks, mismatch        int
 	mismatchChat                              bool
+	prefix                                    prefixAgg
 
 	sw        *sweeper      // in flight swept as records come, or nil: intervals kept
 	slice     time.Duration // slices' length, 0 for none
@@ -290,6 +295,7 @@ func (p *pointAgg) add(r *record.Record) {
 	p.completed++
 	p.latencies(r)
 	p.tokens(r)
+	p.prefix.add(r)
 }
 
 // window tracks the measurement window, offered schedule and in-flight
@@ -468,6 +474,7 @@ func (p *pointAgg) summary() PointSummary {
 		w.TTFT, w.E2E, w.DecodeTPSReq = p.warmT.Summary(), p.warmE.Summary(), p.warmD.Summary()
 		s.Warmup = &w
 	}
+	s.PrefixCache = p.prefix.summary()
 	s.Slices = p.slices()
 	s.Drift = DriftOf(s.Slices)
 	s.Warnings = p.warnings(s)

@@ -77,6 +77,12 @@ var Table = []Metric{
 		Value: errorRate, Headline: 6},
 	{Name: "throughput", Aliases: []string{"output_tps", "aggregate_throughput"}, Field: "output_tps", Unit: "tok/s", HigherIsBetter: true,
 		Value: outputTPS, Headline: 5, Chart: true, PerRun: true},
+	// The prefix cache (prefix.go): rows a run without cached-token
+	// counts leaves empty, so that no table or column shows them.
+	{Name: "prefix_hit_rate", Aliases: []string{"cache_hit_rate", "prefix_cache_hit_rate"}, Field: "prefix_cache.hit_rate",
+		Unit: "fraction", HigherIsBetter: true, Value: prefixHitRate},
+	{Name: "ttft_hit", Aliases: []string{"ttft_hit_ms"}, Field: "prefix_cache.ttft_hit_ms", Unit: "ms", Dist: ttftHit},
+	{Name: "ttft_miss", Aliases: []string{"ttft_miss_ms"}, Field: "prefix_cache.ttft_miss_ms", Unit: "ms", Dist: ttftMiss},
 	{Name: record.ClassOOM, Aliases: []string{"oom"}, Field: "requests.errors." + record.ClassOOM, Unit: "requests",
 		Value: func(p *PointSummary) (float64, int) {
 			return float64(p.Requests.Errors[record.ClassOOM]), p.Requests.Completed + p.Requests.Failed

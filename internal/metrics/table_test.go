@@ -25,6 +25,7 @@ func TestTable(t *testing.T) {
 		}
 	}
 	pt.ErrorRate, pt.OutputTPS = 0.25, 1234
+	pt.PrefixCache = &PrefixCache{HitRate: 0.375, PromptTokens: 8, Requests: 2, TTFTHit: stats.Dist{Count: 7}, TTFTMiss: stats.Dist{Count: 9}}
 	pt.Requests = Requests{Completed: 6, Failed: 2, Errors: map[string]int{record.ClassOOM: 1, record.ClassHTTP5xx: 1}}
 	raw, err := json.Marshal(pt)
 	if err != nil {

@@ -35,6 +35,10 @@ func (e *UnknownDeviceError) Error() string {
 	return fmt.Sprintf("unknown device %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
+// Hint and Usage say what the command line should do: name a known device.
+func (e *UnknownDeviceError) Hint() string { return "servebench plan --gpu " + e.Known[0] }
+func (e *UnknownDeviceError) Usage() bool  { return true }
+
 // SelectDevices are the devices of devs named in names, each trimmed of
 // spaces (all of devs when names is empty); an *UnknownDeviceError names
 // one it lacks.

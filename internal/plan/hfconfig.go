@@ -184,8 +184,8 @@ func ParseHFConfig(data []byte, approximate bool) (*Shape, error) {
 	s := &Shape{Arch: arch}
 	if !ok {
 		if !approximate {
-			return nil, fmt.Errorf("unsupported architecture model_type=%q; supported: %s (or use --approximate to read it as a dense decoder)",
-				arch, strings.Join(SupportedArchitectures(), ", "))
+			return nil, fmt.Errorf("%w model_type=%q; supported: %s (or use --approximate to read it as a dense decoder)",
+				ErrArchitecture, arch, strings.Join(SupportedArchitectures(), ", "))
 		}
 		s.Warnings = append(s.Warnings, fmt.Sprintf("architecture %q is not known: read as a dense decoder (llama-like); KV and parameter counts are approximations", arch))
 		parse = parseDense

@@ -37,6 +37,22 @@ type ModelError struct {
 func (e *ModelError) Error() string { return e.Err.Error() }
 func (e *ModelError) Unwrap() error { return e.Err }
 
+// Hint says what the command line's model flag takes, or how to read an
+// architecture the planner does not know.
+func (e *ModelError) Hint() string {
+	switch {
+	case e.GGUF:
+		return "--gguf takes a GGUF model file; only its header is read"
+	case errors.Is(e.Err, ErrArchitecture):
+		return "servebench plan --approximate ... reads it as a dense decoder"
+	}
+	return "--config takes a Hugging Face config.json or the directory holding it"
+}
+
+// ErrArchitecture: a Hugging Face architecture the planner does not know
+// (Approximate reads it as a dense decoder).
+var ErrArchitecture = errors.New("unsupported architecture")
+
 // DeviceFileError is a devices file that does not parse.
 type DeviceFileError struct {
 	File string
@@ -46,6 +62,12 @@ type DeviceFileError struct {
 func (e *DeviceFileError) Error() string { return e.File + ": " + e.Err.Error() }
 func (e *DeviceFileError) Unwrap() error { return e.Err }
 
+// Hint and Usage point at the catalog's format.
+func (e *DeviceFileError) Hint() string {
+	return "servebench plan --list-devices --json shows the format"
+}
+func (e *DeviceFileError) Usage() bool { return true }
+
 // ErrOneDevice: a comparison with a run is made on one device.
 var ErrOneDevice = errors.New("a comparison with a run needs exactly one device")
 
@@ -54,6 +76,11 @@ type RunError struct{ Err error }
 
 func (e *RunError) Error() string { return e.Err.Error() }
 func (e *RunError) Unwrap() error { return e.Err }
+
+// Hint says what the command line's --compare takes.
+func (e *RunError) Hint() string {
+	return "--compare takes a run directory written by servebench run (summary.json)"
+}
 
 // LoadCatalog is the embedded catalog with the devices of file added, a
 // device of the same name replacing the catalog's ("": the catalog

@@ -110,7 +110,9 @@ func encode(b []byte, r *Record) ([]byte, error) {
 		b = optInt(b, `,"eval_duration_ns":`, t.EvalDuration)
 		b = optInt(b, `,"load_duration_ns":`, t.LoadDuration)
 		b = optInt(b, `,"total_duration_ns":`, t.TotalDuration)
-		b = optInt(b, `,"cached_tokens":`, int64(t.CachedTokens))
+		if t.CachedTokens != nil {
+			b = strconv.AppendInt(append(b, `,"cached_tokens":`...), int64(*t.CachedTokens), 10)
+		}
 		b = append(dropComma(b, n), '}')
 	}
 	if e := r.Error; e != nil {
@@ -181,6 +183,11 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
+
+// Hint says how the command line reads past a damaged line.
+func (e *LineError) Hint() string {
+	return "without --strict, report skips damaged lines with a warning"
+}
 
 // SkipDamaged makes the reader pass over lines that are not valid records
 // (a crash leaves a truncated last line) instead of stopping at the first.

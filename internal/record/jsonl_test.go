@@ -209,7 +209,8 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{Chunks: []Chunk{{AtNS: -1, Tokens: 0}}},
 		{Chunks: []Chunk{{AtNS: 12, Tokens: 1}, {AtNS: 1 << 62, Tokens: 3, Reasoning: true}}, Error: &Error{Class: ClassOOM, Message: "a \"quoted\" <b>", Status: 503}},
 		{Server: &ServerTiming{}, Error: &Error{}},
-		{Server: &ServerTiming{EvalCount: 7, EvalDuration: 9, CachedTokens: 2}, FinishReason: "stop"},
+		{Server: &ServerTiming{EvalCount: 7, EvalDuration: 9, CachedTokens: ptr(2)}, FinishReason: "stop"},
+		{Server: &ServerTiming{CachedTokens: ptr(0)}},
 	}
 	for range 200 {
 		r := &Record{ID: rng.Int64(), SentNS: rng.Int64N(1e12), EndNS: rng.Int64N(1e12), Load: Load{Concurrency: rng.IntN(9)}}
@@ -262,7 +263,7 @@ func TestEncodeEveryField(t *testing.T) {
 		reflect.ValueOf(one).Elem().Field(i).Set(v.Field(i))
 		checkEncode(t, "only "+v.Type().Field(i).Name, one)
 	}
-	for _, one := range []*Record{{Server: &ServerTiming{CachedTokens: 1}}, {Server: &ServerTiming{}}, {Load: Load{MaxConcurrency: 2}}} {
+	for _, one := range []*Record{{Server: &ServerTiming{CachedTokens: ptr(1)}}, {Server: &ServerTiming{CachedTokens: ptr(0)}}, {Server: &ServerTiming{}}, {Load: Load{MaxConcurrency: 2}}} {
 		checkEncode(t, fmt.Sprintf("%+v", one), one)
 	}
 }
@@ -306,7 +307,7 @@ func FuzzEncode(f *testing.F) {
 			r.Error = &Error{Class: class, Message: msg, Status: c, RetryAfter: msg}
 		}
 		if c%2 == 0 {
-			r.Server = &ServerTiming{TotalDuration: sent, CachedTokens: c}
+			r.Server = &ServerTiming{TotalDuration: sent, CachedTokens: ptr(c)}
 		}
 		checkEncode(t, "fuzzed", r)
 	})
@@ -365,6 +366,47 @@ func TestReaderFirstTokenWithinRequest(t *testing.T) {
 		}
 		if !tt.ok && (err == nil || !strings.Contains(err.Error(), "line 1: record 0: instants out of order")) {
 			t.Errorf("%s: got %v, want the line's instants out of order", tt.name, err)
+		}
+	}
+}
+
+func ptr(n int) *int { return &n }
+
+// TestCachedReported: a server that said 0 tokens were cached is told
+// apart from one that said nothing, on the way out and back in; a line
+// without the member (a server that does not report, or an old record)
+// reads as not reported.
+func TestCachedReported(t *testing.T) {
+	tests := []struct {
+		name     string
+		server   *ServerTiming
+		wantLine string // what the server object is written as
+		want     int
+		reported bool
+	}{
+		// No server object at all.
+		{"no server", nil, "", 0, false},
+		// A server object without a cached count (Ollama).
+		{"not reported", &ServerTiming{EvalCount: 3}, `"server":{"eval_count":3}`, 0, false},
+		// The server said none were cached.
+		{"reported zero", &ServerTiming{CachedTokens: ptr(0)}, `"server":{"cached_tokens":0}`, 0, true},
+		// The server said 16 were cached.
+		{"reported", &ServerTiming{CachedTokens: ptr(16)}, `"server":{"cached_tokens":16}`, 16, true},
+	}
+	for _, tt := range tests {
+		line, err := encode(nil, &Record{Schema: Schema, Phase: PhaseMeasured, Server: tt.server})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.wantLine != "" && !bytes.Contains(line, []byte(tt.wantLine)) {
+			t.Errorf("%s: line %s lacks %s", tt.name, line, tt.wantLine)
+		}
+		var back Record
+		if err := decode(bytes.TrimSpace(line), &back); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := back.Cached(); got != tt.want || ok != tt.reported {
+			t.Errorf("%s: Cached() = %d, %v; want %d, %v", tt.name, got, ok, tt.want, tt.reported)
 		}
 	}
 }

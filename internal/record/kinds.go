@@ -27,3 +27,21 @@ func Kind(class string) string {
 	}
 	return KindOther
 }
+
+// Cause is the kind that explains failures counted by class (class →
+// count): KindFailing when any class fails at any load (fixed first),
+// KindOverloaded when every one is overload, else KindOther (a 5xx or a
+// cut stream, which either cause can explain).
+func Cause(errs map[string]int) string {
+	kinds := map[string]bool{}
+	for c := range errs {
+		kinds[Kind(c)] = true
+	}
+	switch {
+	case kinds[KindFailing]:
+		return KindFailing
+	case kinds[KindOverloaded] && !kinds[KindOther]:
+		return KindOverloaded
+	}
+	return KindOther
+}

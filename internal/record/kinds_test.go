@@ -16,3 +16,22 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+// TestCause: one failing class decides, overload alone is overload, and a
+// class either cause explains makes the rest unsure.
+func TestCause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		errs map[string]int
+		want string
+	}{
+		{"a failing class among overload", map[string]int{ClassConnect: 1, ClassTimeoutFirst: 9}, KindFailing},
+		{"overload alone", map[string]int{ClassRateLimited: 3, ClassOOM: 1}, KindOverloaded},
+		{"overload and a 5xx", map[string]int{ClassRateLimited: 3, ClassHTTP5xx: 1}, KindOther},
+		{"none", nil, KindOther},
+	} {
+		if got := Cause(tc.errs); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -128,6 +128,11 @@ const (
 
 // ServerTiming holds what the server itself reported about a request
 // (Ollama's final chunk, llama.cpp's timings). Durations are nanoseconds.
+//
+// CachedTokens is nil when the server reported no cached prompt tokens,
+// and points to 0 when it reported that none were cached: a hit rate
+// needs the two apart. Records written before the difference was kept
+// hold the member only when it was positive.
 type ServerTiming struct {
 	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
 	PromptEvalDuration int64 `json:"prompt_eval_duration_ns,omitempty"`
@@ -135,7 +140,7 @@ type ServerTiming struct {
 	EvalDuration       int64 `json:"eval_duration_ns,omitempty"`
 	LoadDuration       int64 `json:"load_duration_ns,omitempty"`
 	TotalDuration      int64 `json:"total_duration_ns,omitempty"`
-	CachedTokens       int   `json:"cached_tokens,omitempty"`
+	CachedTokens       *int  `json:"cached_tokens,omitempty"`
 }
 
 // Record is one request, successful or not.
@@ -171,6 +176,15 @@ type Record struct {
 	Chunks []Chunk       `json:"chunks,omitempty"`
 	Server *ServerTiming `json:"server,omitempty"`
 	Error  *Error        `json:"error,omitempty"`
+}
+
+// Cached is the prompt tokens the server said it found in its prefix
+// cache, and whether it said anything about them.
+func (r *Record) Cached() (int, bool) {
+	if r.Server == nil || r.Server.CachedTokens == nil {
+		return 0, false
+	}
+	return *r.Server.CachedTokens, true
 }
 
 // OK reports whether the request completed without error.

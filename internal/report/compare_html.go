@@ -5,7 +5,34 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/compare"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/rundir"
 )
+
+// ComparePage reads runs a and b side by side (compare.Both: warn gets A's
+// warnings first), each with its page drawn from the records as they are
+// read (LoadRun), and compares them: the comparison, and its page, both
+// runs' charts overlaid ("A: …", "B: …") with the comparison's tables.
+func ComparePage(a, b compare.RunPath, o rundir.Options, gates []compare.Gate, warn func(string)) (*compare.Result, *HTMLPage, error) {
+	paths := [2]compare.RunPath{a, b}
+	var sides [2]*compare.Side
+	runs := make([]HTMLRun, 2)
+	load := func(path string, o rundir.Options) (*metrics.Summary, HTMLRun, error) {
+		r, _, err := LoadRun(path, nil, o, nil)
+		return r.Summary, r, err
+	}
+	err := compare.Both(func(i int, warn func(string)) (err error) {
+		o := o
+		o.Warn = warn
+		sides[i], runs[i], err = compare.ReadSide(paths[i:i+1], o, load)
+		return err
+	}, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := compare.Compare(sides[0], sides[1], compare.Options{Gates: gates})
+	return r, ComparisonPage(r, runs), nil
+}
 
 // ComparisonPage is compare --format html's page: the headline first, both
 // runs' charts overlaid (named A and B), and the comparison's tables.

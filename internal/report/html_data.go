@@ -120,6 +120,9 @@ func buildPage(p *HTMLPage) pageData {
 	}
 	for i := range p.Runs {
 		d.Runs = append(d.Runs, buildRun(&p.Runs[i]))
+		if t := prefixTable(&p.Runs[i], len(p.Runs) > 1); t != nil {
+			d.Tables = append(d.Tables, *t)
+		}
 	}
 	return d
 }

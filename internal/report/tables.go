@@ -115,6 +115,7 @@ func Markdown(w io.Writer, s *metrics.Summary) error {
 	}
 	writeErrors(&b, s, "- ")
 	writeWarmup(&b, s, "- ")
+	writePrefixCache(&b, s, true)
 	writeTelemetry(&b, s, true)
 	writeSlices(&b, s, true)
 	writeWorkers(&b, s, true)

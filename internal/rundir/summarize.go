@@ -44,6 +44,11 @@ type SourceError struct{ Err error }
 func (e *SourceError) Error() string { return e.Err.Error() }
 func (e *SourceError) Unwrap() error { return e.Err }
 
+// Hint says what the command line reads.
+func (e *SourceError) Hint() string {
+	return "servebench report runs/a (a directory written by servebench run --out)"
+}
+
 // Summarize rebuilds a run's summary from its records, as servebench
 // report does: from the run directory or records file at path, or from in
 // when path is "" or "-". run.json beside the records gives the context

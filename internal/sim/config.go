@@ -109,6 +109,10 @@ type EngineConfig struct {
 	// EOSMeanTokens is the mean natural output length of a request that
 	// does not set ignore_eos; 0 means requests never stop before max_tokens.
 	EOSMeanTokens float64 `yaml:"eos_mean_tokens"`
+	// EnablePrefixCaching keeps full prompt blocks in a prefix cache
+	// (prefix.go) and skips their prefill when a later prompt starts with
+	// them, as vLLM v1 does by default.
+	EnablePrefixCaching bool `yaml:"enable_prefix_caching"`
 }
 
 // Where a request's overhead is spent (EngineConfig.OverheadIn).
@@ -148,6 +152,10 @@ const (
 	DefaultMaxNumBatchedTokens = 8192
 	// DefaultBlockSize is vLLM's KV block size.
 	DefaultBlockSize = 16
+	// DefaultEnablePrefixCaching is vLLM v1's default. Prompts that share
+	// no full block (the default random prompts) never hit, so it leaves
+	// their figures as they were without the cache.
+	DefaultEnablePrefixCaching = true
 	// MaxWander bounds Wander: at 0.5 one standard deviation halves the
 	// engine's speed, past anything a server that still serves shows.
 	MaxWander = 0.5
@@ -181,6 +189,7 @@ func DefaultConfig() Config {
 			MaxNumSeqs: DefaultMaxNumSeqs, MaxNumBatchedTokens: DefaultMaxNumBatchedTokens,
 			BlockSize: DefaultBlockSize, Preemption: PreemptRecompute,
 			RequestOverheadMS: vllm.Request * 1e3, OverheadIn: OverheadInQueue, EOSMeanTokens: DefaultEOSMeanTokens,
+			EnablePrefixCaching: DefaultEnablePrefixCaching,
 		},
 	}
 }

@@ -43,6 +43,16 @@ type seq struct {
 	err                                                         error
 	// granted: it holds a slot while in its overhead (slotFirst).
 	granted bool
+
+	// The prefix cache (prefix.go): the chained hashes of the prompt's
+	// full blocks; the blocks of its table the cache holds (hits, then
+	// blocks it computed and cached); the prompt blocks looked at for
+	// caching so far; and the prompt tokens found cached when it was
+	// first scheduled, which its usage reports.
+	hashes     []uint64
+	cblocks    []*cachedBlock
+	registered int
+	cached     int
 }
 
 // known is the number of tokens whose ids exist: prompt + generated.
@@ -61,6 +71,9 @@ type engine struct {
 	numBlocks  int
 	rng        *rand.Rand
 	steps      int
+	// cache is the prefix cache, nil when engine.enable_prefix_caching
+	// is off.
+	cache *prefixCache
 	// wander is the engine's slow change of speed (Config.Wander): its own
 	// random stream, so that a wander leaves every other draw as it was.
 	wander wander
@@ -98,13 +111,21 @@ type Step struct {
 	// After the step:
 	Running, Waiting, KVBlocksUsed int
 	Preempted, Rejected            int
+	// PrefixQueries and PrefixHits are the tokens of the sequences
+	// admitted in the step and those of them found in the prefix cache
+	// (vLLM's prefix_cache_queries and prefix_cache_hits).
+	PrefixQueries, PrefixHits int
 }
 
 func newEngine(cfg Config) *engine {
 	n := cfg.kvBlocks()
-	return &engine{cfg: cfg, perf: cfg.Perf(), freeBlocks: n, numBlocks: n,
+	e := &engine{cfg: cfg, perf: cfg.Perf(), freeBlocks: n, numBlocks: n,
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed5eed)),
 		wander: wander{sd: cfg.Wander, tau: cfg.WanderTime, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x3a4de4))}}
+	if cfg.Engine.EnablePrefixCaching {
+		e.cache = newPrefixCache()
+	}
+	return e
 }
 
 func (e *engine) idle() bool { return len(e.waiting) == 0 && len(e.running) == 0 }
@@ -164,6 +185,8 @@ func remove(list []*seq, s *seq) []*seq {
 }
 
 // alloc gives s the blocks to hold n more tokens, or reports false.
+// Cached blocks no sequence holds count as free: they are evicted, least
+// recently freed first, once no never-cached free block is left.
 func (e *engine) alloc(s *seq, n int) bool {
 	bs := e.cfg.Engine.BlockSize
 	need := (s.computed+n+bs-1)/bs - s.blocks
@@ -171,15 +194,28 @@ func (e *engine) alloc(s *seq, n int) bool {
 		return false
 	}
 	if need > 0 {
+		if e.cache != nil {
+			e.cache.evict(need - (e.freeBlocks - e.cache.evictable))
+		}
 		e.freeBlocks -= need
 		s.blocks += need
 	}
 	return true
 }
 
+// free lets go of s's blocks: its own return to the free count, and a
+// cached one when s was its last holder (it stays cached until evicted).
+// The last block goes first, so that eviction takes a prefix's tail
+// before its head, as vLLM does.
 func (e *engine) free(s *seq) {
-	e.freeBlocks += s.blocks
-	s.blocks = 0
+	e.freeBlocks += s.blocks - len(s.cblocks)
+	for i := len(s.cblocks) - 1; i >= 0; i-- {
+		if e.cache.put(s.cblocks[i]) {
+			e.freeBlocks++
+		}
+	}
+	clear(s.cblocks)
+	s.cblocks, s.blocks, s.registered = s.cblocks[:0], 0, 0
 }
 
 // evict frees the most recently admitted running sequence: back to the
@@ -262,15 +298,22 @@ func (e *engine) scheduleRunning(budget int) int {
 func (e *engine) admitWaiting(budget int) {
 	for len(e.waiting) > 0 && budget > 0 {
 		s := e.waiting[0]
-		n := min(s.known()-s.computed, budget)
-		if !e.hasSlot(s) || s.ready > e.now || !e.alloc(s, n) {
+		if !e.hasSlot(s) || s.ready > e.now {
 			return
 		}
+		hit := e.prefixHits(s)
+		n := min(s.known()-s.computed-len(hit)*e.cfg.Engine.BlockSize, budget)
+		if !e.fits(s, hit, n) {
+			return
+		}
+		e.takeHits(s, hit)
+		e.alloc(s, n)
 		e.waiting = e.waiting[1:]
 		e.unqueued(s)
 		s.state = stRunning
 		if s.scheduled < 0 {
 			s.scheduled = e.now
+			s.cached = s.computed
 		}
 		e.running = append(e.running, s)
 		e.sched = append(e.sched, scheduled{s, n})
@@ -351,6 +394,7 @@ func (e *engine) complete() {
 	for _, x := range e.sched {
 		s := x.s
 		s.computed += x.n
+		e.cacheComputed(s)
 		if s.computed != s.known() {
 			continue // a prefill chunk that is not the last
 		}
@@ -377,5 +421,64 @@ func (e *engine) complete() {
 		}
 		clear(e.running[len(kept):])
 		e.running = kept
+	}
+}
+
+// prefixHits are the cached blocks s can start from when it is admitted
+// with nothing computed: the longest cached prefix of its prompt's full
+// blocks, short of its last token, which is always computed (vLLM needs
+// its logits).
+func (e *engine) prefixHits(s *seq) []*cachedBlock {
+	if e.cache == nil || s.computed > 0 || len(s.hashes) == 0 {
+		return nil
+	}
+	return e.cache.match(s.hashes, (s.known()-1)/e.cfg.Engine.BlockSize)
+}
+
+// fits reports whether s, starting from the cached blocks hit, has the
+// free blocks for n more tokens (alloc's test): those hit that nobody
+// holds leave the free count too.
+func (e *engine) fits(s *seq, hit []*cachedBlock, n int) bool {
+	bs := e.cfg.Engine.BlockSize
+	need := (s.computed+len(hit)*bs+n+bs-1)/bs - s.blocks - len(hit)
+	for _, b := range hit {
+		if b.refs == 0 {
+			need++
+		}
+	}
+	return need <= e.freeBlocks
+}
+
+// takeHits starts s from the cached blocks hit: they are its first
+// blocks and their tokens are computed. The step's prefix-cache counters
+// count s's tokens and those found.
+func (e *engine) takeHits(s *seq, hit []*cachedBlock) {
+	if e.cache == nil {
+		return
+	}
+	for _, b := range hit {
+		if b.refs == 0 {
+			e.freeBlocks--
+		}
+		e.cache.take(b)
+	}
+	s.cblocks = append(s.cblocks, hit...)
+	s.blocks, s.registered = len(hit), len(hit)
+	s.computed = len(hit) * e.cfg.Engine.BlockSize
+	e.out.PrefixQueries += s.known()
+	e.out.PrefixHits += s.computed
+}
+
+// cacheComputed caches the prompt blocks s has now computed in full.
+func (e *engine) cacheComputed(s *seq) {
+	if e.cache == nil {
+		return
+	}
+	bs := e.cfg.Engine.BlockSize
+	for s.registered < len(s.hashes) && (s.registered+1)*bs <= s.computed {
+		if b := e.cache.add(s.hashes[s.registered]); b != nil {
+			s.cblocks = append(s.cblocks, b)
+		}
+		s.registered++
 	}
 }

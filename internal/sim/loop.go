@@ -35,6 +35,7 @@ type reqTiming struct {
 	Decode      time.Duration // first token → last token
 	E2E         time.Duration // arrival → last token
 	Prompt      int
+	Cached      int // prompt tokens found in the prefix cache
 	Generated   int
 	Preemptions int // times preempted and recomputed
 }
@@ -251,7 +252,7 @@ func (l *loop) finish(s *seq, err error) {
 
 func (l *loop) timing(s *seq) reqTiming {
 	w := func(v float64) time.Duration { return seconds(max(v, 0) / l.scale) }
-	t := reqTiming{Prompt: s.prompt, Generated: s.generated, Preemptions: s.preemptions}
+	t := reqTiming{Prompt: s.prompt, Cached: s.cached, Generated: s.generated, Preemptions: s.preemptions}
 	end := l.eng.now
 	if s.scheduled >= 0 {
 		t.Queue = w(s.scheduled - s.ready)

@@ -41,6 +41,8 @@ type metrics struct {
 	success                                                     *prometheus.CounterVec
 	ttft, itl, e2e, queueTime, prefill, decode, inference, iter prometheus.Histogram
 	promptHist, genHist                                         prometheus.Histogram
+	// prefixQueries and prefixHits: nil when prefix caching is off
+	prefixQueries, prefixHits prometheus.Counter
 	// lostNS is lost's value, for reading in process (Server.ClockLost)
 	lostNS atomic.Int64
 }
@@ -67,6 +69,10 @@ func newMetrics(cfg Config) *metrics {
 	m.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
 	m.kvUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
 	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.")
+	if cfg.Engine.EnablePrefixCaching {
+		m.prefixQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
+		m.prefixHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
+	}
 	// Not vLLM's: the simulator's own health, which telemetry reads
 	// beside the vLLM series (ClockLostMetric).
 	m.lost = counter(ClockLostMetric, "Seconds the simulated engine skipped while busy because its host ran it behind its schedule (the time scale is too high for the host): in them it served nothing.")
@@ -99,12 +105,20 @@ func (m *metrics) registerCacheInfo(cfg Config) {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "vllm:cache_config_info",
 		Help: "Information of the LLMEngine CacheConfig", ConstLabels: prometheus.Labels{
 			"engine": "0", "block_size": strconv.Itoa(cfg.Engine.BlockSize),
-			"cache_dtype": "auto", "enable_prefix_caching": "False",
+			"cache_dtype": "auto", "enable_prefix_caching": pyBool(cfg.Engine.EnablePrefixCaching),
 			"gpu_memory_utilization": strconv.FormatFloat(cfg.Device.MemoryUtilization, 'g', -1, 64),
 			"num_gpu_blocks":         strconv.Itoa(cfg.kvBlocks()), "num_cpu_blocks": "None",
 		}})
 	info.Set(1)
 	m.reg.MustRegister(info)
+}
+
+// pyBool writes b as Python's str(bool) does, as vLLM's info labels hold it.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 // buckets125 is vLLM's build_1_2_5_buckets: 1, 2, 5, 10, … up to max.
@@ -153,6 +167,10 @@ func (m *metrics) scheduled(out *stepOut, e *engine) {
 func (m *metrics) step(out *stepOut, e *engine) {
 	m.queue(e)
 	m.preemptions.Add(float64(out.Preempted))
+	if m.prefixQueries != nil {
+		m.prefixQueries.Add(float64(out.PrefixQueries))
+		m.prefixHits.Add(float64(out.PrefixHits))
+	}
 	m.generationTokens.Add(float64(len(out.produced)))
 	if out.Seqs > 0 {
 		m.iter.Observe(float64(out.Decode + out.Prefill))

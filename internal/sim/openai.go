@@ -20,7 +20,9 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	s.answer(w, r, g, aerr, writeOpenAIError,
 		func(j *job) { s.openAIStream(w, r, j, s.newChunker(j, chat)) },
-		func(j *job, n int) { writeJSON(w, http.StatusOK, s.newChunker(j, chat).whole(j.fullText(n), n)) })
+		func(j *job, n int) {
+			writeJSON(w, http.StatusOK, s.newChunker(j, chat).whole(j.fullText(n), n, j.cached()))
+		})
 }
 
 // checkModel accepts an empty name (the served model, as vLLM does), the
@@ -80,7 +82,7 @@ func (s *Server) openAIStream(w http.ResponseWriter, r *http.Request, j *job, f 
 			b, _ := json.Marshal(newOpenAIError(serverError(err)))
 			buf = append(append(append(buf, "data: "...), b...), "\n\n"...)
 		} else if done && j.g.includeUsage {
-			buf = f.usage(buf, avail)
+			buf = f.usage(buf, avail, j.cached())
 		}
 		if done {
 			buf = append(buf, "data: [DONE]\n\n"...)
@@ -143,8 +145,8 @@ func (f *chunker) token(b []byte, word string, last bool) []byte {
 	return append(b, "}]}\n\n"...)
 }
 
-func (f *chunker) usage(b []byte, completion int) []byte {
-	u, _ := json.Marshal(usage{f.prompt, f.prompt + completion, completion})
+func (f *chunker) usage(b []byte, completion, cached int) []byte {
+	u, _ := json.Marshal(newUsage(f.prompt, completion, cached))
 	b = append(b, "data: "...)
 	b = append(b, f.head...)
 	b = append(b, `"choices":[],"usage":`...)
@@ -156,10 +158,25 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	TotalTokens      int `json:"total_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// PromptTokensDetails is sent, as vLLM sends it, only when some of
+	// the prompt was found in the prefix cache.
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+func newUsage(prompt, completion, cached int) usage {
+	u := usage{PromptTokens: prompt, TotalTokens: prompt + completion, CompletionTokens: completion}
+	if cached > 0 {
+		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: cached}
+	}
+	return u
 }
 
 // whole is a non-streaming response.
-func (f *chunker) whole(text string, n int) any {
+func (f *chunker) whole(text string, n, cached int) any {
 	type message struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
@@ -175,7 +192,7 @@ func (f *chunker) whole(text string, n int) any {
 	}
 	return map[string]any{"id": f.id, "object": object, "created": f.s.created,
 		"model": f.s.cfg.Model.Name, "choices": []any{choice},
-		"usage": usage{f.prompt, f.prompt + n, n}}
+		"usage": newUsage(f.prompt, n, cached)}
 }
 
 // models serves /v1/models.

@@ -18,6 +18,9 @@ type genRequest struct {
 	stream       bool
 	includeUsage bool
 	chat         bool // chat API: unset max_tokens means "up to max_model_len"
+	// ids gives the prompt's token ids, for the prefix cache: computed
+	// only when the cache is on.
+	ids func() []int
 }
 
 // apiError is an error answered before generation starts.
@@ -80,8 +83,10 @@ func parseOpenAI(body []byte, chat bool) (genRequest, *apiError) {
 			return g, badRequest("messages must be a non-empty list")
 		}
 		g.prompt = chatTokens(r.Messages)
+		g.ids = func() []int { return chatIDs(r.Messages, true) }
 	} else {
 		g.prompt, err = promptTokens(r.Prompt)
+		g.ids = func() []int { return promptIDs(r.Prompt) }
 	}
 	return g, err
 }
@@ -106,6 +111,28 @@ func promptTokens(raw json.RawMessage) (int, *apiError) {
 		return len(batch[0]), nil
 	}
 	return 0, badRequest("prompt must be a string or a list of token ids (batches of prompts are not supported by the simulator)")
+}
+
+// promptIDs are the token ids of a completions prompt promptTokens
+// counts.
+func promptIDs(raw json.RawMessage) []int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return wordIDs([]int{specialIDBase}, s)
+	}
+	var strs []string
+	if json.Unmarshal(raw, &strs) == nil && len(strs) == 1 {
+		return wordIDs([]int{specialIDBase}, strs[0])
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil {
+		return ids
+	}
+	var batch [][]int
+	if json.Unmarshal(raw, &batch) == nil && len(batch) == 1 {
+		return batch[0]
+	}
+	return nil
 }
 
 // ollamaRequest is the union of /api/generate and /api/chat bodies.
@@ -142,14 +169,17 @@ func parseOllama(body []byte, chat bool) (g genRequest, load bool, err *apiError
 		return g, true, nil
 	case chat:
 		g.prompt = chatTokens(r.Messages)
+		g.ids = func() []int { return chatIDs(r.Messages, true) }
 	case r.Raw:
 		g.prompt = bosTokens + countWords(r.Prompt)
+		g.ids = func() []int { return wordIDs([]int{specialIDBase}, r.Prompt) }
 	default:
 		msgs := []chatMessage{{Role: "user", Content: jsonString(r.Prompt)}}
 		if r.System != "" {
 			msgs = append([]chatMessage{{Role: "system", Content: jsonString(r.System)}}, msgs...)
 		}
 		g.prompt = chatTokens(msgs)
+		g.ids = func() []int { return chatIDs(msgs, true) }
 	}
 	return g, false, nil
 }

@@ -37,6 +37,17 @@ func ServeConfigFile(file string) (cfg Config, scaleSet bool, err error) {
 	return cfg, SetsTimeScale(data), nil
 }
 
+// LoadConfig reads a YAML configuration file over DefaultConfig
+// (ParseConfig), for a simulator started by servebench run --sim-config.
+// A file that cannot be read is an *fs.PathError.
+func LoadConfig(file string) (Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Config{}, err
+	}
+	return ParseConfig(data)
+}
+
 // ListenError is an address a served simulator could not listen on.
 type ListenError struct {
 	Addr string

@@ -104,3 +104,22 @@ func TestServe(t *testing.T) {
 		t.Errorf("a bad address: %v", err)
 	}
 }
+
+// TestLoadConfig: a file's settings over the defaults; a file that cannot
+// be read is an *fs.PathError, one that does not parse is not.
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.yaml")
+	os.WriteFile(good, []byte("engine:\n  max_num_seqs: 7\n"), 0o600)
+	os.WriteFile(bad, []byte("engine:\n  max_num_seqs: many\n"), 0o600)
+	cfg, err := LoadConfig(good)
+	if err != nil || cfg.Engine.MaxNumSeqs != 7 || cfg.TimeScale != DefaultConfig().TimeScale {
+		t.Errorf("good: %d slots, time scale %v, %v; want 7, the default", cfg.Engine.MaxNumSeqs, cfg.TimeScale, err)
+	}
+	if _, err := LoadConfig(bad); err == nil || errors.As(err, new(*fs.PathError)) {
+		t.Errorf("bad: %v, want a parse error", err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "none.yaml")); !errors.As(err, new(*fs.PathError)) {
+		t.Errorf("missing: %v, want an *fs.PathError", err)
+	}
+}

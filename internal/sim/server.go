@@ -203,6 +203,13 @@ func (s *Server) start(g genRequest) (*job, *apiError) {
 		return nil, err
 	}
 	sq := &seq{id: id, prompt: g.prompt, target: target, reason: reason, box: newMailbox()}
+	if s.cfg.Engine.EnablePrefixCaching && g.ids != nil {
+		// Token ids that disagree with the count would cache the wrong
+		// blocks: such a prompt is not cached.
+		if ids := g.ids(); len(ids) == g.prompt {
+			sq.hashes = blockHashes(ids, s.cfg.Engine.BlockSize)
+		}
+	}
 	if e := s.loop.submit(sq); e != nil {
 		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "ServiceUnavailableError", msg: e.Error()}
 	}
@@ -224,6 +231,13 @@ func (j *job) next(ctx context.Context) (avail int, done bool, err error) {
 			return j.emitted, true, ctx.Err()
 		}
 	}
+}
+
+// cached is the prompt tokens the engine found in its prefix cache, as
+// the finished request's timing holds them.
+func (j *job) cached() int {
+	_, _, t, _ := j.s.box.snapshot()
+	return t.Cached
 }
 
 // wait blocks until the request ends.

@@ -78,6 +78,7 @@ var fieldDocs = map[string]string{
 	"engine.request_overhead_ms":    "per request before scheduling: API server, template, tokenization (adds to TTFT)",
 	"engine.overhead_in":            "queue (vLLM: overhead before waiting for a slot) or slot (Ollama: after taking one)",
 	"engine.eos_mean_tokens":        "mean natural answer length without ignore_eos (0 = always max_tokens)",
+	"engine.enable_prefix_caching":  "keep full prompt blocks in a prefix cache and skip their prefill on a hit (vLLM v1 default: true)",
 }
 
 // YAML writes the configuration as commented YAML that ParseConfig

@@ -77,6 +77,8 @@ type reqVals struct {
 	itl                  []float64
 	// sched is the scheduled time (s); ttftSched the TTFT from it (ms).
 	sched, ttftSched float64
+	// hit: the server found some of the prompt in its prefix cache.
+	hit bool
 }
 
 // Add folds one record in.
@@ -170,6 +172,7 @@ func values(r *record.Record) reqVals {
 	if ttft, ok := metrics.TTFT(r); ok {
 		v.ttft = ttft
 	}
+	v.hit = metrics.CacheHit(r)
 	if t, ok := metrics.TTFTSched(r); ok {
 		v.ttftSched = t
 	}

@@ -47,6 +47,8 @@ const (
 	metricErrorRate  = "error_rate"
 	metricThroughput = "throughput"
 	metricOOM        = record.ClassOOM
+	metricTTFTHit    = "ttft_hit"
+	metricTTFTMiss   = "ttft_miss"
 )
 
 // metricDef is a metric an SLO can name (a named row of metrics.Table)
@@ -84,6 +86,10 @@ var requestValues = map[string]perRequest{
 		return one(v.e2e)
 	}},
 	metricSpeed: {judge: func(v reqVals) float64 { return v.spd }, samples: func(v reqVals) []float64 { return one(v.spd) }},
+	// TTFT by prefix-cache hit and miss: a request is judged on the one
+	// its server's cached count puts it in (no count is a miss).
+	metricTTFTHit:  {judge: func(v reqVals) float64 { return ifHit(v, v.hit) }, samples: func(v reqVals) []float64 { return one(ifHit(v, v.hit)) }},
+	metricTTFTMiss: {judge: func(v reqVals) float64 { return ifHit(v, !v.hit) }, samples: func(v reqVals) []float64 { return one(ifHit(v, !v.hit)) }},
 	// The error rate is the mean of each request's 0 (completed) or 1
 	// (failed), which is what its interval resamples.
 	metricErrorRate: {samples: func(v reqVals) []float64 {
@@ -105,6 +111,14 @@ var metricDefs = func() []metricDef {
 	}
 	return defs
 }()
+
+// ifHit is the request's TTFT when in, NaN (not judged) otherwise.
+func ifHit(v reqVals, in bool) float64 {
+	if !in {
+		return math.NaN()
+	}
+	return v.ttft
+}
 
 // one is a single value as a sample, none for NaN.
 func one(x float64) []float64 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
 )
 
 // TestMetricTable checks every metric an objective can name: each name
@@ -45,6 +46,33 @@ func TestMetricNotMeasured(t *testing.T) {
 		m, _ := lookupMetric(name)
 		if v, n := m.Value(&pt); !math.IsNaN(v) || n != 0 {
 			t.Errorf("%s of an empty point = %v over %d, want NaN over 0", name, v, n)
+		}
+	}
+}
+
+// TestTTFTByCacheHitJudgesEachRequestOnce: a request the server found
+// some of the prompt of cached is judged on ttft_hit, any other (a count
+// of 0, or none) on ttft_miss, never on both.
+func TestTTFTByCacheHitJudgesEachRequestOnce(t *testing.T) {
+	hit, miss := requestValues[metricTTFTHit], requestValues[metricTTFTMiss]
+	for _, tc := range []struct {
+		name   string
+		server *record.ServerTiming
+		isHit  bool
+	}{
+		{"cached 32", &record.ServerTiming{CachedTokens: new(32)}, true},
+		{"cached 0", &record.ServerTiming{CachedTokens: new(0)}, false},
+		{"no count", nil, false},
+	} {
+		r := &record.Record{SentNS: 0, FirstTokenNS: 40e6, EndNS: 50e6, OutputTokens: 1,
+			Chunks: []record.Chunk{{AtNS: 40e6, Tokens: 1}}, Server: tc.server}
+		v := values(r)
+		h, m := hit.judge(v), miss.judge(v)
+		if tc.isHit && (h != 40 || !math.IsNaN(m)) || !tc.isHit && (m != 40 || !math.IsNaN(h)) {
+			t.Errorf("%s: judged %v on ttft_hit, %v on ttft_miss", tc.name, h, m)
+		}
+		if got := len(hit.samples(v)) + len(miss.samples(v)); got != 1 {
+			t.Errorf("%s: %d samples in all, want 1", tc.name, got)
 		}
 	}
 }

@@ -126,6 +126,18 @@ func (o *Objective) SetSLO(s SLO) {
 	o.SLOs = append(o.SLOs, s)
 }
 
+// Overlay sets slos over o's SLOs (each replacing o's on the same metric
+// and percentile, SetSLO) and, when target > 0, o's target load: how a
+// recorded run is judged by an objective with the command line's SLOs.
+func (o *Objective) Overlay(slos []SLO, target float64) {
+	for _, s := range slos {
+		o.SetSLO(s)
+	}
+	if target > 0 {
+		o.Load.Target = target
+	}
+}
+
 // Validate reports the first invalid field as a *FieldError (without a
 // line; ParseObjective adds it).
 func (o *Objective) Validate() error {

@@ -3,6 +3,7 @@ package slo
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +188,36 @@ func TestObjectiveWorkloads(t *testing.T) {
 	if !strings.Contains(string(b), `"workloads":[{"prompt_tokens":"2048","output_tokens":"512"},{"prompt_tokens":"128","output_tokens":"128"}]`) ||
 		!strings.Contains(string(b), `"workload":{"shared_prefix":32}`) {
 		t.Errorf("JSON %s", b)
+	}
+}
+
+// TestOverlay: an SLO given replaces the objective's on the same metric and
+// percentile and adds one on another; a target given replaces the
+// objective's, none keeps it.
+func TestOverlay(t *testing.T) {
+	mustParse := func(s string) SLO {
+		x, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		name   string
+		target float64
+		want   string // the SLOs, then the target
+	}{
+		{"a target given", 8, "ttft p95 <= 1s; speed p50 >= 20 tok/s @8"},
+		{"none given", 0, "ttft p95 <= 1s; speed p50 >= 20 tok/s @4"},
+	} {
+		o := &Objective{SLOs: []SLO{mustParse("ttft p95 <= 2s")}, Load: Load{Target: 4}}
+		o.Overlay([]SLO{mustParse("ttft p95 <= 1s"), mustParse("speed p50 >= 20 tok/s")}, tc.target)
+		var got []string
+		for _, s := range o.SLOs {
+			got = append(got, s.String())
+		}
+		if g := strings.Join(got, "; ") + " @" + strconv.FormatFloat(o.Load.Target, 'g', -1, 64); g != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, g, tc.want)
+		}
 	}
 }

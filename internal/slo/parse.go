@@ -129,6 +129,9 @@ func (s *SLO) setPercentile(expr, pct string) error {
 
 func (s *SLO) checkDirection(expr string) error {
 	floor := s.Op == ">" || s.Op == ">="
+	if s.HigherIsBetter() && !floor && s.def.kind == fraction {
+		return errorf(expr, "%s: higher is better, so write >= (e.g. '%s >= 50%%')", s.Metric, s.Metric)
+	}
 	if s.HigherIsBetter() && !floor {
 		return errorf(expr, "%s is a speed: higher is better, so write >= (e.g. '%s >= 20 tok/s')", s.Metric, strings.TrimSpace(s.Metric+" "+s.Percentile))
 	}
@@ -194,10 +197,10 @@ func (s *SLO) setValue(expr, text string) error {
 		if unit == "%" {
 			s.Value, s.written = v/100, num+"%"
 		} else if unit != "" {
-			return errorf(expr, "unit %q: an error rate is a fraction (0.005) or a percentage (0.5%%)", unit)
+			return errorf(expr, "unit %q: %s is a fraction (0.005) or a percentage (0.5%%)", unit, s.Metric)
 		}
 		if s.Value > 1 {
-			return errorf(expr, "an error rate is at most 100%%")
+			return errorf(expr, "%s is at most 100%%", s.Metric)
 		}
 	case count:
 		if (unit != "" && unit != "requests") || v != math.Trunc(v) {

@@ -32,6 +32,12 @@ func TestParse(t *testing.T) {
 		{"ttft p50 <= 800us", "ttft", "p50", "p50", "<=", 0.8, "ms", "ttft p50 <= 800us"},
 		{"throughput >= 2000 tok/s", "throughput", "", "", ">=", 2000, "tok/s", "throughput >= 2000 tok/s"},
 		{"oom <= 0", "out_of_memory", "", "", "<=", 0, "requests", "out_of_memory <= 0"},
+		// The prefix cache: a hit rate is a floor, TTFT of hits and misses
+		// are read as ttft.
+		{"prefix_hit_rate >= 50%", "prefix_hit_rate", "", "", ">=", 0.5, "fraction", "prefix_hit_rate >= 50%"},
+		{"cache_hit_rate > 0.7", "prefix_hit_rate", "", "", ">", 0.7, "fraction", "prefix_hit_rate > 0.7"},
+		{"ttft_hit p95 <= 200ms", "ttft_hit", "p95", "p95", "<=", 200, "ms", "ttft_hit p95 <= 200ms"},
+		{"ttft_miss p99 <= 1s", "ttft_miss", "p99", "p99", "<=", 1000, "ms", "ttft_miss p99 <= 1s"},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.in)
@@ -59,6 +65,8 @@ func TestParseErrors(t *testing.T) {
 		{"ttft p95 = 1s", "use <=, <, >= or >"},
 		{"ttft p95 >= 1s", "lower is better, so write <="},
 		{"speed p95 <= 20 tok/s", "higher is better, so write >="},
+		{"prefix_hit_rate <= 50%", "prefix_hit_rate: higher is better, so write >= (e.g. 'prefix_hit_rate >= 50%')"},
+		{"prefix_hit_rate >= 150%", "prefix_hit_rate is at most 100%"},
 		// p5 of a speed would bind only the fastest 5%: the user meant p95.
 		{"speed p5 >= 20 tok/s", "pNN means NN% of requests are at least this fast"},
 		{"ttft p5 <= 1s", "upper percentile"},

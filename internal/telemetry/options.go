@@ -33,6 +33,21 @@ func (e *OptionError) Error() string {
 
 func (e *OptionError) Unwrap() error { return e.Err }
 
+// Flag is the servebench run flag that sets the option; Hint an example
+// of it; Usage says the option was given wrong.
+func (e *OptionError) Flag() string { return optionFlags[e.Option].flag }
+func (e *OptionError) Hint() string {
+	return "servebench run --" + optionFlags[e.Option].flag + " " + optionFlags[e.Option].example
+}
+func (e *OptionError) Usage() bool { return true }
+
+var optionFlags = map[string]struct{ flag, example string }{
+	"Interval":       {"sample-interval", "1s"},
+	"ServerPID":      {"server-pid", "1234"},
+	"GPUMetricsURL":  {"gpu-metrics-url", "http://host:9400/metrics"},
+	"HostMetricsURL": {"host-metrics-url", "http://host:9400/metrics"},
+}
+
 // Check refuses options that cannot be used, before anything is sampled
 // (an *OptionError).
 func (o Options) Check() error {

@@ -81,9 +81,11 @@ func TestServerSourceEngines(t *testing.T) {
 		// Early v1 names: gpu_cache_usage_perc, gpu_prefix_cache_*.
 		{"vllm-old.txt", want{engine: "vllm", running: f(4), waiting: f(0), kv: f(0.125),
 			preempt: f(0), prompt: f(2048), gen: f(512), queries: f(300), hits: f(30)}},
-		// SGLang, two dp ranks: the hit-rate gauge is a fraction, averaged.
+		// SGLang, two dp ranks: the hit-rate gauge is a fraction, averaged;
+		// prompt tokens are the prefix cache's queries, and no hit has
+		// created cached_tokens_total yet.
 		{"sglang.txt", want{engine: "sglang", running: f(12), waiting: f(2), kv: f(0.30), hit: f(0.4),
-			preempt: f(5), prompt: f(8128902), gen: f(7557572), ttftCount: f(10), queueCount: f(10)}},
+			preempt: f(5), prompt: f(8128902), gen: f(7557572), queries: f(8128902), ttftCount: f(10), queueCount: f(10)}},
 		// TGI: token counts are histogram sums; no KV, no TTFT histogram.
 		{"tgi.txt", want{engine: "tgi", running: f(16), waiting: f(3), prompt: f(21504), gen: f(5376),
 			queueCount: f(42), e2eCount: f(42)}},

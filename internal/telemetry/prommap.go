@@ -69,6 +69,10 @@ var engineMaps = []engineMap{
 		detect:  []string{"sglang:num_running_reqs", "sglang:num_queue_reqs"},
 		running: refs("sglang:num_running_reqs"), waiting: refs("sglang:num_queue_reqs"),
 		kvUsage: refs("sglang:token_usage"), hitRate: refs("sglang:cache_hit_rate"),
+		// Both counted per finished request, the prompt's every token and
+		// those found cached (summed over cache_source): the counter pair
+		// the hit rate prefers to the gauge, which is per prefill batch.
+		pcQueries: refs("sglang:prompt_tokens_total"), pcHits: refs("sglang:cached_tokens_total"),
 		preemptions:  refs("sglang:num_retracted_requests_total"),
 		promptTokens: refs("sglang:prompt_tokens_total"), genTokens: refs("sglang:generation_tokens_total"),
 		ttft:  []string{"sglang:time_to_first_token_seconds"},

@@ -150,6 +150,11 @@ func refCounterOver(w Window, byInst map[string][]refReading, get func(*Server) 
 	var total *float64
 	for _, rs := range byInst {
 		vals := refSpan(rs, w.From, get)
+		// A counter first read inside the window, after a reading of its
+		// instance without it, was created since, at 0.
+		if i := slices.IndexFunc(rs, func(r refReading) bool { return get(r.s) != nil }); i > 0 && rs[i].t > w.From {
+			vals = append([]*float64{new(0.0)}, vals...)
+		}
 		if len(vals) < 2 {
 			continue
 		}

@@ -45,7 +45,10 @@ type serverAcc struct {
 // instAcc is one instance's state in a window: each gauge's latest value
 // inside it, each counter's and histogram's delta so far.
 type instAcc struct {
-	name  string
+	name string
+	// seen: the instance has been read before (in this window or the
+	// one it started from).
+	seen  bool
 	cur   []*float64
 	ctrs  []counterAcc
 	hists []histAcc
@@ -108,6 +111,7 @@ func newServerAcc(from, to int64) *serverAcc {
 func (a *serverAcc) startFrom(base *serverAcc) {
 	for _, b := range base.insts {
 		in := a.inst(b.name)
+		in.seen = b.seen
 		copy(in.ctrs, b.ctrs)
 		copy(in.hists, b.hists)
 	}
@@ -137,6 +141,13 @@ func (a *serverAcc) add(s *Sample) {
 	baseline := t <= a.from
 	for i, f := range counterFields {
 		if v := f.get(s.Server); v != nil {
+			if c := &in.ctrs[i]; c.n == 0 && in.seen && !baseline {
+				// A counter the instance did not export at its last
+				// reading was created since, at 0: a labelled counter
+				// appears on its first increment (SGLang's
+				// cached_tokens_total on its first hit).
+				*c = counterAcc{n: 1}
+			}
 			in.ctrs[i].add(*v, baseline)
 		}
 	}
@@ -145,6 +156,7 @@ func (a *serverAcc) add(s *Sample) {
 			in.hists[i].add(v, baseline)
 		}
 	}
+	in.seen = true
 	if t < a.from {
 		return
 	}
