@@ -21,6 +21,11 @@ type feed struct {
 	// a closed loop.
 	sessions workload.Sessions
 	closed   bool
+	// lineMu, stash and takes match a replayed trace's items to their
+	// lines (byLine).
+	lineMu sync.Mutex
+	stash  map[int64]stashed
+	takes  int64
 }
 
 // aheadTokens bounds the prompt text prepared before a point: about 64 MiB
