@@ -138,6 +138,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	b.WriteString(prefillNote(s))
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
+	writeTrace(&b, s)
 	writeTelemetry(&b, s, false)
 	writeSlices(&b, s, false)
 	writeWorkers(&b, s, false)
