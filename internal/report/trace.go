@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 

@@ -9,7 +9,6 @@ import (
 	"github.com/servebench/servebench/internal/stats"
 )
 
-
 // traceSummary is a replayed trace's summary: the shape from run.json, one
 // point with what was achieved.
 func traceSummary() *metrics.Summary {
