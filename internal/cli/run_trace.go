@@ -47,6 +47,7 @@ func (f *runFlags) tracePlan() (*bench.Plan, error) {
 	if err != nil {
 		return nil, traceError(err)
 	}
+	p.Spec.ContextTokens = f.workload.ContextTokens
 	return p, nil
 }
 

@@ -138,7 +138,7 @@ func detectTrace(br *bufio.Reader) (string, error) {
 		return record.TraceBurstGPT, nil
 	}
 	return "", fmt.Errorf("cannot tell the trace's format from its first line %q: a Mooncake trace is JSON Lines, an Azure or BurstGPT trace a CSV file with its header; or give --trace-format",
-		clip(first, 80))
+		clip(first, 40))
 }
 
 // Next returns the next request, io.EOF at the end. Rows with a zero
