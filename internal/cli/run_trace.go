@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/servebench/servebench/internal/bench"
+	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -73,7 +74,7 @@ func (f *runFlags) traceConflicts() error {
 }
 
 // defaultArrival is --arrival's default.
-const defaultArrival = "poisson"
+const defaultArrival = load.ArrivalPoisson
 
 // traceError tells a trace's error in the terms of its flags: a flag's
 // value, a file that cannot be read, or a line that cannot be replayed.
