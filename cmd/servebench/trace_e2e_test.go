@@ -125,11 +125,13 @@ func TestTraceReplayFollowsSchedule(t *testing.T) {
 }
 
 // A window and a cap: --trace-start and --trace-max take the requests
-// from 5 s on, the first of them at once; BurstGPT's labels are kept.
+// from 5 s on, the first of them at once; BurstGPT's labels are kept. A
+// warm-up by time marks the first requests and the replay still ends
+// with the window (the source's end is not an error).
 func TestTraceReplayWindow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, stdout, stderr := run(t, "run", "--trace", filepath.Join(traceFiles, "burstgpt.csv"), "--trace-start", "5s", "--trace-max", "6",
-		"--trace-speed", "4", "--out", dir)
+		"--trace-speed", "4", "--warmup", "500ms", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -143,6 +145,15 @@ func TestTraceReplayWindow(t *testing.T) {
 	// at line 15
 	if want := []int64{15, 16, 17, 18, 19, 20}; !slices.Equal(lines, want) {
 		t.Errorf("lines sent %v, want %v", lines, want)
+	}
+	warm := 0
+	for _, r := range recs {
+		if r.Phase == record.PhaseWarmup {
+			warm++
+		}
+	}
+	if warm == 0 || warm == len(recs) {
+		t.Errorf("%d of %d requests warm-up, want the first ones", warm, len(recs))
 	}
 	if rn.Trace.Requests != 6 || rn.Trace.Labels["model=ChatGPT"]+rn.Trace.Labels["model=GPT-4"] != 6 {
 		t.Errorf("run.json trace: %+v", rn.Trace)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/servebench/servebench/internal/load"
@@ -95,7 +96,8 @@ func (f *feed) fill(ctx context.Context, src workload.Source, total int, ready c
 		}
 		it, err := src.Next(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
+			// io.EOF: a source that ends (a trace's window) has given all
+			if ctx.Err() == nil && !errors.Is(err, io.EOF) {
 				f.mu.Lock()
 				f.fail = err
 				f.mu.Unlock()

@@ -56,3 +56,17 @@ func TestTraceHTMLData(t *testing.T) {
 		t.Errorf("a trace section without a trace")
 	}
 }
+
+// The trace section in a browser: its chart drawn with both series, no
+// error on the page.
+func TestTraceHTMLInBrowser(t *testing.T) {
+	r := samplePage(t, "runs/a", 60, 20)
+	ts := traceSummary()
+	r.Summary.Run.Trace = ts.Run.Trace
+	r.Summary.Points[0].Trace = ts.Points[0].Trace
+	v := openPage(t, writePage(t, &HTMLPage{Title: "servebench · trace", Runs: []HTMLRun{r}}))
+	for _, p := range v.problems {
+		t.Error(p)
+	}
+	checkCharts(t, v, []string{"Arrivals per second: the trace and the requests sent"})
+}
