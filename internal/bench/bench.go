@@ -51,6 +51,9 @@ type Config struct {
 	// point starts (aheadFor), so that prompt synthesis does not delay
 	// sends.
 	PromptTokensMean float64
+	// TracePeakRate is a replayed trace's most requests in a second: the
+	// feed prepares two seconds of it ahead.
+	TracePeakRate float64
 	// SizedByServer: prompts are sized with the server's /tokenize, so a
 	// point bounded by a request count prepares them all before it starts.
 	SizedByServer bool
@@ -266,6 +269,9 @@ func runPoint(ctx context.Context, cfg Config, runner *load.Runner, sink *sink, 
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ahead := aheadFor(cfg.PromptTokensMean, p, cfg.SizedByServer)
+	if p.Schedule != nil {
+		ahead = traceAhead(ahead, cfg.TracePeakRate, cfg.PromptTokensMean)
+	}
 	src := cfg.NewSource(p)
 	feed, err := prepare(pctx, src, ahead, total(p))
 	if err != nil {
@@ -300,6 +306,9 @@ func wallPoint(p load.Point, scale float64) load.Point {
 		return p
 	}
 	p.Load = p.Load.WallLoad(scale)
+	if p.Schedule != nil {
+		p.Schedule = wallSchedule(p.Schedule, scale)
+	}
 	p.Duration = time.Duration(float64(p.Duration) / scale)
 	p.WarmupDuration = time.Duration(float64(p.WarmupDuration) / scale)
 	return p

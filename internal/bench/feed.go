@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/servebench/servebench/internal/load"
@@ -21,6 +22,11 @@ type feed struct {
 	// a closed loop.
 	sessions workload.Sessions
 	closed   bool
+	// lineMu, stash and takes match a replayed trace's items to their
+	// lines (byLine).
+	lineMu sync.Mutex
+	stash  map[int64]stashed
+	takes  int64
 }
 
 // aheadTokens bounds the prompt text prepared before a point: about 64 MiB
@@ -90,7 +96,8 @@ func (f *feed) fill(ctx context.Context, src workload.Source, total int, ready c
 		}
 		it, err := src.Next(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
+			// io.EOF: a source that ends (a trace's window) has given all
+			if ctx.Err() == nil && !errors.Is(err, io.EOF) {
 				f.mu.Lock()
 				f.fail = err
 				f.mu.Unlock()

@@ -20,6 +20,9 @@ type Plan struct {
 	// leaves the points' Load.Workload empty.
 	Cells []workload.Lengths
 	Slice time.Duration // 0: no slices
+	// Trace, when set, is replayed (PlanTrace): its lengths replace the
+	// workload's.
+	Trace *workload.Trace
 }
 
 // Defaults of a run, servebench run's and the public package's: against
@@ -104,7 +107,7 @@ func PlanWorkloads(spec workload.Spec, cells []workload.Lengths, prompts, output
 // Apply sets s's workload, points and slices to the plan's.
 func (p *Plan) Apply(s *Setup) {
 	s.Prompt, s.Output, s.Workload, s.Matrix = p.Prompt, p.Output, p.Spec, p.Cells
-	s.Points, s.Slice = p.Points, p.Slice
+	s.Points, s.Slice, s.Trace = p.Points, p.Slice, p.Trace
 }
 
 // Sustained runs (docs/METRICS.md, "Slices and drift") cut each load

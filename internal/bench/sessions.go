@@ -20,6 +20,9 @@ import (
 // built once the previous answer is in, so it never comes from the
 // prepared items.
 func (f *feed) take(ctx context.Context, epoch time.Time, rec *record.Record) (workload.Item, error) {
+	if rec.TraceLine > 0 {
+		return f.byLine(ctx, rec.TraceLine)
+	}
 	if f.sessions != nil {
 		it, at, ok, err := f.sessions.Resume(ctx, f.closed)
 		if ok {

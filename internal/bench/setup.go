@@ -42,6 +42,9 @@ type Setup struct {
 	// the workload, its PromptTokens and OutputTokens as given.
 	Prompt, Output workload.LengthDist
 	Workload       workload.Spec
+	// Trace, when set, is replayed instead of Workload's lengths: its
+	// point's source reads it (TracePoint makes the point).
+	Trace *workload.Trace
 	// Matrix, when it has more than one cell, replaces Workload's lengths:
 	// each cell is a workload of its own, with a source per point, and
 	// each point's Load.Workload names its cell.
@@ -94,6 +97,7 @@ var setupFlags = map[string]struct{ flag, hint string }{
 	"ServerPID":  {"--server-pid", "servebench run --server-pid $(pgrep -f NAME) (the running server's process id)"},
 	"Tokenizer":  {"--tokenizer", "servebench run --tokenizer auto (or cl100k_base, o200k_base, path/to/tokenizer.json)"},
 	"StartEvery": {"--start-every", "servebench run --start-at TIME --start-every 2m (or bound every point with --duration)"},
+	"Trace":      {"--trace", "servebench run --trace FILE --trace-max 100 (trace replay: docs/WORKLOADS.md)"},
 }
 
 // ErrNoServerTokenizer: Tokenizer "server" and the server has no usable
@@ -151,7 +155,8 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 	spec.ThinkTime = wallTime(spec.ThinkTime, scale)
 	chat := record.ChatAPI(s.API)
 	seed := shardSeed(s.Seed, s.Shard)
-	sources, err := newSources(spec, s.Matrix, workload.Env{Synth: tokenize.NewSynth(promptCounter, seed), Counter: promptCounter, Chat: chat, Seed: seed})
+	env := workload.Env{Synth: tokenize.NewSynth(promptCounter, seed), Counter: promptCounter, Chat: chat, Seed: seed}
+	sources, err := newSources(spec, s.Matrix, env)
 	if err != nil {
 		return Config{}, err
 	}
@@ -163,7 +168,7 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 	if s.Simulated {
 		url = "builtin:sim"
 	}
-	return Config{
+	cfg := Config{
 		Client:    client,
 		NewSource: sources.source,
 		Run: record.Run{
@@ -186,7 +191,11 @@ func newConfig(ctx context.Context, s Setup, scale float64) (Config, error) {
 		StartAt:          s.StartAt,
 		StartEvery:       every,
 		SimClockLost:     s.SimClockLost,
-	}.matrixLengths(), nil
+	}.matrixLengths()
+	if s.Trace != nil {
+		return traceConfig(cfg, s, promptCounter, env)
+	}
+	return cfg, nil
 }
 
 // workloadRecord is the workload as run.json keeps it: the Spec when it

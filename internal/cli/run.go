@@ -73,6 +73,7 @@ type runFlags struct {
 	tel                                telemetryFlags // what is sampled beside the requests (run_telemetry.go)
 	shard                              shardFlags     // one worker of several, start marks (run_shard.go)
 	hist                               historyFlags   // the run history (run_history.go)
+	trace                              traceFlags     // trace replay (run_trace.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -108,6 +109,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineTelemetry(fs)
 	f.shard.define(fs)
 	f.defineHistory(fs)
+	f.trace.define(fs)
 }
 
 // limitCPUs is bench.LimitCPUs, its error in the terms of --cpus.
@@ -229,6 +231,9 @@ const hintClosedOrOpen = "servebench run --concurrency 1,4  or  --rate 1,2"
 // from the flags, or, with an objective (resolved from them by
 // f.objective), from its load and workload.
 func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
+	if f.trace.o.Path != "" {
+		return f.tracePlan()
+	}
 	if f.concurrency != "" && f.rate != "" {
 		return nil, usagef(hintClosedOrOpen, "%v", slo.ErrClosedAndOpen)
 	}

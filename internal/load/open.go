@@ -39,6 +39,7 @@ type arrival struct {
 	k     int // index in the whole schedule
 	off   time.Duration
 	phase string
+	line  int64 // a replayed trace's line (Schedule); 0 otherwise
 }
 
 // arrivals are the requests of the schedule that p's shard sends, with
@@ -95,36 +96,78 @@ type drainer struct {
 // Requests still in flight then drain (see drainFactor).
 // ctx is the run's (an interrupt), stop also ends when the breaker trips.
 func (r *Runner) open(ctx, stop, reqCtx context.Context, p Point, brk *breaker) (Client, error) {
+	if p.Schedule != nil {
+		return r.replay(ctx, stop, reqCtx, p, brk)
+	}
 	sched, err := p.Arrival.Schedule(p.Load.Rate, scheduleLength(p), p.Seed)
 	if err != nil {
 		return Client{}, err
 	}
 	// Walked before the start, so that the walk delays no arrival.
 	arr := arrivals(p, sched)
+	d := r.newDispatcher(p, brk, sched[len(sched)-1], reqCtx)
+	defer d.cut(nil)
+	d.dispatch(stop, func(yield func(arrival) bool) error {
+		for _, a := range arr {
+			if !yield(a) {
+				break
+			}
+		}
+		return nil
+	})
+	d.drain(ctx, &d.wg)
+	return d.client(), nil
+}
+
+// replay sends a point's Schedule: as open does, but the arrivals are
+// read as they come (a trace too large to hold), and each phase is found
+// at the gate as the arrival goes.
+func (r *Runner) replay(ctx, stop, reqCtx context.Context, p Point, brk *breaker) (Client, error) {
+	d := r.newDispatcher(p, brk, p.Schedule.Last, reqCtx)
+	defer d.cut(nil)
+	g := newGate(p)
+	k := 0
+	err := d.dispatch(stop, func(yield func(arrival) bool) error {
+		return p.Schedule.Arrivals(func(off time.Duration, line int64) bool {
+			phase, ok := g.next(off)
+			if !ok {
+				return false
+			}
+			k++
+			if !p.Shard.Owns(k - 1) {
+				return true
+			}
+			return yield(arrival{k: k - 1, off: off, phase: phase, line: line})
+		})
+	})
+	d.drain(ctx, &d.wg)
+	return d.client(), err
+}
+
+// newDispatcher starts an open-loop point whose last arrival is at last.
+func (r *Runner) newDispatcher(p Point, brk *breaker, last time.Duration, reqCtx context.Context) *dispatcher {
 	d := &dispatcher{p: p, brk: brk, start: time.Now()}
 	d.r = r
-	d.end = d.start.Add(sched[len(sched)-1])
+	d.end = d.start.Add(last)
 	if p.Duration > 0 {
-		d.end = d.start.Add(max(sched[len(sched)-1], p.WarmupDuration+p.Duration))
+		d.end = d.start.Add(max(last, p.WarmupDuration+p.Duration))
 	}
 	if p.Load.MaxConcurrency > 0 {
 		d.sem = make(chan struct{}, p.Load.MaxConcurrency)
 	}
 	d.reqCtx, d.cut = context.WithCancelCause(reqCtx)
-	defer d.cut(nil)
-	d.dispatch(stop, arr)
-	d.drain(ctx, &d.wg)
-	return d.client(), nil
+	return d
 }
 
-// dispatch walks the point's arrivals until they end or ctx is done.
-func (d *dispatcher) dispatch(ctx context.Context, arr []arrival) {
+// dispatch walks the point's arrivals until they end or ctx is done; the
+// error is the arrivals' own (a schedule that could not be read through).
+func (d *dispatcher) dispatch(ctx context.Context, arrivals func(yield func(arrival) bool) error) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for _, a := range arr {
+	return arrivals(func(a arrival) bool {
 		target := d.start.Add(a.off)
 		if !sleepUntil(ctx, timer, target) {
-			return
+			return false
 		}
 		// Lag is the dispatcher's own lateness: time spent waiting for a
 		// place under the cap (for this arrival or the one before) is the
@@ -136,13 +179,16 @@ func (d *dispatcher) dispatch(ctx context.Context, arr []arrival) {
 		d.freed = time.Now()
 		if !ok {
 			if ctx.Err() != nil {
-				return
+				return false
 			}
 			d.dropped++
-			continue
+			return true
 		}
-		d.send(d.r.newRecord(d.p, a.phase, target))
-	}
+		rec := d.r.newRecord(d.p, a.phase, target)
+		rec.TraceLine = a.line
+		d.send(rec)
+		return true
+	})
 }
 
 func later(a, b time.Time) time.Time {

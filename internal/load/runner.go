@@ -37,6 +37,21 @@ type Point struct {
 	// Shard is the worker this point runs as (Shard.Part sets it): an
 	// open loop sends only its own arrivals of the whole schedule.
 	Shard Shard
+	// Schedule, when set, is the open loop's arrivals, read in order
+	// instead of drawn from Arrival (a replayed trace); Load.Rate is then
+	// its nominal rate.
+	Schedule *Schedule
+}
+
+// Schedule is an open-loop schedule read in order rather than drawn: a
+// replayed trace's.
+type Schedule struct {
+	// Arrivals calls yield with each request's offset from the point's
+	// start, in order, and its line in the trace; it stops when yield
+	// returns false. Its error says why it stopped before its end.
+	Arrivals func(yield func(off time.Duration, line int64) bool) error
+	// Last is the offset of the last arrival.
+	Last time.Duration
 }
 
 // Validate reports a point that cannot run.

@@ -107,6 +107,9 @@ type PointSummary struct {
 	// Validity says whether the point's figures can carry a conclusion,
 	// and why not (docs/METRICS.md, "Validity").
 	Validity Validity `json:"validity"`
+	// Trace is a replayed trace's point as achieved (run --trace); absent
+	// otherwise.
+	Trace *Trace `json:"trace,omitempty"`
 
 	Warnings []string `json:"warnings"`
 }
@@ -123,6 +126,7 @@ type Aggregator struct {
 	// are then swept as they come (inflight.go) instead of kept to the end.
 	Ordered bool
 	points  map[int]*pointAgg
+	traces  map[int]*traceAgg // a replayed trace's requests, by point
 	from    map[int]int64
 	settled int64 // Settled's instant; 0 when never told
 
@@ -186,6 +190,15 @@ func (a *Aggregator) Add(r *record.Record) {
 			p.stream = &sliceStream{lo: lo, w: int64(a.Slice), settled: &a.settled}
 		}
 		a.points[r.Point] = p
+	}
+	if r.TraceLine > 0 {
+		if a.traces == nil {
+			a.traces = map[int]*traceAgg{}
+		}
+		if a.traces[r.Point] == nil {
+			a.traces[r.Point] = &traceAgg{}
+		}
+		a.traces[r.Point].add(r)
 	}
 	p.add(r)
 }

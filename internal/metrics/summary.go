@@ -83,6 +83,7 @@ func Summarize(run *record.Run, a *Aggregator) *Summary {
 		s.Warnings = append(s.Warnings, "the run stopped before its load was done: "+run.Stopped)
 	}
 	s.warnSimBehind() // from run.json's readings; again with telemetry
+	s.addTrace(a)
 	return s
 }
 

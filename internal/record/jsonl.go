@@ -73,6 +73,7 @@ func encode(b []byte, r *Record) ([]byte, error) {
 	b = optStr(b, `,"model":`, r.Model)
 	b = optInt(b, `,"session":`, int64(r.Session))
 	b = optInt(b, `,"turn":`, int64(r.Turn))
+	b = optInt(b, `,"trace_line":`, r.TraceLine)
 	b = strconv.AppendInt(append(b, `,"prompt_tokens_requested":`...), int64(r.PromptTokensRequested), 10)
 	b = strconv.AppendInt(append(b, `,"output_tokens_requested":`...), int64(r.OutputTokensRequested), 10)
 	b = strconv.AppendInt(append(b, `,"prompt_tokens":`...), int64(r.PromptTokens), 10)

@@ -156,6 +156,9 @@ type Record struct {
 	// Session and Turn identify multi-turn conversations (0 when single-shot).
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// TraceLine is the line of the replayed trace file this request is
+	// (run --trace); 0 otherwise.
+	TraceLine int64 `json:"trace_line,omitempty"`
 
 	PromptTokensRequested int    `json:"prompt_tokens_requested"`
 	OutputTokensRequested int    `json:"output_tokens_requested"`

@@ -48,8 +48,11 @@ type Run struct {
 	// Workload is the workload as configured beyond the two lengths
 	// (dataset, sessions, shared prefixes, long context); its fields are
 	// those of docs/WORKLOADS.md. Absent for plain synthetic runs.
-	Workload any           `json:"workload,omitempty"`
-	Points   []PointClient `json:"points"`
+	Workload any `json:"workload,omitempty"`
+	// Trace is the replayed trace and its shape (run --trace); absent
+	// otherwise.
+	Trace  *Trace        `json:"trace,omitempty"`
+	Points []PointClient `json:"points"`
 	// SliceS is the length of the slices each point was cut into for the
 	// drift check (--slice), in model-time seconds; absent when none.
 	SliceS float64 `json:"slice_s,omitempty"`

@@ -50,6 +50,9 @@ func targetName(run *record.Run) string {
 // workloadText describes what was sent: the length distributions asked
 // for, or the workload's source with the measured mean lengths.
 func workloadText(s *metrics.Summary) string {
+	if s.Run.Trace != nil {
+		return traceText(s)
+	}
 	src := workloadSource(s.Run.Workload)
 	switch {
 	case len(s.Run.Workloads) > 0 && src != "":

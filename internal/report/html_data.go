@@ -33,6 +33,7 @@ type runData struct {
 	Timeline *metrics.Timeline `json:"timeline"`
 	About    []aboutSection    `json:"about"`
 	Warnings []string          `json:"warnings"`
+	Trace    *traceData        `json:"trace,omitempty"`
 }
 
 // verdictData is the verdict as the page states it first: whether the
@@ -128,7 +129,7 @@ func buildPage(p *HTMLPage) pageData {
 }
 
 func buildRun(r *HTMLRun) runData {
-	d := runData{Name: r.Name, Groups: []groupData{}, Warnings: nonNil(warnings(r.Summary)), About: about(r.Summary)}
+	d := runData{Name: r.Name, Groups: []groupData{}, Warnings: nonNil(warnings(r.Summary)), About: about(r.Summary), Trace: buildTrace(r.Summary)}
 	if r.Verdict != nil {
 		d.Verdict = buildVerdict(r.Objective, r.Verdict)
 	}

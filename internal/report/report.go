@@ -139,6 +139,7 @@ func Text(w io.Writer, s *metrics.Summary) error {
 	writeErrors(&b, s, "  ")
 	writeWarmup(&b, s, "  ")
 	writePrefixCache(&b, s, false)
+	writeTrace(&b, s)
 	writeTelemetry(&b, s, false)
 	writeSlices(&b, s, false)
 	writeWorkers(&b, s, false)

@@ -57,6 +57,9 @@ type SynthStats struct {
 // gets depends on call order.
 type Synth struct {
 	counter Counter
+	// blockSeed keys the text of Blocks' blocks: the same seed builds the
+	// same block for an ID in every run.
+	blockSeed uint64
 
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -74,7 +77,7 @@ type Synth struct {
 
 // NewSynth returns a Synth for counter, seeded with seed.
 func NewSynth(counter Counter, seed uint64) *Synth {
-	return &Synth{counter: counter, rng: rand.New(rand.NewPCG(seed, 0x7365727665))}
+	return &Synth{counter: counter, blockSeed: seed, rng: rand.New(rand.NewPCG(seed, 0x7365727665))}
 }
 
 // Stats returns counts of the work done so far.

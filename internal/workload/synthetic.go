@@ -29,6 +29,9 @@ type Item struct {
 	// Session and Turn number a multi-turn session's requests, from 1;
 	// both are 0 for a single request.
 	Session, Turn int
+	// TraceLine is the line of a replayed trace this request is; 0
+	// otherwise.
+	TraceLine int64
 
 	conv *conversation // the session this turn continues
 }

@@ -594,6 +594,20 @@
     });
   }
 
+  // a replayed trace: its arrivals against the sends, its shape against what was sent
+  function traceSection() {
+    data.runs.forEach(function (r, ri) {
+      var t = r.trace;
+      if (!t) return;
+      var sec = add(root, el("section", "trace"));
+      add(sec, el("h2", null, prefix(r) + t.title));
+      chart(sec, prefix(r) + "Arrivals per second: the trace and the requests sent", [t.t_s, t.trace, t.sent],
+        [line("trace", "#7f7f7f", [], { points: { show: false } }), line("sent", runColor(ri), [6, 4], { points: { show: false } })],
+        { xLabel: "seconds from the first arrival", yLabel: "requests/s", yRange: [0, null], height: 200 });
+      table(sec, t.rows[0], t.rows.slice(1));
+    });
+  }
+
   function aboutSection() {
     var sec = add(root, el("section", "about"));
     add(sec, el("h2", null, "Workload, server and environment"));
@@ -612,6 +626,7 @@
   extraTables();
   workloadsSection();
   timelines();
+  traceSection();
   aboutSection();
   document.body.dataset.ready = "true";
 })();
