@@ -81,6 +81,7 @@ type runFlags struct {
 	tel                                telemetryFlags // what is sampled beside the requests (run_telemetry.go)
 	shard                              shardFlags     // one worker of several, start marks (run_shard.go)
 	hist                               historyFlags   // the run history (run_history.go)
+	live                               liveFlags      // the live view (run_live.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -116,6 +117,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.defineTelemetry(fs)
 	f.shard.define(fs)
 	f.defineHistory(fs)
+	f.defineLive(fs)
 }
 
 // limitCPUs is bench.LimitCPUs, its error in the terms of --cpus.
@@ -130,7 +132,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	var f runFlags
 	fs := newFlagSet(env, "run", runUsage)
 	f.define(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, liveArgs(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -169,6 +171,10 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
+	if err := f.live.start(env); err != nil {
+		return err
+	}
+	defer f.live.close(ctx, env, f.out)
 	m, err := f.measurement(env, plan)
 	if err != nil {
 		return err
