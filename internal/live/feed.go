@@ -59,6 +59,9 @@ type feed struct {
 	seenErr    map[string]bool // error classes announced this session
 	// since the last push: what a delta carries
 	newTicks, newEvents, newVerdicts int
+	changed                          map[int]bool // points
+	// fresh: a session began; every stream gets the whole state next
+	fresh bool
 	lastTick                         time.Time
 
 	tmu sync.Mutex // telemetry, written under the sampler's lock
@@ -68,7 +71,7 @@ type feed struct {
 }
 
 func newFeed(clock func() time.Time) *feed {
-	f := &feed{recs: make(chan *record.Record, recordQueue), clock: clock, status: StatusWaiting}
+	f := &feed{recs: make(chan *record.Record, recordQueue), clock: clock, status: StatusWaiting, changed: map[int]bool{}}
 	f.start = clock()
 	f.reset()
 	return f
@@ -94,6 +97,7 @@ func (f *feed) Begin(run *record.Run, epoch time.Time, planned int) {
 		n = f.run.Number + 1
 	}
 	f.reset()
+	f.fresh = true
 	f.status, f.epoch, f.planned, f.lastTick = StatusRunning, epoch, planned, f.clock()
 	f.run = &RunInfo{Number: n, URL: run.Target.URL, API: run.Target.API, Model: run.Target.Model,
 		Simulated: run.Target.Simulated, TimeScale: run.TimeScale, PromptTokens: run.PromptTokens,
@@ -235,6 +239,7 @@ func (f *feed) PointDone(p metrics.PointSummary) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.views[p.Index] = pointView(&p, true)
+	f.changed[p.Index] = true
 	delete(f.dirty, p.Index)
 	f.ended++
 	if f.point != nil && f.point.Index == p.Index {
@@ -275,6 +280,7 @@ func (f *feed) End(sum *metrics.Summary, v *slo.Verdict) {
 	f.views, f.dirty = map[int]PointView{}, map[int]bool{}
 	for i := range sum.Points {
 		f.views[sum.Points[i].Index] = pointView(&sum.Points[i], true)
+		f.changed[sum.Points[i].Index] = true
 	}
 	f.warns = sum.Warnings
 	for _, w := range sum.Warnings {
@@ -307,6 +313,7 @@ func (f *feed) tick() {
 	for i := range f.dirty {
 		if p, ok := f.agg.Point(i); ok {
 			f.views[i] = pointView(&p, false)
+			f.changed[i] = true
 		}
 	}
 	clear(f.dirty)
@@ -350,7 +357,9 @@ func (f *feed) state(full bool) State {
 	}
 	s.Progress = f.progress()
 	for _, i := range slices.Sorted(maps.Keys(f.views)) {
-		s.Points = append(s.Points, f.views[i])
+		if full || f.changed[i] {
+			s.Points = append(s.Points, f.views[i])
+		}
 	}
 	s.Series, s.Events, s.Verdicts = f.series, f.events, f.verdict
 	if !full {
@@ -362,7 +371,10 @@ func (f *feed) state(full bool) State {
 }
 
 // sent forgets what the last push carried; under mu.
-func (f *feed) sent() { f.newTicks, f.newEvents, f.newVerdicts = 0, 0, 0 }
+func (f *feed) sent() {
+	f.newTicks, f.newEvents, f.newVerdicts = 0, 0, 0
+	clear(f.changed)
+}
 
 func tail[T any](xs []T, n int) []T { return xs[max(len(xs)-n, 0):] }
 

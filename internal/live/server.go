@@ -253,6 +253,12 @@ func (s *Server) push() bool {
 	s.lastPush = now
 	s.seq++
 	s.feed.mu.Lock()
+	if s.feed.fresh {
+		for sub := range s.subs {
+			sub.stale = true
+		}
+		s.feed.fresh = false
+	}
 	s.feed.tick()
 	delta := s.feed.state(false)
 	var full State
