@@ -61,8 +61,8 @@ type feed struct {
 	newTicks, newEvents, newVerdicts int
 	changed                          map[int]bool // points
 	// fresh: a session began; every stream gets the whole state next
-	fresh bool
-	lastTick                         time.Time
+	fresh    bool
+	lastTick time.Time
 
 	tmu sync.Mutex // telemetry, written under the sampler's lock
 	tel telemetryView

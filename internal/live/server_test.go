@@ -261,7 +261,7 @@ func TestLoopback(t *testing.T) {
 		{"127.0.0.1:0", true},
 		{"[::1]:8089", true},
 		{"localhost:8089", true},
-		{":8089", false},       // every interface
+		{":8089", false},        // every interface
 		{"0.0.0.0:8089", false}, // every interface
 		{"192.0.2.7:8089", false},
 		{"example.com:80", false}, // a name may resolve anywhere
