@@ -37,6 +37,7 @@ Examples:
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 1000 --duration 1h --out runs/soak --compress gzip
   servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
+  servebench run --live --concurrency 1,4,16 --duration 60s    # a live view of the run in a browser
 
 Exit codes: 0 success (with an objective: it holds at its target load), 1 failure, 2 usage error,
 3 the objective does not hold, 4 INCONCLUSIVE: the evidence cannot say (the simulator fell behind
