@@ -170,6 +170,8 @@ func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 		return usagef(hint, "--url: the workers load a server they reach over the network (the built-in simulator is per process)")
 	case f.slo.active():
 		return usagef(hint+"; then servebench report --objective NAME DIR0 DIR1 ...", "objectives judge the merged run: drop --objective/--slo/--find-capacity here and give them to report")
+	case f.live.addr.on:
+		return usagef(hint, "--live: a worker's live view would be on its pod's own loopback; follow the workers with kubectl logs")
 	}
 	var bad []string
 	fs.Visit(func(fl *flag.Flag) {

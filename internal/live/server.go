@@ -157,7 +157,7 @@ func (s *Server) authorize(h http.Handler) http.Handler {
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src data:; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
 	w.Write(page)
 }
 
