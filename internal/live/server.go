@@ -321,7 +321,9 @@ func (s *Server) Close(ctx context.Context, report string, linger time.Duration)
 	}
 	s.feed.event(EventRun, "the run has ended")
 	s.feed.mu.Unlock()
-	for !s.push() {
+	// Nobody is streaming: /state has the end already, and the command
+	// need not wait for the next push.
+	for s.streams() > 0 && !s.push() {
 		s.pmu.Lock()
 		wait := PushEvery - s.feed.clock().Sub(s.lastPush)
 		s.pmu.Unlock()
@@ -342,6 +344,13 @@ func (s *Server) Close(ctx context.Context, report string, linger time.Duration)
 		}
 	}
 	return s.shutdown()
+}
+
+// streams counts the open event streams.
+func (s *Server) streams() int {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	return len(s.subs)
 }
 
 // flushSubs waits, briefly, for every stream to take its last message.
