@@ -18,6 +18,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/servebench/servebench/internal/rundir"
 )
 
 // PushEvery is how often updates are pushed, and the least time between
@@ -139,7 +141,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.servePage)
 	mux.HandleFunc("GET /state", s.serveState)
 	mux.HandleFunc("GET /events", s.serveEvents)
-	mux.HandleFunc("GET /report.html", s.serveReport)
+	mux.HandleFunc("GET /"+rundir.ReportFile, s.serveReport)
 	return s.authorize(mux)
 }
 
@@ -316,7 +318,7 @@ func (s *Server) Close(ctx context.Context, report string, linger time.Duration)
 	s.feed.status = StatusEnded
 	if report != "" {
 		if _, err := os.Stat(report); err == nil {
-			s.feed.reportPath, s.feed.report = report, "report.html"
+			s.feed.reportPath, s.feed.report = report, rundir.ReportFile
 		}
 	}
 	s.feed.event(EventRun, "the run has ended")
