@@ -14,6 +14,7 @@ import (
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 )
 
 // fakeClock is a clock the test moves.
@@ -378,5 +379,36 @@ func TestLingerKeepsServing(t *testing.T) {
 	}
 	if _, err := http.Get(s.URL() + "state"); err == nil {
 		t.Error("the server still answers after its linger was cut")
+	}
+}
+
+// Each load's verdict reaches the state as it is judged, once in the
+// deltas, and the final verdict with the summary.
+func TestVerdictsFormPointByPoint(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	s, _ := testServer(t, clk)
+	s.Begin(&record.Run{}, clk.now(), 2)
+	s.push()
+	s.Verdict(slo.PointVerdict{Load: record.Load{Concurrency: 1}, Pass: true})
+	s.Verdict(slo.PointVerdict{Load: record.Load{Concurrency: 8}, Shortfalls: []string{"ttft p95 1.6s > 1s"}})
+	clk.add(time.Second)
+	s.feed.mu.Lock()
+	s.feed.tick()
+	d := s.feed.state(false)
+	s.feed.sent()
+	again := s.feed.state(false)
+	s.feed.mu.Unlock()
+	if len(d.Verdicts) != 2 || !d.Verdicts[0].Pass || d.Verdicts[1].Pass || d.Verdicts[1].Label != "c=8" {
+		t.Errorf("verdicts: got %+v, want c=1 passing, c=8 failing", d.Verdicts)
+	}
+	if len(again.Verdicts) != 0 {
+		t.Errorf("the next delta repeats %d verdicts", len(again.Verdicts))
+	}
+	s.End(&metrics.Summary{}, &slo.Verdict{Conclusion: "not_met", Text: "does not hold at c=8"})
+	s.feed.mu.Lock()
+	full := s.feed.state(true)
+	s.feed.mu.Unlock()
+	if full.Verdict == nil || full.Verdict.Conclusion != "not_met" || len(full.Verdicts) != 2 {
+		t.Errorf("final: verdict %+v with %d loads; want not_met with 2", full.Verdict, len(full.Verdicts))
 	}
 }
