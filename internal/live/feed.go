@@ -334,15 +334,13 @@ func (f *feed) tick() {
 }
 
 // state is the state now: whole, or the delta since the last push
-// (which it then forgets); under mu.
+// (sent forgets what that carried); under mu.
 func (f *feed) state(full bool) State {
 	s := State{Schema: Schema, Full: full, Status: f.status, ElapsedS: f.elapsed(), Run: f.run,
-		Requests: Counts{Done: f.done, InFlight: int(max(f.inflight.Load(), 0)), Failed: f.failed, Errors: maps.Clone(f.errs), Dropped: int(f.dropped.Load())},
+		Requests: Counts{Done: f.done, Failed: f.failed, Errors: maps.Clone(f.errs), Dropped: int(f.dropped.Load())},
 		Verdict:  f.final, Warnings: f.warns, Report: f.report}
 	if f.status == StatusRunning {
 		s.Requests.InFlight = int(max(f.inflight.Load(), 0))
-	} else {
-		s.Requests.InFlight = 0
 	}
 	f.tmu.Lock()
 	s.Telemetry, _ = f.tel.view()
