@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -95,7 +96,7 @@ func Listen(o Options) (*Server, error) {
 	}
 	s := newServer(token, time.Now)
 	s.ln = ln
-	s.url = "http://" + ln.Addr().String() + "/"
+	s.url = "http://" + reachable(ln.Addr().(*net.TCPAddr)) + "/"
 	if token != "" {
 		s.url += "?token=" + token
 	}
@@ -122,6 +123,17 @@ func Loopback(addr string) (bool, error) {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback(), nil
+}
+
+// reachable is the address a browser elsewhere reaches a listener at: a
+// listener on every interface is reached by the machine's name.
+func reachable(a *net.TCPAddr) string {
+	if a.IP.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			return net.JoinHostPort(h, strconv.Itoa(a.Port))
+		}
+	}
+	return a.String()
 }
 
 func newToken() (string, error) {

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -311,7 +314,14 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	if !ok || len(token) < 32 {
 		t.Fatalf("URL %s: want a token of 16 random bytes", s.URL())
 	}
-	base = strings.Replace(base, "0.0.0.0", "127.0.0.1", 1) // reached over loopback
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host, _ := os.Hostname(); host != "" && u.Hostname() != host {
+		t.Errorf("URL %s: want the machine's name for every interface", s.URL())
+	}
+	base = "http://" + net.JoinHostPort("127.0.0.1", u.Port()) + "/" // reached over loopback
 	for _, c := range []struct {
 		path string
 		want int
