@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,6 +126,19 @@ func Loopback(addr string) (bool, error) {
 	return ip != nil && ip.IsLoopback(), nil
 }
 
+// loopbackHost says whether a Host header names a loopback host.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // reachable is the address a browser elsewhere reaches a listener at: a
 // listener on every interface is reached by the machine's name.
 func reachable(a *net.TCPAddr) string {
@@ -157,11 +171,18 @@ func (s *Server) Handler() http.Handler {
 	return s.authorize(mux)
 }
 
-// authorize refuses a request without the token, when there is one.
+// authorize refuses a request without the token, when there is one;
+// without one (a loopback view), a request that names another host than
+// a loopback one: a page elsewhere whose name was made to point at this
+// machine (DNS rebinding) cannot read the view.
 func (s *Server) authorize(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.token != "" && subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), []byte(s.token)) != 1 {
 			http.Error(w, "this live view needs the token printed with its URL (?token=...)", http.StatusUnauthorized)
+			return
+		}
+		if s.token == "" && !loopbackHost(r.Host) {
+			http.Error(w, "this live view answers on its loopback address only", http.StatusForbidden)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")

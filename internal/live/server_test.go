@@ -302,6 +302,19 @@ func TestListenDefaultIsLoopbackWithoutToken(t *testing.T) {
 	if code := get(t, s.URL()+"state"); code != http.StatusOK {
 		t.Errorf("GET /state: got %d, want 200", code)
 	}
+	// a name made to point at this machine (DNS rebinding) is refused
+	for host, want := range map[string]int{"evil.example:80": http.StatusForbidden, "localhost:1": http.StatusOK, "[::1]:1": http.StatusOK} {
+		req, _ := http.NewRequest("GET", s.URL()+"state", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: got %d, want %d", host, resp.StatusCode, want)
+		}
+	}
 }
 
 func TestNonLoopbackNeedsToken(t *testing.T) {
