@@ -206,3 +206,29 @@ func TestLiveState(t *testing.T) {
 		t.Error("the live view still answers after the command ended")
 	}
 }
+
+// TestLiveVerdicts: with an objective, each load's verdict reaches the
+// live state as it is judged, and the objective's verdict at the end.
+func TestLiveVerdicts(t *testing.T) {
+	lr := startLive(t, nil, "run", "--live", "--live-linger", "1m", "--slo", "ttft p95 <= 30s",
+		"--concurrency", "1,2", "--requests", "20", "--output-tokens", "16")
+	_, raw := waitState(t, lr.url, "the run's end", func(s liveState) bool { return s.Status == "ended" })
+	var s struct {
+		Verdicts []struct {
+			Label string `json:"label"`
+		} `json:"verdicts"`
+		Verdict *struct {
+			Conclusion string `json:"conclusion"`
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, v := range s.Verdicts {
+		labels = append(labels, v.Label)
+	}
+	if strings.Join(labels, " ") != "c=1 c=2" || s.Verdict == nil || s.Verdict.Conclusion == "" {
+		t.Errorf("verdicts %v, final %+v; want c=1 and c=2 judged, and a conclusion", labels, s.Verdict)
+	}
+}
