@@ -19,6 +19,7 @@ import (
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/telemetry"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -75,6 +76,9 @@ type Config struct {
 	// k waits for StartAt + k×StartEvery (shard.go).
 	StartAt    time.Time
 	StartEvery time.Duration
+	// Watch, when set, sees the run as it goes (the live view); it never
+	// holds the run up.
+	Watch Watcher
 }
 
 // Result is what a run produced, also when it was interrupted.
@@ -133,7 +137,7 @@ func Open(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sink.observe = cfg.Observe
+	sink.observe, sink.watch = cfg.Observe, cfg.Watch
 	if cfg.OutDir != "" {
 		sink.curves = &metrics.Curves{}
 	}
@@ -151,7 +155,10 @@ func Open(cfg Config) (*Session, error) {
 	}
 	runner := &load.Runner{Epoch: epoch, Grace: cfg.Grace, Emit: sink.emit, Halt: sink.failed}
 	sink.epoch = epoch
-	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner)
+	if cfg.Watch != nil {
+		cfg.Watch.Begin(&run, epoch, len(cfg.Points))
+	}
+	tel, err := startSampling(cfg.Telemetry, cfg.OutDir, runner, cfg.Watch)
 	if err != nil {
 		sink.removeRun()
 		return nil, err
@@ -176,6 +183,9 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 		// No measured request is sent before the point starts, nor before
 		// its warm-up time has passed: slicing can count them as they come.
 		s.sink.from(p.Index, pc.StartedNS+int64(wallPoint(p, s.cfg.Run.Scale()).WarmupDuration))
+		if s.cfg.Watch != nil {
+			s.cfg.Watch.Point(wallPoint(p, s.cfg.Run.Scale()))
+		}
 	}
 	var err error
 	pc.Client, pc.Idle, err = runPoint(ctx, s.cfg, s.runner, s.sink, p, ready)
@@ -195,6 +205,9 @@ func (s *Session) RunPoint(ctx context.Context, p load.Point) (metrics.PointSumm
 	s.sink.mu.Lock()
 	sum, _ := s.sink.agg.Point(p.Index)
 	s.sink.mu.Unlock()
+	if s.cfg.Watch != nil {
+		s.cfg.Watch.PointDone(sum)
+	}
 	return sum, err
 }
 
@@ -252,6 +265,13 @@ func (s *Session) Close(ctx context.Context) (*Result, error) {
 	}
 	if ferr := s.sink.finish(&s.run, out); err == nil {
 		err = ferr
+	}
+	if s.cfg.Watch != nil {
+		var v *slo.Verdict
+		if rep, ok := out.(*slo.Report); ok {
+			v = rep.Verdict
+		}
+		s.cfg.Watch.End(sum, v)
 	}
 	return res, err
 }

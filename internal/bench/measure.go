@@ -30,6 +30,8 @@ type Measurement struct {
 	// Unsampled, when set, sees what telemetry cannot sample, once the run
 	// is assembled and before any request.
 	Unsampled func(notes []string)
+	// Watch, when set, sees the run as it goes (Config.Watch).
+	Watch Watcher
 }
 
 // Measured is what Measure did on a target it started.
@@ -64,6 +66,7 @@ func Measure(ctx context.Context, m Measurement) (*Measured, error) {
 	if err != nil {
 		return got, err
 	}
+	cfg.Watch = m.Watch
 	if m.Unsampled != nil && cfg.Telemetry != nil {
 		m.Unsampled(cfg.Telemetry.Notes)
 	}

@@ -194,5 +194,8 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 	}
 	m.ev.Qualify(m.sess.Summary(ctx).Points)
 	pv, _ := m.ev.Level(l, m.checks, m.opts)
+	if w := m.sess.cfg.Watch; w != nil {
+		w.Verdict(pv)
+	}
 	return pv, nil
 }

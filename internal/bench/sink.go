@@ -43,8 +43,10 @@ type sink struct {
 	// loads names each point's load as asked (model time), which records
 	// carry even when the runner paces a sped-up target's wall-time load.
 	loads map[int]record.Load
-	// observe sees every record, under mu (Config.Observe).
+	// observe sees every record, under mu (Config.Observe); so does
+	// watch, which also sees each send (Config.Watch).
 	observe func(*record.Record)
+	watch   Watcher
 	// curves gather the HTML report's curves (Result.Curves).
 	curves *metrics.Curves
 	// spans are the points' measured windows and events the timeline
@@ -75,6 +77,9 @@ func (s *sink) send(r *record.Record) {
 		s.sending = map[*record.Record]int64{}
 	}
 	s.sending[r] = r.ScheduledNS
+	if s.watch != nil {
+		s.watch.Sent()
+	}
 	s.mu.Unlock()
 }
 
@@ -193,6 +198,9 @@ func (s *sink) emit(r *record.Record) {
 	}
 	if s.observe != nil {
 		s.observe(r)
+	}
+	if s.watch != nil {
+		s.watch.Record(r)
 	}
 	s.n++
 	if s.n%settleEvery == 0 && !s.epoch.IsZero() {

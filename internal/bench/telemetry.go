@@ -78,14 +78,17 @@ type sampling struct {
 
 // startSampling opens telemetry.jsonl in the run directory (when there is
 // one) and starts sampling the sources and the client itself on the
-// records' clock (the runner's epoch).
-func startSampling(t *Telemetry, dir string, runner *load.Runner) (*sampling, error) {
+// records' clock (the runner's epoch); w, when set, sees every sample.
+func startSampling(t *Telemetry, dir string, runner *load.Runner, w Watcher) (*sampling, error) {
 	if t == nil {
 		return nil, nil
 	}
 	sm := &sampling{}
 	srcs := append(slices.Clip(t.Sources), telemetry.NewClientSource(load.CPUSeconds, runner.TakeDispatchLag))
 	o := telemetry.SamplerOptions{Epoch: runner.Epoch, Interval: t.Interval, Sources: srcs, Redact: t.Redact}
+	if w != nil {
+		o.Tap = w.Sample
+	}
 	if dir != "" {
 		f, err := rundir.CreateTelemetry(dir)
 		if err != nil {

@@ -61,7 +61,7 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 		targets = append(targets, c)
 		return err
 	})
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, liveArgs(args)); err != nil {
 		return err
 	}
 	f.hist.args = append([]string{"decide"}, args...)
@@ -92,6 +92,10 @@ func decideCmd(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	if err := f.live.start(env); err != nil {
+		return err
+	}
+	defer f.live.close(ctx, env, "")
 	d, err := bench.Decide(ctx, o, cands, f.decider(ctx, env, o, plan))
 	if ce, ok := errors.AsType[*bench.CandidateError](err); ok {
 		return f.candidateError(ce)

@@ -135,6 +135,8 @@ func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 		return usagef(hint+"; then servebench report --objective NAME DIR0 DIR1 ...", "objectives judge the merged run: drop --objective/--slo/--find-capacity here and give them to report")
 	case f.trace.o.Path != "":
 		return usagef(traceHint, "--trace replays a trace from one process: run it with servebench run, not as a Job's workers")
+	case f.live.addr.on:
+		return usagef(hint, "--live: a worker's live view would be on its pod's own loopback; follow the workers with kubectl logs")
 	}
 	var bad []string
 	fs.Visit(func(fl *flag.Flag) {

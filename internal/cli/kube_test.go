@@ -109,6 +109,7 @@ var kubeSamples = map[string]string{
 	"start-at": "2026-12-01T09:00:00Z", "dataset-format": "sharegpt", "dataset-order": "shuffle",
 	"duration": "45s", "objective": "chat", "slo": "ttft p95 <= 1s", "out": "runs/a", "shard": "0/2",
 	"db": "/results/history.db", "label": "gpu=L4", "trace": "/results/trace.jsonl", "trace-format": "mooncake",
+	"live": "127.0.0.1:8089",
 }
 
 // kubeWith are the flags some run flags are given with, as run requires.
@@ -119,7 +120,8 @@ var kubeWith = map[string][]string{
 // kubeRefused are run flags kube job refuses: the Job sets them, or an
 // objective judges the merged run, not a worker.
 var kubeRefused = map[string]string{"out": "the Job sets it", "shard": "the Job sets it",
-	"objective": "judge the merged run", "slo": "judge the merged run", "trace": "from one process"}
+	"objective": "judge the merged run", "slo": "judge the merged run", "trace": "from one process",
+	"live": "pod's own loopback"}
 
 // TestKubeJobCarriesEveryRunFlag gives each of run's flags in turn and
 // finds it among the workers' arguments as given.

@@ -36,6 +36,7 @@ Examples:
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 1000 --duration 1h --out runs/soak --compress gzip
   servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
+  servebench run --live --concurrency 1,4,16 --duration 60s    # a live view of the run in a browser
 
 Exit codes: 0 success (with an objective: it holds at its target load), 1 failure, 2 usage error,
 3 the objective does not hold, 4 INCONCLUSIVE: the evidence cannot say (the simulator fell behind
@@ -74,6 +75,7 @@ type runFlags struct {
 	shard                              shardFlags     // one worker of several, start marks (run_shard.go)
 	hist                               historyFlags   // the run history (run_history.go)
 	trace                              traceFlags     // trace replay (run_trace.go)
+	live                               liveFlags      // the live view (run_live.go)
 }
 
 func (f *runFlags) define(fs *flag.FlagSet) {
@@ -110,6 +112,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	f.shard.define(fs)
 	f.defineHistory(fs)
 	f.trace.define(fs)
+	f.defineLive(fs)
 }
 
 // limitCPUs is bench.LimitCPUs, its error in the terms of --cpus.
@@ -124,7 +127,7 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	var f runFlags
 	fs := newFlagSet(env, "run", runUsage)
 	f.define(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, liveArgs(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -163,6 +166,10 @@ func runCmd(ctx context.Context, env *Env, args []string) error {
 	if err := benchError(rundir.Check(f.out)); err != nil {
 		return err
 	}
+	if err := f.live.start(env); err != nil {
+		return err
+	}
+	defer f.live.close(ctx, env, f.out)
 	m, err := f.measurement(env, plan)
 	if err != nil {
 		return err

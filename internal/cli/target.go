@@ -22,7 +22,7 @@ func (f *runFlags) measurement(env *Env, plan *bench.Plan) (bench.Measurement, e
 	}
 	return bench.Measurement{Launch: l, Setup: func(*bench.Target) (bench.Setup, error) { return f.setup(env, plan) },
 		Judge:     bench.JudgeOptions{Repeat: f.slo.repeat, FindCapacity: f.slo.findCapacity, Workloads: bench.CellLabels(plan.Cells)},
-		Unsampled: func(notes []string) { f.tel.showNotes(env, notes) }}, nil
+		Unsampled: func(notes []string) { f.tel.showNotes(env, notes) }, Watch: f.live.watch()}, nil
 }
 
 // measureError tells bench.Measure's errors in the terms of the flags: a

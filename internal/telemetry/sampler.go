@@ -38,6 +38,9 @@ type SamplerOptions struct {
 	// Redact removes credentials from error text and from raw series'
 	// labels before they are recorded.
 	Redact func(string) string
+	// Tap, when set, sees every sample as it is kept, under the sampler's
+	// lock: it must return at once (the live view).
+	Tap func(*Sample)
 }
 
 // Sampler reads every source once per interval, each in its own
@@ -230,6 +233,9 @@ func (s *Sampler) event(at int64, kind, source, detail string) {
 func (s *Sampler) put(smp Sample) {
 	smp.Raw = redactKeys(smp.Raw, s.o.Redact)
 	s.taken++
+	if s.o.Tap != nil {
+		s.o.Tap(&smp)
+	}
 	if s.enc == nil || s.werr != nil {
 		s.kept = append(s.kept, smp)
 		return
