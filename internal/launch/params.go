@@ -14,8 +14,8 @@ const PortName = "port"
 
 // Param is one --param NAME=V1,V2,...: the values a sweep tries.
 type Param struct {
-	Name   string
-	Values []string
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
 }
 
 var paramName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

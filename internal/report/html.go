@@ -58,6 +58,8 @@ type HTMLPage struct {
 	Title  string
 	Runs   []HTMLRun
 	Tables []HTMLTable
+	// Frontier, on a sweep's page, is its Pareto chart (nil: none).
+	Frontier *frontierData
 }
 
 // WriteHTML writes the page.

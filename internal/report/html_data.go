@@ -19,9 +19,10 @@ import (
 const maxTimelineBins = 400
 
 type pageData struct {
-	Title  string      `json:"title"`
-	Runs   []runData   `json:"runs"`
-	Tables []HTMLTable `json:"tables"`
+	Title    string        `json:"title"`
+	Runs     []runData     `json:"runs"`
+	Tables   []HTMLTable   `json:"tables"`
+	Frontier *frontierData `json:"frontier,omitempty"`
 }
 
 type runData struct {
@@ -109,7 +110,7 @@ type cdfData struct {
 
 // buildPage gathers what the page draws from the runs.
 func buildPage(p *HTMLPage) pageData {
-	d := pageData{Title: p.Title, Runs: []runData{}, Tables: p.Tables}
+	d := pageData{Title: p.Title, Runs: []runData{}, Tables: p.Tables, Frontier: p.Frontier}
 	if d.Tables == nil {
 		d.Tables = []HTMLTable{}
 	}
