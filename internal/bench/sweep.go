@@ -185,6 +185,7 @@ func (s Sweep) once(ctx context.Context, c launch.Config, r *ConfigResult, logPa
 	if err != nil {
 		return fmt.Errorf("the command could not be started: %w", err)
 	}
+	r.PID = p.PID()
 	defer func() {
 		if serr := s.stop(ctx, p, port, r); serr != nil && err == nil {
 			err = serr

@@ -49,6 +49,7 @@ type Config struct {
 	Command []string          `json:"command"`
 	Env     []string          `json:"env,omitempty"`
 	Port    int               `json:"port,omitempty"`
+	PID     int               `json:"pid,omitempty"`
 	GPUs    float64           `json:"gpus,omitempty"`
 	Startup *Startup          `json:"startup"`
 	// Startups and StartupSummary: every cold start of --startup-only.
@@ -128,7 +129,8 @@ type Outcome struct {
 	Config launch.Config
 	// Args and Env are the command as started, redacted.
 	Args, Env []string
-	Port      int
+	// Port and PID: where it listened, and its process (its group's id).
+	Port, PID int
 	// Startups are its start-ups (one but with --startup-only); nil when
 	// none was ready.
 	Startups []Startup
@@ -195,7 +197,7 @@ func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo
 }
 
 func configOf(r Outcome) Config {
-	c := Config{Name: r.Config.Name(), Params: r.Config.Values, Command: r.Args, Env: r.Env, Port: r.Port,
+	c := Config{Name: r.Config.Name(), Params: r.Config.Values, Command: r.Args, Env: r.Env, Port: r.Port, PID: r.PID,
 		Stop: r.Stopped, LogTail: r.LogTail, RunDir: r.Dir, Points: []Point{}}
 	if len(r.Startups) > 0 {
 		c.Startup = &r.Startups[0]
