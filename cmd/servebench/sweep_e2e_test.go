@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -268,5 +272,84 @@ func TestSweepEveryConfigFailed(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "every configuration failed") {
 		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// Ctrl-C stops the server being measured, as a sweep stops any, and ends
+// the sweep: exit 130, sweep.json covering what ran, nothing left.
+func TestSweepInterruptStopsTheServer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "int")
+	cmd := exec.Command(binary, "sweep", "--serve", binary+" sim --addr 127.0.0.1:{port} --max-num-seqs {seqs}",
+		"--param", "seqs=2,4", "--concurrency", "2", "--duration", "60s", "--no-history", "--out", dir)
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = &out, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var stderr strings.Builder
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "seqs-2: ready in") {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first server was not ready within 30s")
+	}
+	time.Sleep(500 * time.Millisecond) // into the load point
+	cmd.Process.Signal(os.Interrupt)
+	code := cliExitCode(t, cmd)
+	pw.Close()
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
+	}
+	f := readSweep(t, dir)
+	noneLeft(t, f)
+	if len(f.Configs) != 1 {
+		t.Errorf("%d configurations in sweep.json, want the one interrupted", len(f.Configs))
+	}
+}
+
+// --startup-only --repeat N: N cold starts per configuration, no load.
+func TestSweepStartupOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cold")
+	code, stdout, stderr := runEnv(t, nil, "sweep", "--serve", binary+" sim --addr 127.0.0.1:{port} --max-num-seqs {seqs}",
+		"--param", "seqs=2,4", "--startup-only", "--repeat", "2", "--json", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var f struct {
+		Configs []struct {
+			PID      int `json:"pid"`
+			Startups []struct {
+				ReadyS *float64 `json:"ready_s"`
+			} `json:"startups"`
+			StartupSummary *struct {
+				N int `json:"n"`
+			} `json:"startup_summary"`
+			Points []struct{} `json:"points"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+		t.Fatalf("stdout is not sweep.json: %v\n%s", err, stdout)
+	}
+	for i, c := range f.Configs {
+		if len(c.Startups) != 2 || c.StartupSummary == nil || c.StartupSummary.N != 2 || len(c.Points) != 0 || c.Startups[1].ReadyS == nil {
+			t.Errorf("config %d: %+v, want two cold starts and no load", i, c)
+		}
+	}
+	if len(f.Configs) != 2 {
+		t.Errorf("%d configurations", len(f.Configs))
+	}
+	if strings.Contains(stderr, "stored in history") {
+		t.Error("a start-up alone was stored as a run")
 	}
 }

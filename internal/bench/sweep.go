@@ -59,8 +59,10 @@ type Sweep struct {
 	// Measurement is a configuration's run on its ready server (its URL,
 	// pid and directory in at); nil with StartupOnly.
 	Measurement func(c launch.Config, at Launched) (Measurement, error)
-	// Started, Measured: when set, see each configuration start and end.
+	// Started, Ready, Measured: when set, see each server start, each
+	// one ready, and each configuration end.
 	Started  func(c launch.Config, args []string)
+	Ready    func(c launch.Config, st sweep.Startup)
 	Measured func(r *ConfigResult, got *Measured)
 	// Redact hides credentials in server.log and in the results.
 	Redact func(string) string
@@ -194,6 +196,9 @@ func (s Sweep) once(ctx context.Context, c launch.Config, r *ConfigResult, logPa
 	url := "http://" + netAddr(port)
 	st, err := s.ready(ctx, p, port, url)
 	r.Startups = append(r.Startups, st)
+	if err == nil && s.Ready != nil {
+		s.Ready(c, st)
+	}
 	if err != nil || s.StartupOnly {
 		return err
 	}

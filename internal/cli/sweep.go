@@ -124,6 +124,9 @@ func sweepCmd(ctx context.Context, env *Env, args []string) error {
 	sw.Started = func(c launch.Config, args []string) {
 		fmt.Fprintf(env.Stderr, "%s: starting %s\n", c.Name(), strings.Join(quoteArgs(args), " "))
 	}
+	sw.Ready = func(c launch.Config, st sweep.Startup) {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", c.Name(), report.StartupLine(st))
+	}
 	sw.Measured = func(r *bench.ConfigResult, got *bench.Measured) { f.sweepMeasured(ctx, env, runs, r, got) }
 	results := bench.RunSweep(ctx, sw)
 	return f.finishSweep(ctx, env, &s, sw, runs, results)
@@ -265,9 +268,6 @@ func (f *runFlags) forServer(at bench.Launched) *runFlags {
 // history and writes its report.
 func (f *runFlags) sweepMeasured(ctx context.Context, env *Env, runs map[string]*sweepRun, r *bench.ConfigResult, got *bench.Measured) {
 	name := r.Config.Name()
-	if st := r.Startups; len(st) > 0 && st[0].ReadyS != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, report.StartupLine(st[0]))
-	}
 	if got != nil && got.Result != nil {
 		run := runs[name]
 		if got.Report != nil {
