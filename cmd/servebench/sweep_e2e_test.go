@@ -353,3 +353,38 @@ func TestSweepStartupOnly(t *testing.T) {
 		t.Error("a start-up alone was stored as a run")
 	}
 }
+
+// With an objective, the sweep recommends as decide does: of the
+// configurations that meet it, the one on the fewest GPUs; none meeting
+// it is exit 3.
+func TestSweepObjective(t *testing.T) {
+	sim := binary + " sim --addr 127.0.0.1:{port} --max-num-seqs {seqs} --time-scale 5"
+	common := []string{"--concurrency", "{seqs}", "--requests", "20", "--prompt-tokens", "64", "--output-tokens", "32", "--no-history"}
+	dir := filepath.Join(t.TempDir(), "meets")
+	code, stdout, stderr := runEnv(t, nil, append([]string{"sweep", "--serve", sim, "--param", "seqs=8,2", "--gpus", "{seqs}/2",
+		"--slo", "ttft p95 <= 5s", "--json", "--out", dir}, common...)...)
+	if code == 4 {
+		skipIfMachineBehind(t, stdout+stderr)
+	}
+	var f struct {
+		Recommended string `json:"recommended"`
+		Why         string `json:"why"`
+		Configs     []struct {
+			Meets *bool `json:"meets_objective"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+		t.Fatalf("exit %d; stdout is not sweep.json: %v\n%s", code, err, stderr)
+	}
+	if code != 0 || f.Recommended != "seqs-2" || len(f.Configs) != 2 || f.Configs[0].Meets == nil || !*f.Configs[0].Meets {
+		t.Errorf("exit %d, recommended %q (%s), configs %+v; want seqs-2, on 1 GPU against 4\n%s", code, f.Recommended, f.Why, f.Configs, stderr)
+	}
+	code, stdout, stderr = runEnv(t, nil, append([]string{"sweep", "--serve", sim, "--param", "seqs=2",
+		"--slo", "ttft p95 <= 1ms", "--out", filepath.Join(t.TempDir(), "unmet")}, common...)...)
+	if code == 4 {
+		skipIfMachineBehind(t, stdout+stderr)
+	}
+	if code != 3 || !strings.Contains(stdout, "No recommendation") {
+		t.Errorf("an objective no configuration meets: exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+}
