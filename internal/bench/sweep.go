@@ -13,6 +13,7 @@ import (
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/launch"
+	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/sweep"
 )
@@ -122,6 +123,9 @@ func (s Sweep) runConfig(ctx context.Context, c launch.Config) *ConfigResult {
 		}
 		if err := s.once(ctx, c, r, filepath.Join(r.Dir, log)); err != nil {
 			r.Error = s.redact(err.Error())
+			if errors.Is(err, context.Canceled) {
+				r.Error = "interrupted"
+			}
 			break
 		}
 	}
@@ -211,7 +215,18 @@ func (s Sweep) measure(ctx context.Context, c launch.Config, p *launch.Process, 
 	if err != nil {
 		return err
 	}
-	got, err := Measure(ctx, m)
+	// A server that dies ends its load at once: every request left would
+	// fail to connect.
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.Exited():
+			cancel()
+		case <-mctx.Done():
+		}
+	}()
+	got, err := Measure(mctx, m) // mctx carries ctx's abort channel
 	r.Measured = got
 	select {
 	case <-p.Exited():
@@ -227,7 +242,20 @@ func (s Sweep) measure(ctx context.Context, c launch.Config, p *launch.Process, 
 // stop stops the server's group and checks that its port is free; ctx
 // ending (a second Ctrl-C) cuts the grace short.
 func (s Sweep) stop(ctx context.Context, p *launch.Process, port int, r *ConfigResult) error {
-	st, err := p.Stop(context.WithoutCancel(ctx), s.StopGrace)
+	// The grace outlives a Ctrl-C, but not a second one (load.WithAbort):
+	// the process exits soon after it, and must not leave the server.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	if abort := load.Aborted(ctx); abort != nil {
+		go func() {
+			select {
+			case <-abort:
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+	}
+	st, err := p.Stop(sctx, s.StopGrace)
 	r.Stopped = &st
 	if err != nil {
 		return fmt.Errorf("stopping the server: %w", err)

@@ -75,8 +75,8 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // Exited is closed once the server process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.done }
 
-// ExitText says how the server exited ("exited with status 1", "killed
-// by signal: killed"), once Exited is closed.
+// ExitText says how the server exited ("exited with status 1", "was
+// killed by signal 9 (killed)"), once Exited is closed.
 func (p *Process) ExitText() string {
 	<-p.done
 	st := p.cmd.ProcessState
@@ -84,7 +84,7 @@ func (p *Process) ExitText() string {
 		return "did not run: " + p.waitErr.Error()
 	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by signal " + ws.Signal().String()
+		return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 	}
 	return "exited with status " + strconv.Itoa(st.ExitCode())
 }
