@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -169,9 +170,9 @@ func WriteSweepPage(dir string, f *sweep.File) error {
 	}
 	var notes []string
 	if f.Objective != "" {
-		notes = append(notes, "objective "+f.Objective+": "+cmpOr(f.Recommended, "no recommendation")+" — "+f.Why)
+		notes = append(notes, "objective "+f.Objective+": "+cmp.Or(f.Recommended, "no recommendation")+" — "+f.Why)
 	}
-	page.Tables = append(page.Tables, HTMLTable{Title: "Configurations", Notes: orEmpty(notes),
+	page.Tables = append(page.Tables, HTMLTable{Title: "Configurations", Notes: nonNil(notes),
 		Columns: []string{"config", "ready s", "first token s", "capacity", "saturation", "peak tok/s", "server RSS", "GPU memory", "outcome"}, Rows: rows})
 	for _, c := range f.Configs {
 		if c.Error != nil || len(c.Points) == 0 {
@@ -223,38 +224,9 @@ func frontierOf(f *sweep.File) *frontierData {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Frontier)) {
-		slices.SortFunc(d.Frontier[k], func(a, b [2]float64) int {
-			if a[0] != b[0] {
-				return cmpFloat(a[0], b[0])
-			}
-			return cmpFloat(b[1], a[1])
-		})
+		slices.SortFunc(d.Frontier[k], func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(b[1], a[1])) })
 	}
 	return d
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // runOf reads a configuration's run for the page as report reads a run
