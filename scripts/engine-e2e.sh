@@ -6,7 +6,8 @@
 # process tree in the runs' host telemetry against the planner's memory for
 # the model, checks servebench calibrate's predictions for held-out loads at 2, 8
 # and 16 users, then checks the planner's KV-cache size against the engine's
-# log at several slot counts and contexts. Exits non-zero on any failure; the
+# log at several slot counts and contexts, and sweeps the engine's slots
+# with servebench sweep (start-up timed, queueing checked). Exits non-zero on any failure; the
 # engine is stopped however the script ends.
 #
 # Environment (besides those of ollama-install.sh and ollama-start.sh):
@@ -147,4 +148,18 @@ for s in $kv_settings; do
 		--prompt-tokens 1 --output-tokens 1 --gpu CPU-DDR5-2ch --json >"$STATE/kv-plan.json"
 	"$STATE/enginecheck" -kv-log "$STATE/serve.log" -kv-plan "$STATE/kv-plan.json"
 done
+# Sweep: servebench starts the engine itself, once with one slot and once
+# with two (OLLAMA_NUM_PARALLEL), from the models directory the model was
+# created in above; each start-up is timed (the model loads at the first
+# request), and with one slot the second user queues behind the first's
+# answer (TTFT at 2 users about doubles) while with two it does not.
+scripts/ollama-stop.sh
+log "sweep over OLLAMA_NUM_PARALLEL=1,2"
+rm -rf "$STATE/e2e/sweep"
+"$STATE/servebench" sweep --serve "$STATE/bin/ollama serve" \
+	--env 'OLLAMA_HOST=127.0.0.1:{port}' --env "OLLAMA_MODELS=$STATE/models" --env OLLAMA_KEEP_ALIVE=-1 \
+	--env 'OLLAMA_NUM_PARALLEL={np}' --param np=1,2 --ready-timeout 2m \
+	--api ollama-chat --model "$model" --concurrency 1,2 --requests 16 --warmup 1 \
+	--prompt-tokens "$PROMPT" --output-tokens "$OUTPUT" --seed 3 --out "$STATE/e2e/sweep" >&2
+"$STATE/enginecheck" -sweep "$STATE/e2e/sweep" -sweep-slots np
 log "passed in $((SECONDS - start)) s"

@@ -77,6 +77,7 @@ var commands = []command{
 	{"report", "recompute and print a summary from recorded requests", reportCmd},
 	{"run", "measure a server (or the built-in simulator) under load", runCmd},
 	{"sim", "run the simulated LLM server (OpenAI, vLLM and Ollama APIs)", runSim},
+	{"sweep", "start a server for each configuration, measure it, stop it, and choose", sweepCmd},
 	{"version", "print the version servebench was built as", versionCmd},
 }
 

@@ -182,6 +182,12 @@ func WithAbort(ctx context.Context, abort <-chan struct{}) context.Context {
 	return context.WithValue(ctx, abortKey{}, abort)
 }
 
+// Aborted is the abort channel ctx carries (WithAbort); nil when none.
+func Aborted(ctx context.Context) <-chan struct{} {
+	abort, _ := ctx.Value(abortKey{}).(<-chan struct{})
+	return abort
+}
+
 // withGrace returns a context that is cancelled grace after parent is done,
 // or as soon as the abort channel parent carries, or halt, is closed after
 // that.

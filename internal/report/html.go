@@ -71,6 +71,8 @@ type HTMLPage struct {
 	Answer *HTMLAnswer
 	Runs   []HTMLRun
 	Tables []HTMLTable
+	// Frontier, on a sweep's page, is its Pareto chart (nil: none).
+	Frontier *frontierData
 }
 
 // WriteHTML writes the page.

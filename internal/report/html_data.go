@@ -20,10 +20,11 @@ import (
 const maxTimelineBins = 400
 
 type pageData struct {
-	Title  string      `json:"title"`
-	Answer *HTMLAnswer `json:"answer"`
-	Runs   []runData   `json:"runs"`
-	Tables []HTMLTable `json:"tables"`
+	Title    string        `json:"title"`
+	Answer   *HTMLAnswer   `json:"answer"`
+	Runs     []runData     `json:"runs"`
+	Tables   []HTMLTable   `json:"tables"`
+	Frontier *frontierData `json:"frontier,omitempty"`
 }
 
 type runData struct {
@@ -115,7 +116,7 @@ type cdfData struct {
 
 // buildPage gathers what the page draws from the runs.
 func buildPage(p *HTMLPage) pageData {
-	d := pageData{Title: p.Title, Answer: p.Answer, Runs: []runData{}, Tables: p.Tables}
+	d := pageData{Title: p.Title, Answer: p.Answer, Runs: []runData{}, Tables: p.Tables, Frontier: p.Frontier}
 	if d.Tables == nil {
 		d.Tables = []HTMLTable{}
 	}

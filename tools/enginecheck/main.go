@@ -26,6 +26,14 @@
 //
 //	enginecheck -host-plan plan.json runs/openai runs/native
 //
+// With -sweep (a servebench sweep directory over the engine's slots,
+// -sweep-slots naming the parameter, at 1 and 2 users) it checks that every
+// configuration started, with its start-up and first token recorded, and
+// that with one slot the second user queues (TTFT about doubles at 2 users)
+// while with more it does not:
+//
+//	enginecheck -sweep runs/sweep -sweep-slots np
+//
 // Exit status: 0 every check passed, 1 a check failed or a run could not be
 // read, 2 usage. It never passes by skipping: a run directory without
 // records, or no load point it could compare, is a failure.
@@ -39,6 +47,7 @@ import (
 	"os"
 
 	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/sweep"
 	"github.com/servebench/servebench/tools/internal/enginecheck"
 )
 
@@ -46,7 +55,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o enginecheck.Options
-	var kvLog, kvPlan, calib, hostPlan string
+	var kvLog, kvPlan, calib, hostPlan, sweepDir, sweepSlots string
 	bound := enginecheck.DefaultCalibGoal // widened by the -calib-*-goal flags
 	fs := flag.NewFlagSet("enginecheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -59,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&bound.Throughput, "calib-tps-goal", bound.Throughput, fmt.Sprintf("largest |predicted/measured - 1| of output and decode tokens/s before the check fails (the goal, %g, is reported either way)", bound.Throughput))
 	fs.Float64Var(&bound.TTFT, "calib-ttft-goal", bound.TTFT, fmt.Sprintf("largest |predicted/measured - 1| of TTFT p50 before the check fails (the goal, %g, is reported either way)", bound.TTFT))
 	fs.StringVar(&hostPlan, "host-plan", "", "`file` of servebench plan --json output the runs' engine memory (host telemetry) is checked against")
+	fs.StringVar(&sweepDir, "sweep", "", "servebench sweep `directory` over the engine's slots at 1 and 2 users whose queueing is checked")
+	fs.StringVar(&sweepSlots, "sweep-slots", "np", "the -sweep's parameter that sets the slots")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: enginecheck [flags] RUN_DIR...\n"+
 			"       enginecheck -kv-log FILE -kv-plan FILE [flags] [RUN_DIR...]\n"+
@@ -78,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kv := kvLog != "" || kvPlan != ""
-	if (fs.NArg() == 0 && !kv && calib == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(bound.Throughput > 0 && bound.TTFT > 0) {
+	if (fs.NArg() == 0 && !kv && calib == "" && sweepDir == "") || o.DecodeTolerance <= 0 || o.WantRequests < 0 || !(bound.Throughput > 0 && bound.TTFT > 0) {
 		fmt.Fprintln(stderr, "Error: give one or more run directories; -decode-tolerance and the -calib goals must be positive, -requests not negative")
 		fmt.Fprintln(stderr, "Try: enginecheck runs/native")
 		return 2
@@ -99,6 +110,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if calib != "" {
 		code = max(code, checkCalib(calib, bound, stdout, stderr))
+	}
+	if sweepDir != "" {
+		code = max(code, checkSweep(sweepDir, sweepSlots, stdout, stderr))
 	}
 	if fs.NArg() == 0 {
 		return code
@@ -177,6 +191,25 @@ func checkCalib(path string, bound enginecheck.CalibGoal, stdout, stderr io.Writ
 		}
 	}
 	return 0
+}
+
+// checkSweep checks a slot sweep's start-ups and queueing.
+func checkSweep(dir, slots string, stdout, stderr io.Writer) int {
+	f, err := sweep.Read(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: -sweep: %v\nTry: servebench sweep ... --param np=1,2 --concurrency 1,2 --out %s\n", err, dir)
+		return 1
+	}
+	code := 0
+	for _, r := range enginecheck.CheckSweep(f, slots) {
+		verdict := "ok"
+		if r.Problem != "" {
+			verdict, code = "FAIL: "+r.Problem, 1
+		}
+		fmt.Fprintf(stdout, "sweep %s (%d slots): ready %.2f s, first token %.2f s, TTFT at 2 users %.2f× at 1: %s\n",
+			r.Config, r.Slots, r.ReadyS, r.FirstTokenS, r.Ratio, verdict)
+	}
+	return code
 }
 
 // checkHost checks each run's host telemetry against the plan's memory.

@@ -169,6 +169,33 @@
     });
   }
 
+  // frontierSection draws a sweep's Pareto chart: per-user decode speed
+  // against aggregate throughput, one colour per configuration (p50 solid
+  // points, p95 hollow), the frontiers drawn through their points.
+  function frontierSection() {
+    var f = data.frontier;
+    if (!f) return;
+    var sec = add(root, el("section", "frontier"));
+    add(sec, el("h2", null, "Pareto frontier: per-user speed against throughput"));
+    var tabs = [], ser = [];
+    f.configs.forEach(function (c, i) {
+      var pts = c.points.slice().sort(function (a, b) { return a.x - b.x; });
+      if (!pts.length) return;
+      tabs.push([pts.map(function (p) { return p.x; }), pts.map(function (p) { return p.p50; }), pts.map(function (p) { return p.p95; })]);
+      ser.push(line(c.name + " speed p50", runColor(i), [], { width: 0, points: { show: true, size: 8 } }));
+      ser.push(line(c.name + " speed p95", runColor(i), [], { width: 0, points: { show: true, size: 8, fill: "#fff" } }));
+    });
+    [["p50", "frontier (speed p50)", []], ["p95", "frontier (speed p95)", [6, 4]]].forEach(function (k) {
+      var pts = f.frontier[k[0]] || [];
+      if (!pts.length) return;
+      tabs.push([pts.map(function (p) { return p[0]; }), pts.map(function (p) { return p[1]; })]);
+      ser.push(line(k[1], "#222", k[2], { points: { show: false } }));
+    });
+    if (!tabs.length) return;
+    chart(sec, "Decode speed per user against " + f.x_label, align(tabs), ser,
+      { xLabel: f.x_label, yLabel: "tok/s per user", yRange: [0, null], height: 340 });
+  }
+
   // --- charts ---
   function countPoints(d) {
     var n = 0;
@@ -624,6 +651,7 @@
 
   answer();
   extraTables();
+  frontierSection();
   workloadsSection();
   timelines();
   traceSection();

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/servebench/servebench/internal/backend"
+	"github.com/servebench/servebench/internal/launch"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/sweep"
+)
+
+// readyPrompt is the first request's prompt: short, so that its time to
+// first token is the server's cold start, not a prefill.
+const readyPrompt = "Hello"
+
+// ready waits until the server is ready, as docs/SWEEP.md defines it:
+// its port accepts, its model list answers (with the model, when one is
+// given), and one request returns a token; each stage's time is in the
+// Startup, from the process's start. It fails when the process exits,
+// when ReadyTimeout passes, or when ctx ends.
+func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url string) (sweep.Startup, error) {
+	var st sweep.Startup
+	timeout := s.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	rctx, cancel := context.WithDeadline(ctx, p.Started.Add(timeout))
+	defer cancel()
+	go func() {
+		select {
+		case <-p.Exited():
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	since := func(t time.Time) *float64 { v := t.Sub(p.Started).Seconds(); return &v }
+	stage := "its port to accept connections"
+	fail := func(last error) (sweep.Startup, error) {
+		select {
+		case <-p.Exited():
+			return st, fmt.Errorf("the server %s before it was ready (waiting for %s)", p.ExitText(), stage)
+		default:
+		}
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		msg := fmt.Sprintf("not ready after %v: waiting for %s", timeout, stage)
+		if last != nil {
+			msg += " (last: " + last.Error() + ")"
+		}
+		return st, errors.New(msg)
+	}
+	for !launch.Accepts(rctx, port) {
+		if !sleep(rctx, readyPoll) {
+			return fail(nil)
+		}
+	}
+	st.PortOpenS = since(time.Now())
+
+	stage = "its model list"
+	opts := s.Server
+	opts.URL = url
+	t, err := backend.NewTarget(opts)
+	if err != nil {
+		return st, err
+	}
+	defer t.CloseIdleConnections()
+	model, err := s.listed(rctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	st.ModelListedS = since(time.Now())
+
+	stage = "a first token"
+	rec, err := s.firstRequest(rctx, t, model)
+	if err != nil {
+		return fail(err)
+	}
+	st.FirstTokenS = since(rec.firstToken)
+	st.ReadyS = since(rec.end)
+	ttft := rec.ttft.Seconds()
+	st.ColdTTFTS = &ttft
+	return st, nil
+}
+
+// listed asks for the model list until it answers (Preflight), and
+// returns the model to ask for.
+func (s Sweep) listed(ctx context.Context, t *backend.Target) (string, error) {
+	for {
+		p, err := t.Preflight(ctx, s.apiOf(), s.Model)
+		if err == nil {
+			return p.Model, nil
+		}
+		if !sleep(ctx, readyPoll) {
+			return "", err
+		}
+	}
+}
+
+// answered is the first request that returned a token.
+type answered struct {
+	firstToken, end time.Time
+	ttft            time.Duration // from the request's send
+}
+
+// firstRequest sends one short request until one returns a token: a
+// server may list its model before it can serve it.
+func (s Sweep) firstRequest(ctx context.Context, t *backend.Target, model string) (answered, error) {
+	c, err := backend.New(backend.Options{Target: t, API: s.apiOf(), Model: model, MaxConns: 1})
+	if err != nil {
+		return answered{}, err
+	}
+	defer c.CloseIdleConnections()
+	for {
+		epoch := time.Now()
+		var rec record.Record
+		c.Do(ctx, epoch, &backend.Request{Prompt: readyPrompt, MaxTokens: 1}, &rec)
+		if rec.OK() && rec.FirstTokenNS > 0 {
+			return answered{firstToken: epoch.Add(time.Duration(rec.FirstTokenNS)), end: epoch.Add(time.Duration(rec.EndNS)),
+				ttft: time.Duration(rec.FirstTokenNS - rec.SentNS)}, nil
+		}
+		err := errors.New("the request returned no token")
+		if rec.Error != nil {
+			err = fmt.Errorf("%s: %s", rec.Error.Class, rec.Error.Message)
+		}
+		if !sleep(ctx, readyPoll) {
+			return answered{}, err
+		}
+	}
+}
+
+// sleep waits d, or less when ctx ends first (false then).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

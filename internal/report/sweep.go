@@ -1,0 +1,262 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/rundir"
+	"github.com/servebench/servebench/internal/sweep"
+)
+
+// StartupLine says how a server started, in seconds from its process's
+// start: "ready in 12.3 s (port 2.1 s, model listed 11.0 s, first token
+// 12.2 s; the cold request's TTFT 1.2 s)".
+func StartupLine(st sweep.Startup) string {
+	return fmt.Sprintf("ready in %s s (port %s s, model listed %s s, first token %s s; the cold request's TTFT %s s)",
+		secs(st.ReadyS), secs(st.PortOpenS), secs(st.ModelListedS), secs(st.FirstTokenS), secs(st.ColdTTFTS))
+}
+
+func secs(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// SweepJSON writes sweep.json's document.
+func SweepJSON(w io.Writer, f *sweep.File) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}
+
+// Sweep writes a sweep's table, one row per configuration, then the
+// Pareto frontier and the recommendation.
+func Sweep(w io.Writer, f *sweep.File) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nSweep: %s\n\n", f.Serve)
+	if f.StartupOnly {
+		sweepStartups(&b, f)
+	} else {
+		sweepConfigs(&b, f)
+		sweepFrontier(&b, f)
+	}
+	var failed []string
+	for _, c := range f.Configs {
+		if c.Error != nil {
+			failed = append(failed, c.Name+": "+*c.Error)
+		}
+	}
+	if len(failed) > 0 {
+		b.WriteString("\nFailed (each with its server.log):\n  - " + strings.Join(failed, "\n  - ") + "\n")
+	}
+	switch {
+	case f.Objective == "":
+	case f.Recommended != "":
+		fmt.Fprintf(&b, "\nRecommendation (objective %s): %s — %s\n", f.Objective, f.Recommended, f.Why)
+	default:
+		fmt.Fprintf(&b, "\nNo recommendation (objective %s): %s\n", f.Objective, f.Why)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sweepConfigs(b *strings.Builder, f *sweep.File) {
+	rows := [][]string{{"config", "ready s", "first token s", "capacity", "saturation", "peak tok/s", "speed p50 @cap", "speed p95 @cap", "server RSS", "GPU mem", "objective"}}
+	for _, c := range f.Configs {
+		row := []string{c.Name, "-", "-", loadOrDash(c.Capacity), loadOrDash(c.Saturation), fnum(c.PeakOutputTPS, 1), "-", "-",
+			bytesCell(c.PeakServerRSSBytes), bytesCell(c.PeakGPUMemoryBytes), orDash(c.Conclusion)}
+		if c.Startup != nil {
+			row[1], row[2] = secs(c.Startup.ReadyS), secs(c.Startup.FirstTokenS)
+		}
+		if d := c.DecodeAtCapacity; d != nil {
+			row[6], row[7] = fnum(d.P50, 1), fnum(d.P95, 1)
+		}
+		if c.Error != nil {
+			row[len(row)-1] = "FAILED"
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(b, rows)
+}
+
+func sweepStartups(b *strings.Builder, f *sweep.File) {
+	rows := [][]string{{"config", "starts", "ready s min", "median", "max", "first token s min", "median", "max"}}
+	for _, c := range f.Configs {
+		row := []string{c.Name, "0", "-", "-", "-", "-", "-", "-"}
+		if s := c.StartupSummary; s != nil {
+			row[1] = strconv.Itoa(s.N)
+			fillMinMedMax(row[2:5], s.ReadyS)
+			fillMinMedMax(row[5:8], s.FirstTokenS)
+		} else if c.Startup != nil {
+			row[1] = "1"
+			row[2], row[3], row[4] = secs(c.Startup.ReadyS), secs(c.Startup.ReadyS), secs(c.Startup.ReadyS)
+			row[5], row[6], row[7] = secs(c.Startup.FirstTokenS), secs(c.Startup.FirstTokenS), secs(c.Startup.FirstTokenS)
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(b, rows)
+}
+
+func fillMinMedMax(cells []string, m *sweep.MinMedMax) {
+	if m == nil {
+		return
+	}
+	cells[0], cells[1], cells[2] = secs(&m.Min), secs(&m.Median), secs(&m.Max)
+}
+
+func sweepFrontier(b *strings.Builder, f *sweep.File) {
+	if len(f.Pareto) == 0 {
+		return
+	}
+	x := "output tok/s"
+	if f.Pareto[0].PerGPU {
+		x = "output tok/s per GPU"
+	}
+	fmt.Fprintf(b, "\nPareto frontier (no other load point is both faster per user and higher in %s):\n\n", x)
+	rows := [][]string{{"config", "load", x, "speed p50", "speed p95", "on"}}
+	for _, p := range f.Pareto {
+		rows = append(rows, []string{p.Config, p.Load.Text(record.LoadShort), strconv.FormatFloat(p.X, 'f', 1, 64),
+			fnum(p.SpeedP50, 1), fnum(p.SpeedP95, 1), strings.Join(p.On, ", ")})
+	}
+	writeAligned(b, rows)
+}
+
+func loadOrDash(l *record.Load) string {
+	if l == nil {
+		return "-"
+	}
+	return l.Text(record.LoadShort)
+}
+
+func fnum(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+func bytesCell(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v/(1<<30), 'f', 2, 64) + " GiB"
+}
+
+// WriteSweepPage writes the sweep's report.html in its directory: the
+// table of configurations, the frontier chart and table, then each
+// configuration's run as the run pages draw them (those whose directory
+// holds a run).
+func WriteSweepPage(dir string, f *sweep.File) error {
+	page := &HTMLPage{Title: "servebench sweep: " + f.Serve, Frontier: frontierOf(f)}
+	var rows [][]string
+	for _, c := range f.Configs {
+		row := []string{c.Name, "-", "-", loadOrDash(c.Capacity), loadOrDash(c.Saturation), fnum(c.PeakOutputTPS, 1), bytesCell(c.PeakServerRSSBytes), bytesCell(c.PeakGPUMemoryBytes), "ok"}
+		if c.Startup != nil {
+			row[1], row[2] = secs(c.Startup.ReadyS), secs(c.Startup.FirstTokenS)
+		}
+		if c.Error != nil {
+			row[8] = *c.Error
+		}
+		rows = append(rows, row)
+	}
+	var notes []string
+	if f.Objective != "" {
+		notes = append(notes, "objective "+f.Objective+": "+cmp.Or(f.Recommended, "no recommendation")+" — "+f.Why)
+	}
+	page.Tables = append(page.Tables, HTMLTable{Title: "Configurations", Notes: nonNil(notes),
+		Columns: []string{"config", "ready s", "first token s", "capacity", "saturation", "peak tok/s", "server RSS", "GPU memory", "outcome"}, Rows: rows})
+	for _, c := range f.Configs {
+		if c.Error != nil || len(c.Points) == 0 {
+			continue
+		}
+		r, err := runOf(c.RunDir, c.Name)
+		if err != nil {
+			continue // a run that cannot be read is its own page's business
+		}
+		page.Runs = append(page.Runs, *r)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, page); err != nil {
+		return err
+	}
+	return rundir.WriteReport(dir, b.Bytes())
+}
+
+// frontierOf is the frontier chart's data: every configuration's load
+// points, and the frontier's, by percentile.
+func frontierOf(f *sweep.File) *frontierData {
+	if f.StartupOnly {
+		return nil
+	}
+	d := &frontierData{XLabel: "output tok/s (aggregate)", Configs: []frontierConfig{}, Frontier: map[string][][2]float64{"p50": {}, "p95": {}}}
+	if len(f.Pareto) > 0 && f.Pareto[0].PerGPU {
+		d.XLabel = "output tok/s per GPU"
+	}
+	for _, c := range f.Configs {
+		fc := frontierConfig{Name: c.Name, Points: []frontierPoint{}}
+		for _, p := range c.Points {
+			x := p.OutputTPS
+			if d.XLabel != "output tok/s (aggregate)" && p.OutputTPSPerGPU != nil {
+				x = *p.OutputTPSPerGPU
+			}
+			fc.Points = append(fc.Points, frontierPoint{X: x, P50: p.DecodeP50, P95: p.DecodeP95, Load: p.Load.Text(record.LoadShort)})
+		}
+		d.Configs = append(d.Configs, fc)
+	}
+	for _, p := range f.Pareto {
+		for _, on := range p.On {
+			y := p.SpeedP50
+			if on == "p95" {
+				y = p.SpeedP95
+			}
+			if y != nil {
+				d.Frontier[on] = append(d.Frontier[on], [2]float64{p.X, *y})
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Frontier)) {
+		slices.SortFunc(d.Frontier[k], func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(b[1], a[1])) })
+	}
+	return d
+}
+
+// runOf reads a configuration's run for the page as report reads a run
+// directory (LoadRun), named after the configuration.
+func runOf(dir, name string) (*HTMLRun, error) {
+	r, _, err := LoadRun(dir, nil, rundir.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.Name = name
+	return &r, nil
+}
+
+// frontierData is the sweep page's frontier chart: per-user speed
+// against aggregate throughput, one series per configuration, the
+// frontier drawn through its points.
+type frontierData struct {
+	XLabel   string                  `json:"x_label"`
+	Configs  []frontierConfig        `json:"configs"`
+	Frontier map[string][][2]float64 `json:"frontier"`
+}
+
+type frontierConfig struct {
+	Name   string          `json:"name"`
+	Points []frontierPoint `json:"points"`
+}
+
+type frontierPoint struct {
+	X    float64  `json:"x"`
+	P50  *float64 `json:"p50"`
+	P95  *float64 `json:"p95"`
+	Load string   `json:"load"`
+}

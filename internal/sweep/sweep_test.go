@@ -1,0 +1,97 @@
+package sweep
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/servebench/servebench/internal/launch"
+	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
+)
+
+func f(v float64) *float64 { return &v }
+
+// point is a load point of c users with throughput tps and per-user speed
+// p50 and p5 (the speed 95% reached).
+func point(c int, tps, p50, p5, e2e float64) metrics.PointSummary {
+	return metrics.PointSummary{Load: record.Load{Concurrency: c}, OutputTPS: tps, LoadHeld: true,
+		DecodeTPSReq: stats.Dist{P50: f(p50), P5: f(p5)}, E2E: stats.Dist{Mean: f(e2e)}}
+}
+
+func outcome(name, v string, pts ...metrics.PointSummary) Outcome {
+	return Outcome{Config: launch.Config{Names: []string{name}, Values: map[string]string{name: v}},
+		Summary: &metrics.Summary{Points: pts}}
+}
+
+func TestSummarizeFrontier(t *testing.T) {
+	outs := []Outcome{
+		// 2 slots: saturates at c=2
+		outcome("seqs", "2", point(1, 100, 100, 90, 1000), point(2, 190, 95, 85, 1050), point(4, 200, 94, 40, 2000)),
+		// 8 slots: more throughput, a little slower per user
+		outcome("seqs", "8", point(1, 95, 99, 95, 1000), point(8, 700, 80, 70, 1200), point(16, 720, 79, 30, 2400)),
+		{Config: launch.Config{Names: []string{"seqs"}, Values: map[string]string{"seqs": "32"}}, Error: "exited with status 1 before it was ready"},
+	}
+	got := Summarize(Spec{Serve: "s {port}"}, outs, nil, nil)
+	if s := got.Configs[0].Saturation; s == nil || s.Concurrency != 2 {
+		t.Errorf("seqs-2 saturation %v, want c=2", s)
+	}
+	if s := got.Configs[1].Saturation; s == nil || s.Concurrency != 8 {
+		t.Errorf("seqs-8 saturation %v, want c=8", s)
+	}
+	if e := got.Configs[2].Error; e == nil || got.Configs[2].Points == nil {
+		t.Errorf("the failed configuration: error %v, points %v", e, got.Configs[2].Points)
+	}
+	type on struct {
+		config string
+		c      int
+		on     []string
+	}
+	var frontier []on
+	for _, p := range got.Pareto {
+		frontier = append(frontier, on{p.Config, p.Load.Concurrency, p.On})
+	}
+	want := []on{
+		// the fastest per user at p95, but beaten at p50 by c=1 at 2 slots
+		{"seqs-8", 1, []string{"p95"}},
+		{"seqs-2", 1, []string{"p50", "p95"}},
+		{"seqs-2", 2, []string{"p50", "p95"}},
+		// faster at p50 than anything beyond it; at p95 c=8 at 8 slots beats it
+		{"seqs-2", 4, []string{"p50"}},
+		{"seqs-8", 8, []string{"p50", "p95"}},
+		// the most throughput is always on it
+		{"seqs-8", 16, []string{"p50", "p95"}},
+	}
+	if !reflect.DeepEqual(frontier, want) {
+		t.Errorf("frontier\n got %v\nwant %v", frontier, want)
+	}
+}
+
+func TestSummarizeFrontierPerGPU(t *testing.T) {
+	outs := []Outcome{
+		outcome("tp", "1", point(8, 400, 50, 40, 1000)),
+		// twice the throughput on four times the GPUs: worse per GPU
+		outcome("tp", "4", point(8, 800, 50, 40, 1000)),
+	}
+	gpus := func(c launch.Config) float64 { return map[string]float64{"1": 1, "4": 4}[c.Values["tp"]] }
+	got := Summarize(Spec{}, outs, gpus, nil)
+	if len(got.Pareto) != 1 || got.Pareto[0].Config != "tp-1" || !got.Pareto[0].PerGPU || got.Pareto[0].X != 400 {
+		t.Errorf("per-GPU frontier %+v, want tp-1 alone at 400 tok/s per GPU", got.Pareto)
+	}
+	// without GPUs, tp=4 has more aggregate throughput at the same speed
+	got = Summarize(Spec{}, outs, nil, nil)
+	if len(got.Pareto) != 1 || got.Pareto[0].Config != "tp-4" || got.Pareto[0].PerGPU {
+		t.Errorf("aggregate frontier %+v, want tp-4 alone", got.Pareto)
+	}
+}
+
+func TestSummarizeStartups(t *testing.T) {
+	o := Outcome{Config: launch.Config{Values: map[string]string{}}, Startups: []Startup{{ReadyS: f(3)}, {ReadyS: f(1)}, {ReadyS: f(2)}, {}}}
+	got := Summarize(Spec{StartupOnly: true}, []Outcome{o}, nil, nil).Configs[0]
+	if s := got.StartupSummary; s == nil || s.N != 4 || *s.ReadyS != (MinMedMax{1, 2, 3}) || s.FirstTokenS != nil {
+		t.Errorf("startup summary %+v", s)
+	}
+	if got.Startup == nil || *got.Startup.ReadyS != 3 {
+		t.Errorf("startup %+v, want the first", got.Startup)
+	}
+}
