@@ -19,10 +19,13 @@ type api struct {
 }
 
 var apis = map[string]*api{
-	record.APIOpenAIChat:        &openAIChat,
-	record.APIOpenAICompletions: &openAICompletions,
-	record.APIOllamaChat:        &ollamaChat,
-	record.APIOllamaGenerate:    &ollamaGenerate,
+	record.APIOpenAIChat:         &openAIChat,
+	record.APIOpenAICompletions:  &openAICompletions,
+	record.APIOllamaChat:         &ollamaChat,
+	record.APIOllamaGenerate:     &ollamaGenerate,
+	record.APILlamaCppCompletion: &llamaCppCompletion,
+	record.APITGIGenerate:        &tgiGenerate,
+	record.APISGLangGenerate:     &sglangGenerate,
 }
 
 var errNoPrompt = errors.New("the request has no prompt")

@@ -12,9 +12,11 @@ import (
 // it answers with, how the end of a stream is marked (for messages), and
 // the decoders of its events and of its chunks. Every API reads its
 // stream with the one loop in read. models is where the family's servers
-// list the models they serve.
+// list the models they serve (or, for one engine, the model it serves),
+// and health where they say whether they are ready.
 type wire struct {
 	models  string
+	health  string
 	accepts func(mediaType string) bool
 	marker  string
 	events  func() sse.Decoder

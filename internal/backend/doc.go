@@ -16,24 +16,29 @@
 //   - A chunk's time: when the Read that delivered its last byte returned,
 //     before the chunk is parsed. Only content-bearing chunks count: those
 //     with non-empty answer text (delta.content, text, message.content,
-//     response) or reasoning text (delta.reasoning_content,
-//     delta.reasoning, message.thinking, thinking). Role-only chunks,
-//     empty deltas, usage-only chunks and end markers are not tokens.
+//     response; llama.cpp's content, TGI's token.text unless the token is
+//     special, what SGLang's text adds to the text before) or reasoning
+//     text (delta.reasoning_content, delta.reasoning, message.thinking,
+//     thinking). Role-only chunks, empty deltas, usage-only chunks and
+//     end markers are not tokens.
 //   - FirstTokenNS: the first content-bearing chunk, reasoning or answer.
 //     A stream that ends without one (the end marker first, an empty
 //     body) has none and is a failure of class empty_stream.
 //   - FirstOutputNS: the first chunk with answer text.
-//   - EndNS: when the end marker ([DONE], or Ollama's "done": true) was
+//   - EndNS: when the end marker ([DONE]; Ollama's "done": true;
+//     llama.cpp /completion's "stop": true; TGI's generated_text) was
 //     read, or when the failure was seen.
 //
 // # Token counts
 //
 // Output tokens: the server's usage report (usage.completion_tokens,
-// Ollama eval_count) when given, source "usage"; else the local tokenizer
+// Ollama eval_count, llama.cpp tokens_predicted, TGI generated_tokens,
+// SGLang completion_tokens) when given, source "usage"; else the local tokenizer
 // over the whole streamed text, "local_tokenizer"; else one per
 // content-bearing chunk, "chunks". A usage report of 0 output tokens for a
 // stream that carried text is ignored as bogus. Prompt tokens come only
-// from usage (usage.prompt_tokens, prompt_eval_count); otherwise they stay
+// from usage (usage.prompt_tokens, prompt_eval_count, tokens_evaluated,
+// input_length, meta_info.prompt_tokens); otherwise they stay
 // 0 with source "", for the caller to fill.
 //
 // Tokens per chunk: the total is spread over the content-bearing chunks.

@@ -230,12 +230,7 @@ func (d *openAIDecoder) decodeSlow(s *stream, ev sse.Event, data []byte, truncat
 		s.openAIUsage(c.Usage.counts())
 	}
 	if t := c.Timings; t != nil {
-		srv := s.server()
-		srv.PromptEvalCount, srv.PromptEvalDuration = t.PromptN, msToNS(t.PromptMS)
-		srv.EvalCount, srv.EvalDuration = t.PredictedN, msToNS(t.PredictedMS)
-		if t.CacheN != nil {
-			srv.CachedTokens = new(*t.CacheN)
-		}
+		s.llamaTimings(t)
 	}
 	if len(c.Choices) > 0 {
 		ch := &c.Choices[0]

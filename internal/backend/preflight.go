@@ -112,7 +112,7 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 		}
 	}
 	if resp.StatusCode != http.StatusOK {
-		p.Note = fmt.Sprintf("model not checked: GET %s answered HTTP %d", path, resp.StatusCode)
+		p.Note = fmt.Sprintf("model not checked: GET %s answered HTTP %d", path, resp.StatusCode) + t.health(ctx, a.wire)
 		return p, nil
 	}
 	if p.Models = modelList(body); p.Models == nil {
@@ -120,6 +120,32 @@ func (t *Target) Preflight(ctx context.Context, api, model string) (*Preflight, 
 		return p, nil
 	}
 	return p, p.check(t, apis[api])
+}
+
+// health asks an engine's health endpoint, for a note after its model
+// endpoint did not answer: whether the server says it is ready ("" for
+// wires without one, or when it does not answer).
+func (t *Target) health(ctx context.Context, w *wire) string {
+	if w.health == "" {
+		return ""
+	}
+	req, err := t.NewRequest(ctx, http.MethodGet, w.health, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	s := fmt.Sprintf("; GET %s answered HTTP %d", w.health, resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		if words := clip(t.red.Bytes([]byte(errorMessage(body))), 200); words != "" {
+			s += ": " + words
+		}
+	}
+	return s
 }
 
 // probeEndpoint asks a's endpoint, after the model list at models answered
@@ -169,8 +195,10 @@ func sameModel(served, asked string) bool {
 	return served == asked || served == asked+":latest" || served+":latest" == asked
 }
 
-// modelList reads the names of an OpenAI list ({"data": [{"id"}]}) or an
-// Ollama one ({"models": [{"name"}]}); nil when body is neither.
+// modelList reads the names of an OpenAI list ({"data": [{"id"}]}), an
+// Ollama one ({"models": [{"name"}]}), TGI's /info ({"model_id"}) or
+// SGLang's /get_model_info ({"served_model_name"} where the server says
+// it, else {"model_path"}); nil when body is none of them.
 func modelList(body []byte) []string {
 	var v struct {
 		Data []struct {
@@ -180,9 +208,15 @@ func modelList(body []byte) []string {
 			Name  string `json:"name"`
 			Model string `json:"model"`
 		} `json:"models"`
+		ModelID         string `json:"model_id"`
+		ModelPath       string `json:"model_path"`
+		ServedModelName string `json:"served_model_name"`
 	}
-	if json.Unmarshal(body, &v) != nil || (v.Data == nil && v.Models == nil) {
+	if json.Unmarshal(body, &v) != nil {
 		return nil
+	}
+	if v.Data == nil && v.Models == nil {
+		return engineModel(v.ModelID, v.ServedModelName, v.ModelPath)
 	}
 	names := []string{}
 	for _, d := range v.Data {
@@ -192,6 +226,16 @@ func modelList(body []byte) []string {
 		names = append(names, cmp.Or(m.Name, m.Model))
 	}
 	return names
+}
+
+// engineModel lists the one model an engine serves, under the first of
+// its names given (nil when it names none): TGI's model_id, or SGLang's
+// served name, else its path.
+func engineModel(names ...string) []string {
+	if n := cmp.Or(names...); n != "" {
+		return []string{n}
+	}
+	return nil
 }
 
 // refused turns an answer that stops the run into its error: credentials

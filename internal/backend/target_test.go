@@ -68,6 +68,10 @@ func TestTargetEndpointPath(t *testing.T) {
 		{"http://h:8000/v1/completions", "http://h:8000", record.APIOpenAICompletions},
 		{"http://h:11434/api/chat", "http://h:11434", record.APIOllamaChat},
 		{"http://h:11434/api/generate", "http://h:11434", record.APIOllamaGenerate},
+		// The engines' native endpoints; /api/generate stays Ollama's.
+		{"http://h:8080/completion", "http://h:8080", record.APILlamaCppCompletion},
+		{"http://h:8080/generate_stream", "http://h:8080", record.APITGIGenerate},
+		{"http://h:30000/generate", "http://h:30000", record.APISGLangGenerate},
 		// A prefix before the endpoint is the root's.
 		{"https://u:pw@gw/team/v1/chat/completions", "https://gw/team", record.APIOpenAIChat},
 		// Not an endpoint: only /v1 and slashes go.

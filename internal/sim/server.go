@@ -112,6 +112,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/version", s.version)
 	m.HandleFunc("GET /api/tags", s.ollamaTags)
 	m.HandleFunc("GET /api/ps", s.ollamaPS)
+	m.HandleFunc("POST /completion", s.llamaCpp)
+	m.HandleFunc("POST /generate", s.sglang)
+	m.HandleFunc("GET /get_model_info", s.sglangModelInfo)
+	m.HandleFunc("POST /generate_stream", s.tgi)
 	m.Handle("GET /metrics", s.met.handler())
 	scale := strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64)
 	s.mux = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
