@@ -388,3 +388,31 @@ func TestSweepObjective(t *testing.T) {
 		t.Errorf("an objective no configuration meets: exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestSweepLive: sweep --live serves one live view for the whole sweep;
+// each configuration's run shows in it in turn, and at the end it holds
+// the last configuration's points, equal to its summary.json.
+func TestSweepLive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	lr := startLive(t, nil, "sweep", "--live", "--live-linger", "1m",
+		"--serve", binary+" sim --addr 127.0.0.1:{port} --max-num-seqs {seqs} --time-scale 5",
+		"--param", "seqs=2,4", "--concurrency", "1,{seqs}", "--requests", "16",
+		"--prompt-tokens", "64", "--output-tokens", "32", "--ready-timeout", "30s", "--no-history", "--out", dir)
+	if !strings.HasPrefix(lr.url, "http://127.0.0.1:") {
+		t.Fatalf("sweep --live: got %q, want a loopback URL", lr.url)
+	}
+	end, _ := waitState(t, lr.url, "the sweep's end", func(s liveState) bool { return s.Status == "ended" })
+	f := readSweep(t, dir)
+	noneLeft(t, f)
+	last := f.Configs[len(f.Configs)-1]
+	if last.Error != nil {
+		t.Fatalf("%s failed: %s", last.Name, *last.Error)
+	}
+	sameAsSummary(t, last.RunDir, end.Points)
+	lr.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-lr.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("still running 20 s after Ctrl-C in its linger")
+	}
+}

@@ -38,7 +38,8 @@ Each configuration gets DIR/NAME: its run directory (stored in the history,
 its parameters as labels) and server.log. DIR/sweep.json and
 DIR/report.html give every configuration's start-up and run, the Pareto
 frontier of per-user decode speed against aggregate throughput, and, with
-an objective, the recommended configuration. docs/SWEEP.md.
+an objective, the recommended configuration. docs/SWEEP.md. With --live,
+one live view shows each configuration's run in turn as it goes.
 
 Examples:
   servebench sweep --serve 'vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port} --max-num-seqs {seqs}' \
@@ -91,7 +92,7 @@ func sweepCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "sweep", sweepUsage)
 	f.define(fs)
 	s.define(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, liveArgs(args)); err != nil {
 		return err
 	}
 	f.apiGiven = flagSet(fs, "api")
@@ -100,6 +101,12 @@ func sweepCmd(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One live view for the whole sweep, before the configurations copy
+	// the flags: each configuration's run shows in it in turn.
+	if err := f.live.start(env); err != nil {
+		return err
+	}
+	defer f.live.close(ctx, env, f.out)
 	restore, err := limitCPUs(f.cpus)
 	if err != nil {
 		return err
