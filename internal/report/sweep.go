@@ -156,7 +156,7 @@ func bytesCell(v *float64) string {
 // configuration's run as the run pages draw them (those whose directory
 // holds a run).
 func WriteSweepPage(dir string, f *sweep.File) error {
-	page := &HTMLPage{Title: "servebench sweep: " + f.Serve, Frontier: frontierOf(f)}
+	page := &HTMLPage{Title: "servebench sweep: " + f.Serve, Answer: SweepAnswer(f), Frontier: frontierOf(f)}
 	var rows [][]string
 	for _, c := range f.Configs {
 		row := []string{c.Name, "-", "-", loadOrDash(c.Capacity), loadOrDash(c.Saturation), fnum(c.PeakOutputTPS, 1), bytesCell(c.PeakServerRSSBytes), bytesCell(c.PeakGPUMemoryBytes), "ok"}
@@ -189,6 +189,50 @@ func WriteSweepPage(dir string, f *sweep.File) error {
 		return err
 	}
 	return rundir.WriteReport(dir, b.Bytes())
+}
+
+// SweepAnswer is the sweep page's first line: with an objective, the
+// configuration recommended and why (or that none meets it); without, which
+// configurations reach the frontier. Failed and inconclusive
+// configurations qualify it.
+func SweepAnswer(f *sweep.File) *HTMLAnswer {
+	a := &HTMLAnswer{Tone: "same", Qualifiers: []string{}}
+	ran, failed := 0, []string{}
+	for _, c := range f.Configs {
+		if c.Error != nil {
+			failed = append(failed, c.Name+": "+*c.Error)
+		} else {
+			ran++
+		}
+	}
+	switch {
+	case ran == 0:
+		a.Headline, a.Tone = fmt.Sprintf("Every configuration failed (%d).", len(f.Configs)), "worse"
+	case f.Objective != "" && f.Recommended != "":
+		a.Headline, a.Tone = "Recommended for objective "+f.Objective+": "+f.Recommended+" — "+f.Why, "better"
+	case f.Objective != "" && len(f.Inconclusive) > 0:
+		a.Headline, a.Tone = "No configuration meets objective "+f.Objective+" on valid evidence — "+f.Why, "inconclusive"
+	case f.Objective != "":
+		a.Headline, a.Tone = "No configuration meets objective "+f.Objective+" — "+f.Why, "worse"
+	case f.StartupOnly:
+		a.Headline = fmt.Sprintf("Start-up measured for %d of %d configurations.", ran, len(f.Configs))
+	default:
+		var on []string
+		for _, p := range f.Pareto {
+			if !slices.Contains(on, p.Config) {
+				on = append(on, p.Config)
+			}
+		}
+		a.Headline = fmt.Sprintf("%d of %d configurations measured; on the Pareto frontier of per-user speed against throughput: %s.",
+			ran, len(f.Configs), cmp.Or(strings.Join(on, ", "), "none"))
+	}
+	if len(f.Inconclusive) > 0 {
+		a.Qualifiers = append(a.Qualifiers, "INCONCLUSIVE evidence: "+strings.Join(f.Inconclusive, ", "))
+	}
+	for _, x := range failed {
+		a.Qualifiers = append(a.Qualifiers, "FAILED "+x)
+	}
+	return a
 }
 
 // frontierOf is the frontier chart's data: every configuration's load

@@ -64,16 +64,55 @@ func TestFrontierData(t *testing.T) {
 // every configuration's points and both frontiers, beside a run's charts.
 func TestSweepPageInBrowser(t *testing.T) {
 	r := samplePage(t, "seqs-2", 150, 10)
-	path := writePage(t, &HTMLPage{Title: "servebench sweep", Runs: []HTMLRun{r}, Frontier: frontierOf(sampleSweep())})
+	f := sampleSweep()
+	path := writePage(t, &HTMLPage{Title: "servebench sweep", Answer: SweepAnswer(f), Runs: []HTMLRun{r}, Frontier: frontierOf(f)})
 	v := openPage(t, path)
 	for _, p := range v.problems {
 		t.Error(p)
+	}
+	// the answer first: which configurations reach the frontier, and the failed one
+	if v.first != "answer" || !strings.Contains(v.answer, "on the Pareto frontier") || !strings.Contains(v.answer, "FAILED seqs-32") {
+		t.Errorf("the page opens with %q: %q, want the sweep's answer", v.first, v.answer)
 	}
 	checkCharts(t, v, []string{"Decode speed per user against output tok/s (aggregate)", "Decode speed per request and aggregate output tok/s"})
 	for _, c := range v.charts {
 		// 4 points of two configurations at two speeds, 3 + 3 on the frontiers
 		if c.Title == "Decode speed per user against output tok/s (aggregate)" && c.Points != 14 {
 			t.Errorf("frontier chart: %d values drawn, want 14", c.Points)
+		}
+	}
+}
+
+// TestSweepAnswer: the sweep page's first line names the recommendation,
+// or that none meets the objective, or the frontier's configurations; the
+// failed ones qualify it.
+func TestSweepAnswer(t *testing.T) {
+	recommended, none, incon, failedAll := sampleSweep(), sampleSweep(), sampleSweep(), sampleSweep()
+	recommended.Objective, recommended.Recommended, recommended.Why = "chat", "seqs-2", "it meets the objective on 1 GPU"
+	none.Objective, none.Why = "chat", "seqs-2 fails ttft p95 at c=2"
+	incon.Objective, incon.Why, incon.Inconclusive = "chat", "seqs-8 is inconclusive", []string{"seqs-8"}
+	msg := "never ready"
+	for i := range failedAll.Configs {
+		failedAll.Configs[i].Error = &msg
+	}
+	for _, tc := range []struct {
+		name     string
+		f        *sweep.File
+		headline string
+		tone     string
+	}{
+		{"frontier", sampleSweep(), "2 of 3 configurations measured; on the Pareto frontier of per-user speed against throughput: seqs-8, seqs-2.", "same"},
+		{"recommended", recommended, "Recommended for objective chat: seqs-2 — it meets the objective on 1 GPU", "better"},
+		{"none meets it", none, "No configuration meets objective chat — seqs-2 fails ttft p95 at c=2", "worse"},
+		{"inconclusive", incon, "No configuration meets objective chat on valid evidence — seqs-8 is inconclusive", "inconclusive"},
+		{"all failed", failedAll, "Every configuration failed (3).", "worse"},
+	} {
+		a := SweepAnswer(tc.f)
+		if a.Headline != tc.headline || a.Tone != tc.tone {
+			t.Errorf("%s: %q (%s), want %q (%s)", tc.name, a.Headline, a.Tone, tc.headline, tc.tone)
+		}
+		if tc.name != "all failed" && (len(a.Qualifiers) == 0 || a.Qualifiers[len(a.Qualifiers)-1] != "FAILED seqs-32: exited with status 1 before it was ready") {
+			t.Errorf("%s: qualifiers %q, want the failed configuration last", tc.name, a.Qualifiers)
 		}
 	}
 }
