@@ -125,6 +125,13 @@ func TestPagesAtAGlanceInBrowser(t *testing.T) {
 		{"candidates", func(t *testing.T) *HTMLPage {
 			return NewPage([]HTMLRun{samplePage(t, "vllm", 150, 10), samplePage(t, "sglang", 150, 12)})
 		}, []string{"meets the objective", "vllm", "sglang"}, nil},
+		{"candidates-one-meets", func(t *testing.T) *HTMLPage {
+			meets := samplePage(t, "vllm", 150, 10)
+			v := *meets.Verdict // the same evidence, judged to hold: the page names it
+			v.Holds, v.Failing = true, false
+			meets.Verdict = &v
+			return NewPage([]HTMLRun{meets, samplePage(t, "sglang", 150, 12)})
+		}, []string{"Meets the objective: vllm (capacity", "; not: sglang NOT MET"}, nil},
 		{"compare", comparePage, []string{"B (runs/after-longer)", "A (runs/before)", "Controlled comparison"}, nil},
 		{"matrix", func(t *testing.T) *HTMLPage { return NewPage([]HTMLRun{matrixRun(t)}) },
 			[]string{"By workload", "in=1024 out=64"},
