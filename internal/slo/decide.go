@@ -22,7 +22,21 @@ type Outcome struct {
 	Binding []string `json:"binding_slos"`
 	// Error is why the candidate could not be measured.
 	Error string `json:"error,omitempty"`
+	// MemoryBytes is the memory the candidate was measured to hold at its
+	// peak (a sweep's configuration: its GPU memory, else its server's RSS;
+	// 0 when not known). Candidates whose peaks are within MemoryBand of
+	// the least of them rank as equal: a peak varies by a few percent from
+	// run to run, and a recommendation must not turn on that.
+	MemoryBytes float64 `json:"memory_bytes,omitempty"`
+	// Order is the candidate's place in the order the user gave (a
+	// sweep's configurations), the last tie-break before the name.
+	Order int `json:"-"`
 }
+
+// MemoryBand is the relative width within which measured memory peaks
+// count as equal when candidates are ranked: peaks are put in bands of
+// ×1.1 counted from the least of them, and compared by band.
+const MemoryBand = 0.1
 
 // Meets reports whether the candidate meets the objective at its target
 // load.
@@ -89,16 +103,34 @@ func Decide(o *Objective, outs []Outcome) *Decision {
 		d.Why = "no candidate meets the objective at its target load" + unjudged
 		return d
 	}
-	slices.SortStableFunc(ok, func(a, b Outcome) int { return rank(o, a, b) })
+	least := 0.0 // the least peak memory known among them: the bands' anchor
+	for _, x := range ok {
+		if x.MemoryBytes > 0 && (least == 0 || x.MemoryBytes < least) {
+			least = x.MemoryBytes
+		}
+	}
+	slices.SortStableFunc(ok, func(a, b Outcome) int { return rank(o, least, a, b) })
 	best := ok[0]
 	d.Recommended = best.Candidate.Name
 	d.Why = why(best, len(ok), len(outs)) + unjudged
 	return d
 }
 
-func rank(o *Objective, a, b Outcome) int {
-	return cmp.Or(cmpLabel(a, b, "gpus"), cmpLabel(a, b, "cost"), cmpPriority(o, a, b),
-		cmp.Compare(a.Candidate.Name, b.Candidate.Name))
+func rank(o *Objective, least float64, a, b Outcome) int {
+	return cmp.Or(cmpLabel(a, b, "gpus"), cmpMemory(least, a, b), cmpLabel(a, b, "cost"), cmpPriority(o, a, b),
+		cmp.Compare(a.Order, b.Order), cmp.Compare(a.Candidate.Name, b.Candidate.Name))
+}
+
+// cmpMemory orders by measured peak memory, in bands of ×(1+MemoryBand)
+// counted from the least peak among the candidates: every peak within
+// 10% of the least ties with it. A candidate whose peak is not known
+// ranks as equal to any other.
+func cmpMemory(least float64, a, b Outcome) int {
+	if a.MemoryBytes <= 0 || b.MemoryBytes <= 0 {
+		return 0
+	}
+	band := func(m float64) int { return int(math.Floor(math.Log(m/least) / math.Log1p(MemoryBand))) }
+	return cmp.Compare(band(a.MemoryBytes), band(b.MemoryBytes))
 }
 
 // cmpLabel orders by a numeric label, missing last.
@@ -146,6 +178,9 @@ func why(best Outcome, meeting, total int) string {
 	var basis []string
 	if g, ok := c.Number("gpus"); ok {
 		basis = append(basis, fmt.Sprintf("%g GPU(s)", g))
+	}
+	if best.MemoryBytes > 0 {
+		basis = append(basis, fmt.Sprintf("peak memory %.2f GiB", best.MemoryBytes/(1<<30)))
 	}
 	if v, ok := c.Number("cost"); ok {
 		basis = append(basis, fmt.Sprintf("cost %g", v))

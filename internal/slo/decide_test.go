@@ -16,6 +16,11 @@ func outcome(name string, labels map[string]string, holds bool, capacity int, se
 	return Outcome{Candidate: Candidate{Name: name, Labels: labels}, Verdict: v, Server: server}
 }
 
+func withMemory(o Outcome, bytes float64, order int) Outcome {
+	o.MemoryBytes, o.Order = bytes, order
+	return o
+}
+
 func TestDecideRanking(t *testing.T) {
 	o := &Objective{Name: "t", Priority: PriorityResponsiveness}
 	srv := map[record.ServerKey]string{record.ServerModelID: "llama", record.ServerMaxModelLen: "8192", record.ServerRuntime: "vllm"}
@@ -45,6 +50,18 @@ func TestDecideRanking(t *testing.T) {
 			outcome("fast", map[string]string{"gpus": "1"}, true, 8, srv),
 		}, "fast"},
 		{"none", []Outcome{outcome("fails", nil, false, 1, srv)}, ""},
+		{"then least memory, before cost and priority", []Outcome{
+			withMemory(outcome("fat", map[string]string{"gpus": "1", "cost": "1"}, true, 8, srv), 40<<30, 0),
+			withMemory(outcome("lean", map[string]string{"gpus": "1", "cost": "9"}, true, 16, srv), 20<<30, 1),
+		}, "lean"},
+		{"memory within 10% is a tie: then the priority", []Outcome{
+			withMemory(outcome("slow", map[string]string{"gpus": "1"}, true, 16, srv), 20.5*(1<<30), 0),
+			withMemory(outcome("fast", map[string]string{"gpus": "1"}, true, 8, srv), 21*(1<<30), 1),
+		}, "fast"},
+		{"then the order given, not the name", []Outcome{
+			withMemory(outcome("seqs-8", map[string]string{"gpus": "1"}, true, 8, srv), 0, 0),
+			withMemory(outcome("seqs-16", map[string]string{"gpus": "1"}, true, 8, srv), 0, 1),
+		}, "seqs-8"},
 	}
 	for _, tt := range tests {
 		d := Decide(o, tt.outs)

@@ -366,6 +366,7 @@ func orNaN(p *float64) float64 {
 // configuration is a candidate labelled with its parameters and GPUs.
 func (f *File) decide(o *slo.Objective, rs []Outcome) {
 	var outs []slo.Outcome
+	memory := f.peakMemory()
 	for i, r := range rs {
 		labels := map[string]string{}
 		for k, v := range r.Config.Values {
@@ -374,7 +375,8 @@ func (f *File) decide(o *slo.Objective, rs []Outcome) {
 		if g := f.Configs[i].GPUs; g > 0 {
 			labels["gpus"] = strconv.FormatFloat(g, 'g', -1, 64)
 		}
-		x := slo.Outcome{Candidate: slo.Candidate{Name: r.Config.Name(), Labels: labels}, Error: r.Error}
+		x := slo.Outcome{Candidate: slo.Candidate{Name: r.Config.Name(), Labels: labels}, Error: r.Error,
+			MemoryBytes: memory(f.Configs[i]), Order: i}
 		x.Server = r.Server
 		if r.Verdict != nil {
 			x.Verdict, x.Binding = r.Verdict, r.Verdict.Capacity.FailedSLOs
@@ -389,6 +391,40 @@ func (f *File) decide(o *slo.Objective, rs []Outcome) {
 	if len(d.Inconclusive) > 0 {
 		f.Inconclusive = d.Inconclusive
 	}
+}
+
+// peakMemory is the memory a configuration held at its peak, as the
+// recommendation ranks it: GPU memory when the sweep has it for every
+// configuration measured, else the server's RSS when it has that for
+// every one, else none (0): a rank over some configurations' peaks would
+// favour those that were not measured.
+func (f *File) peakMemory() func(Config) float64 {
+	all := func(get func(Config) *float64) bool {
+		n := 0
+		for _, c := range f.Configs {
+			if c.Error != nil {
+				continue
+			}
+			if get(c) == nil {
+				return false
+			}
+			n++
+		}
+		return n > 0
+	}
+	gpu := func(c Config) *float64 { return c.PeakGPUMemoryBytes }
+	rss := func(c Config) *float64 { return c.PeakServerRSSBytes }
+	for _, get := range []func(Config) *float64{gpu, rss} {
+		if all(get) {
+			return func(c Config) float64 {
+				if v := get(c); v != nil {
+					return *v
+				}
+				return 0
+			}
+		}
+	}
+	return func(Config) float64 { return 0 }
 }
 
 // summarizeStartups is the range and median of each start-up stage.

@@ -95,3 +95,29 @@ func TestSummarizeStartups(t *testing.T) {
 		t.Errorf("startup %+v, want the first", got.Startup)
 	}
 }
+
+// TestPeakMemory: the recommendation ranks by GPU memory when every
+// configuration measured has it, else by server RSS when every one has
+// that, else by nothing; a failed configuration does not count.
+func TestPeakMemory(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	failed := "never ready"
+	for _, tc := range []struct {
+		name    string
+		configs []Config
+		want    []float64
+	}{
+		{"GPU memory for all", []Config{{PeakGPUMemoryBytes: v(40), PeakServerRSSBytes: v(2)}, {PeakGPUMemoryBytes: v(30), PeakServerRSSBytes: v(3)}}, []float64{40, 30}},
+		{"GPU memory for one: RSS", []Config{{PeakGPUMemoryBytes: v(40), PeakServerRSSBytes: v(2)}, {PeakServerRSSBytes: v(3)}}, []float64{2, 3}},
+		{"a failed one does not count", []Config{{PeakServerRSSBytes: v(2)}, {Error: &failed}}, []float64{2, 0}},
+		{"RSS for one only: none", []Config{{PeakServerRSSBytes: v(2)}, {}}, []float64{0, 0}},
+	} {
+		f := &File{Configs: tc.configs}
+		mem := f.peakMemory()
+		for i, c := range tc.configs {
+			if got := mem(c); got != tc.want[i] {
+				t.Errorf("%s: configuration %d: %v, want %v", tc.name, i, got, tc.want[i])
+			}
+		}
+	}
+}
