@@ -65,6 +65,36 @@ type llamaCppChunk struct {
 	Error           json.RawMessage `json:"error"`
 }
 
+// nativeEvent is what the native engines' event handlers share: an SSE
+// error event, an empty event, [DONE] (sent by none of them, but
+// unambiguous), a body that is not JSON or whose error field is set. Else
+// it decodes the event into c (zeroed first) and leaves it to the caller:
+// handled false. done says whether the stream is over.
+func nativeEvent[C any](s *stream, ev sse.Event, truncated bool, c *C, errOf func(*C) json.RawMessage) (handled, done bool) {
+	data := bytes.TrimSpace(ev.Data)
+	switch {
+	case ev.Event == "error":
+		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
+		return true, true
+	case len(data) == 0:
+		return true, false
+	case bytes.Equal(data, doneMarker):
+		s.ended(ev.At)
+		return true, true
+	}
+	var zero C
+	*c = zero
+	if err := json.Unmarshal(data, c); err != nil {
+		s.badChunk(ev.At, data, err, truncated)
+		return true, true
+	}
+	if e := errOf(c); len(e) > 0 && string(e) != "null" {
+		s.serverError(ev.At, errorText(s.c.redactBytes(e)))
+		return true, true
+	}
+	return false, false
+}
+
 // llamaCppDecoder reads /completion events with encoding/json.
 type llamaCppDecoder struct{ c llamaCppChunk }
 
@@ -72,26 +102,9 @@ func (d *llamaCppDecoder) reset() { d.c = llamaCppChunk{} }
 
 // event handles one event; it reports whether the stream is over.
 func (d *llamaCppDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
-	data := bytes.TrimSpace(ev.Data)
-	switch {
-	case ev.Event == "error":
-		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
-		return true
-	case len(data) == 0:
-		return false
-	case bytes.Equal(data, doneMarker):
-		s.ended(ev.At) // not sent by /completion, but unambiguous
-		return true
-	}
 	c := &d.c
-	*c = llamaCppChunk{}
-	if err := json.Unmarshal(data, c); err != nil {
-		s.badChunk(ev.At, data, err, truncated)
-		return true
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		s.serverError(ev.At, errorText(s.c.redactBytes(c.Error)))
-		return true
+	if handled, done := nativeEvent(s, ev, truncated, c, func(c *llamaCppChunk) json.RawMessage { return c.Error }); handled {
+		return done
 	}
 	s.add(ev.At, []byte(c.Content), nil)
 	if t := c.Timings; t != nil {

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -89,26 +88,9 @@ func (d *sglangDecoder) reset() { d.c, d.text = sglangChunk{}, d.text[:0] }
 
 // event handles one event; it reports whether the stream is over.
 func (d *sglangDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
-	data := bytes.TrimSpace(ev.Data)
-	switch {
-	case ev.Event == "error":
-		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
-		return true
-	case len(data) == 0:
-		return false
-	case bytes.Equal(data, doneMarker):
-		s.ended(ev.At)
-		return true
-	}
 	c := &d.c
-	*c = sglangChunk{}
-	if err := json.Unmarshal(data, c); err != nil {
-		s.badChunk(ev.At, data, err, truncated)
-		return true
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		s.serverError(ev.At, errorText(s.c.redactBytes(c.Error)))
-		return true
+	if handled, done := nativeEvent(s, ev, truncated, c, func(c *sglangChunk) json.RawMessage { return c.Error }); handled {
+		return done
 	}
 	if c.Text != nil {
 		s.add(ev.At, d.newText(*c.Text), nil)

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -85,26 +84,9 @@ func (d *tgiDecoder) reset() { d.c = tgiChunk{} }
 // special token (the end-of-sequence token) is not answer text: TGI
 // leaves it out of generated_text, and it is no content-bearing chunk.
 func (d *tgiDecoder) event(s *stream, ev sse.Event, truncated bool) bool {
-	data := bytes.TrimSpace(ev.Data)
-	switch {
-	case ev.Event == "error":
-		s.serverError(ev.At, sseErrorText(s.c.redactBytes(data)))
-		return true
-	case len(data) == 0:
-		return false
-	case bytes.Equal(data, doneMarker):
-		s.ended(ev.At)
-		return true
-	}
 	c := &d.c
-	*c = tgiChunk{}
-	if err := json.Unmarshal(data, c); err != nil {
-		s.badChunk(ev.At, data, err, truncated)
-		return true
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		s.serverError(ev.At, errorText(s.c.redactBytes(c.Error)))
-		return true
+	if handled, done := nativeEvent(s, ev, truncated, c, func(c *tgiChunk) json.RawMessage { return c.Error }); handled {
+		return done
 	}
 	if t := c.Token; t != nil && !t.Special {
 		s.add(ev.At, []byte(t.Text), nil)
