@@ -29,8 +29,10 @@
 // With -sweep (a servebench sweep directory over the engine's slots,
 // -sweep-slots naming the parameter, at 1 and 2 users) it checks that every
 // configuration started, with its start-up and first token recorded, and
-// that with one slot the second user queues (TTFT about doubles at 2 users)
-// while with more it does not:
+// that with one slot the second user queues (at 2 users a request waits
+// about a whole answer longer before the server begins on its prompt: its
+// TTFT less the server's prompt evaluation time) while with more it does
+// not:
 //
 //	enginecheck -sweep runs/sweep -sweep-slots np
 //
@@ -46,6 +48,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/sweep"
 	"github.com/servebench/servebench/tools/internal/enginecheck"
@@ -201,13 +204,17 @@ func checkSweep(dir, slots string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	code := 0
-	for _, r := range enginecheck.CheckSweep(f, slots) {
+	read := func(dir string, each func(*record.Record)) error {
+		_, err := rundir.Records(dir, func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }, each)
+		return err
+	}
+	for _, r := range enginecheck.CheckSweep(f, slots, read) {
 		verdict := "ok"
 		if r.Problem != "" {
 			verdict, code = "FAIL: "+r.Problem, 1
 		}
-		fmt.Fprintf(stdout, "sweep %s (%d slots): ready %.2f s, first token %.2f s, TTFT at 2 users %.2f× at 1: %s\n",
-			r.Config, r.Slots, r.ReadyS, r.FirstTokenS, r.Ratio, verdict)
+		fmt.Fprintf(stdout, "sweep %s (%d slots): ready %.2f s, first token %.2f s, waited at 2 users %.2f of an answer longer than at 1: %s\n",
+			r.Config, r.Slots, r.ReadyS, r.FirstTokenS, r.Queued, verdict)
 	}
 	return code
 }

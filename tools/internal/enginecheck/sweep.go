@@ -2,41 +2,54 @@ package enginecheck
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
+	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/stats"
 	"github.com/servebench/servebench/internal/sweep"
 )
 
-// Queueing bounds for a sweep over an engine's slots at 1 and 2 users.
-// With one slot the second user waits for the first user's whole answer,
-// so TTFT at 2 users is the solo TTFT plus, on average, half an answer:
-// well over twice the solo TTFT when the answer is long against the
-// prompt (64 output tokens against 128 prompt tokens here). With two
-// slots both are served at once and TTFT grows only by the other
-// sequence's share of each step. 1.7 sits between the two.
-const queuedTTFTRatio = 1.7
+// queuedShare separates an engine that queues its second user from one
+// that serves both at once, in a sweep over its slots at 1 and 2 users.
+// The wait of a request is its TTFT less the server's own prompt
+// evaluation time (Ollama's prompt_eval_duration): the time before the
+// server began on its prompt. With one slot the second user waits out the
+// first user's answer, so the median wait at 2 users exceeds that at 1 by
+// about a whole answer's decode time; with two slots the server begins at
+// once (a prompt evaluated beside another sequence takes longer, but that
+// is evaluation, not waiting). TTFT alone does not tell them apart on a
+// CPU: two slots share its cores and TTFT at 2 users nearly doubles
+// either way (1.90× with two slots, 2.71× with one, measured). Half an
+// answer sits between the two (measured: 1.72 answers with one slot, 0.02
+// with two).
+const queuedShare = 0.5
 
 // SweepRow is one configuration of a slot sweep, as checked.
 type SweepRow struct {
 	Config string
 	Slots  int
-	// ReadyS and FirstTokenS are its start-up; Ratio its TTFT p50 at 2
-	// users over that at 1.
-	ReadyS, FirstTokenS, Ratio float64
-	Problem                    string
+	// ReadyS and FirstTokenS are its start-up; Queued the median wait at
+	// 2 users less that at 1, in answers (the median decode time at 1).
+	ReadyS, FirstTokenS, Queued float64
+	Problem                     string
 }
+
+// EachRecord reads a run directory's records, as rundir.Records does.
+type EachRecord func(dir string, each func(*record.Record)) error
 
 // CheckSweep checks a sweep over an engine's slots (the parameter named
 // slots) at 1 and 2 users: every configuration started (its start-up and
-// first token recorded) and ran; with one slot TTFT at 2 users is at least
-// queuedTTFTRatio times TTFT at 1 (the second user queues), with more it
-// is less (it does not).
-func CheckSweep(f *sweep.File, slots string) []SweepRow {
+// first token recorded) and ran; with one slot the median wait at 2 users
+// is at least queuedShare of an answer longer than at 1 (the second user
+// queues), with more it is less (it does not). read reads each
+// configuration's records.
+func CheckSweep(f *sweep.File, slots string, read EachRecord) []SweepRow {
 	var rows []SweepRow
 	for _, c := range f.Configs {
 		r := SweepRow{Config: c.Name}
 		r.Slots, _ = strconv.Atoi(c.Params[slots])
-		r.Problem = sweepProblem(c, &r)
+		r.Problem = sweepProblem(c, &r, read)
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
@@ -45,7 +58,7 @@ func CheckSweep(f *sweep.File, slots string) []SweepRow {
 	return rows
 }
 
-func sweepProblem(c sweep.Config, r *SweepRow) string {
+func sweepProblem(c sweep.Config, r *SweepRow, read EachRecord) string {
 	switch {
 	case c.Error != nil:
 		return "failed: " + *c.Error
@@ -55,21 +68,37 @@ func sweepProblem(c sweep.Config, r *SweepRow) string {
 		return "no start-up recorded"
 	}
 	r.ReadyS, r.FirstTokenS = *c.Startup.ReadyS, *c.Startup.FirstTokenS
-	ttft := map[int]float64{}
-	for _, p := range c.Points {
-		if p.TTFTP50 != nil && p.ErrorRate == 0 {
-			ttft[p.Load.Concurrency] = *p.TTFTP50
+	wait, answer := map[int][]float64{}, map[int][]float64{}
+	err := read(c.RunDir, func(rec *record.Record) {
+		if rec.Phase != record.PhaseMeasured || rec.Error != nil || rec.FirstTokenNS == 0 || rec.Server == nil || rec.Server.PromptEvalDuration <= 0 {
+			return
 		}
+		n := rec.Load.Concurrency
+		ttft := float64(rec.FirstTokenNS - rec.SentNS)
+		wait[n] = append(wait[n], ttft-float64(rec.Server.PromptEvalDuration))
+		answer[n] = append(answer[n], float64(rec.EndNS-rec.FirstTokenNS))
+	})
+	if err != nil {
+		return "its records: " + err.Error()
 	}
-	if ttft[1] <= 0 || ttft[2] <= 0 {
-		return "no TTFT p50 at 1 and at 2 users without errors"
+	if len(wait[1]) == 0 || len(wait[2]) == 0 || median(answer[1]) <= 0 {
+		return "no request at 1 and at 2 users with the server's prompt evaluation time"
 	}
-	r.Ratio = ttft[2] / ttft[1]
+	r.Queued = (median(wait[2]) - median(wait[1])) / median(answer[1])
 	switch {
-	case r.Slots == 1 && r.Ratio < queuedTTFTRatio:
-		return fmt.Sprintf("one slot: TTFT at 2 users is %.2f× that at 1, want ≥ %.1f× (the second user queues)", r.Ratio, queuedTTFTRatio)
-	case r.Slots > 1 && r.Ratio >= queuedTTFTRatio:
-		return fmt.Sprintf("%d slots: TTFT at 2 users is %.2f× that at 1, want < %.1f× (both are served at once)", r.Slots, r.Ratio, queuedTTFTRatio)
+	case r.Slots == 1 && r.Queued < queuedShare:
+		return fmt.Sprintf("one slot: the median wait at 2 users is %.2f of an answer longer than at 1, want ≥ %.1f (the second user queues)", r.Queued, queuedShare)
+	case r.Slots > 1 && r.Queued >= queuedShare:
+		return fmt.Sprintf("%d slots: the median wait at 2 users is %.2f of an answer longer than at 1, want < %.1f (both are served at once)", r.Slots, r.Queued, queuedShare)
 	}
 	return ""
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return stats.Quantile(s, 0.5)
 }

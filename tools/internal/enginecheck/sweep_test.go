@@ -1,6 +1,7 @@
 package enginecheck
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,11 +9,36 @@ import (
 	"github.com/servebench/servebench/internal/sweep"
 )
 
-func slotConfig(np string, ttft1, ttft2 float64) sweep.Config {
+// slotConfig is a configuration of np slots whose records (read by
+// fakeRecords) have, at 1 and at 2 users, the given median wait before the
+// server began on the prompt; every answer takes 100 ms to decode.
+func slotConfig(np string, wait1, wait2 float64) sweep.Config {
 	f := func(v float64) *float64 { return &v }
-	return sweep.Config{Name: "np-" + np, Params: map[string]string{"np": np},
-		Startup: &sweep.Startup{ReadyS: f(2.5), FirstTokenS: f(2.4)},
-		Points:  []sweep.Point{{Load: record.Load{Concurrency: 1}, TTFTP50: f(ttft1)}, {Load: record.Load{Concurrency: 2}, TTFTP50: f(ttft2)}}}
+	return sweep.Config{Name: "np-" + np, Params: map[string]string{"np": np}, RunDir: fmt.Sprintf("%s/%g/%g", np, wait1, wait2),
+		Startup: &sweep.Startup{ReadyS: f(2.5), FirstTokenS: f(2.4)}}
+}
+
+// fakeRecords reads the records slotConfig's directory name describes:
+// three requests at each of 1 and 2 users, prompt evaluation 80 ms, and
+// one request that is left out (a warm-up with a long wait).
+func fakeRecords(dir string, each func(*record.Record)) error {
+	var np string
+	var waits [2]float64
+	if _, err := fmt.Sscanf(strings.ReplaceAll(dir, "/", " "), "%s %g %g", &np, &waits[0], &waits[1]); err != nil {
+		return err
+	}
+	ms := func(v float64) int64 { return int64(v * 1e6) }
+	each(&record.Record{Phase: record.PhaseWarmup, Load: record.Load{Concurrency: 1}, FirstTokenNS: ms(5000), EndNS: ms(5100),
+		Server: &record.ServerTiming{PromptEvalDuration: ms(80)}})
+	for c := 1; c <= 2; c++ {
+		for i, jitter := range []float64{-5, 0, 7} {
+			sent := int64(i) * ms(1000)
+			first := sent + ms(waits[c-1]+jitter+80)
+			each(&record.Record{Phase: record.PhaseMeasured, Load: record.Load{Concurrency: c}, SentNS: sent, FirstTokenNS: first,
+				EndNS: first + ms(100), Server: &record.ServerTiming{PromptEvalDuration: ms(80)}})
+		}
+	}
+	return nil
 }
 
 func TestCheckSweep(t *testing.T) {
@@ -22,18 +48,22 @@ func TestCheckSweep(t *testing.T) {
 		cfg  sweep.Config
 		want string // a part of the problem, "" for none
 	}{
-		{"one slot queues", slotConfig("1", 100, 260), ""},
-		{"two slots do not", slotConfig("2", 100, 130), ""},
-		{"one slot that does not queue", slotConfig("1", 100, 120), "want ≥ 1.7×"},
-		{"two slots that queue", slotConfig("2", 100, 200), "want < 1.7×"},
+		{"one slot queues: waits out an answer", slotConfig("1", 10, 180), ""},
+		{"two slots do not", slotConfig("2", 10, 20), ""},
+		{"one slot that does not queue", slotConfig("1", 10, 40), "want ≥ 0.5"},
+		{"two slots that queue", slotConfig("2", 10, 120), "want < 0.5"},
 		{"failed", sweep.Config{Name: "np-1", Params: map[string]string{"np": "1"}, Error: &failed}, "failed"},
-		{"no start-up", func() sweep.Config { c := slotConfig("1", 100, 260); c.Startup = nil; return c }(), "no start-up"},
-		{"no point at 2", func() sweep.Config { c := slotConfig("1", 100, 260); c.Points = c.Points[:1]; return c }(), "no TTFT p50"},
+		{"no start-up", func() sweep.Config { c := slotConfig("1", 10, 180); c.Startup = nil; return c }(), "no start-up"},
+		{"no records", func() sweep.Config { c := slotConfig("1", 10, 180); c.RunDir = "missing"; return c }(), "its records"},
 	} {
-		rows := CheckSweep(&sweep.File{Configs: []sweep.Config{c.cfg}}, "np")
+		rows := CheckSweep(&sweep.File{Configs: []sweep.Config{c.cfg}}, "np", fakeRecords)
 		got := rows[0].Problem
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("%s: problem %q, want %q", c.name, got, c.want)
 		}
+	}
+	// the figure itself: (180 - 10) ms more wait over a 100 ms answer
+	if r := CheckSweep(&sweep.File{Configs: []sweep.Config{slotConfig("1", 10, 180)}}, "np", fakeRecords)[0]; r.Queued < 1.69 || r.Queued > 1.71 {
+		t.Errorf("queued %.3f answers, want 1.70", r.Queued)
 	}
 }
