@@ -65,19 +65,7 @@ func writePrefixCache(b *strings.Builder, s *metrics.Summary, markdown bool) {
 	if rows == nil {
 		return
 	}
-	if markdown {
-		b.WriteString("\n" + prefixTitle + "\n\n")
-		writeMarkdownRows(b, rows)
-		return
-	}
-	b.WriteString("\n" + prefixTitle + "\n")
-	var t strings.Builder
-	writeAligned(&t, rows)
-	for _, line := range strings.SplitAfter(t.String(), "\n") {
-		if line != "" {
-			b.WriteString("  " + line)
-		}
-	}
+	writeSection(b, prefixTitle, rows, markdown)
 }
 
 // prefixTable is the prefix-cache section as a table of the HTML page,

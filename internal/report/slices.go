@@ -131,13 +131,7 @@ func writeSliceText(b *strings.Builder, p *metrics.PointSummary, cols []sliceCol
 		}
 		rows = append(rows, row)
 	}
-	var t strings.Builder
-	writeAligned(&t, rows)
-	for _, line := range strings.SplitAfter(t.String(), "\n") {
-		if line != "" {
-			b.WriteString("  " + line)
-		}
-	}
+	writeIndented(b, rows)
 }
 
 func writeSliceMarkdown(b *strings.Builder, p *metrics.PointSummary, cols []sliceColumn) {

@@ -110,12 +110,24 @@ func writeTelemetry(b *strings.Builder, s *metrics.Summary, markdown bool) {
 	}
 	const title = "Telemetry over each point's window (model time; a server percentile is read from histogram buckets: " +
 		"[lo–hi] is the bucket holding it where that is too wide to place a value, and ! marks one that the client's TTFT of the same requests rules out):"
+	writeSection(b, title, rows, markdown)
+}
+
+// writeSection writes a titled table of rows (group headings, names,
+// then data): as Markdown, or aligned and indented two spaces.
+func writeSection(b *strings.Builder, title string, rows [][]string, markdown bool) {
 	if markdown {
 		b.WriteString("\n" + title + "\n\n")
 		writeMarkdownRows(b, rows)
 		return
 	}
 	b.WriteString("\n" + title + "\n")
+	writeIndented(b, rows)
+}
+
+// writeIndented writes rows as writeAligned does, each line indented two
+// spaces.
+func writeIndented(b *strings.Builder, rows [][]string) {
 	var t strings.Builder
 	writeAligned(&t, rows)
 	for _, line := range strings.SplitAfter(t.String(), "\n") {
