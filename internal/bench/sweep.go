@@ -187,7 +187,7 @@ func (s Sweep) once(ctx context.Context, c launch.Config, r *ConfigResult, logPa
 	if s.Started != nil {
 		s.Started(c, r.Args)
 	}
-	p, err := launch.Start(launch.Spec{Args: args, Env: env, Log: lw})
+	p, err := launch.Start(launch.Spec{Args: args, Env: env, Log: lw, Grace: s.StopGrace})
 	if err != nil {
 		return fmt.Errorf("the command could not be started: %w", err)
 	}

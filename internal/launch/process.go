@@ -32,6 +32,10 @@ type Spec struct {
 	Env []string
 	// Log receives the server's stdout and stderr (nil: discarded).
 	Log io.Writer
+	// Grace is how long the server has to exit after SIGTERM should this
+	// process die without stopping it (DefaultStopGrace when 0); Stop
+	// takes its own.
+	Grace time.Duration
 }
 
 // Process is a started server, in a process group of its own.
@@ -42,12 +46,14 @@ type Process struct {
 	waitErr error
 	stopped bool
 	mu      sync.Mutex
+	guard   *watchdog
 }
 
 // Start starts the server in a process group of its own (so that its
-// children are stopped with it). A command that cannot be started (not
-// found, not executable) is an error here; one that exits at once is
-// seen by Exited.
+// children are stopped with it), watched on Linux by a watchdog that stops
+// the group should this process die before Stop (watchdog_linux.go). A
+// command that cannot be started (not found, not executable) is an error
+// here; one that exits at once is seen by Exited.
 func Start(spec Spec) (*Process, error) {
 	if len(spec.Args) == 0 {
 		return nil, errors.New("no command")
@@ -66,6 +72,18 @@ func Start(spec Spec) (*Process, error) {
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
+	grace := spec.Grace
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	guard, err := startWatchdog(p.PID(), grace)
+	if err != nil {
+		// An unwatched server is the stray this guards against.
+		signalGroup(p.PID(), syscall.SIGKILL)
+		<-p.done
+		return nil, err
+	}
+	p.guard = guard
 	return p, nil
 }
 
@@ -124,6 +142,7 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) (Stopped, error
 		}
 	}
 	st.Seconds = time.Since(start).Seconds()
+	p.guard.release()
 	return st, nil
 }
 

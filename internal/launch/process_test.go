@@ -35,16 +35,41 @@ func helper(mode string) {
 		os.Exit(1)
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
-	case "child":
+	case "child", "child-ignore-term":
 		// a grandchild in the same group, as a server's workers are
+		grand := "sleep"
+		if mode == "child-ignore-term" {
+			signal.Ignore(syscall.SIGTERM)
+			grand = "ignore-term"
+		}
 		c := exec.Command(os.Args[0])
-		c.Env = append(os.Environ(), helperEnv+"=sleep")
+		c.Env = append(os.Environ(), helperEnv+"="+grand)
 		if err := c.Start(); err != nil {
 			os.Exit(2)
+		}
+		fmt.Println("grandchild", c.Process.Pid)
+	case "parent", "parent-stubborn":
+		// servebench: starts a server whose log is its own stdout, to be
+		// killed by the test
+		server := "child"
+		if mode == "parent-stubborn" {
+			server = "child-ignore-term"
+		}
+		p, err := Start(Spec{Args: []string{os.Args[0]}, Env: []string{helperEnv + "=" + server}, Log: os.Stdout, Grace: orphanGrace})
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(2)
+		}
+		fmt.Println("server", p.PID())
+		if p.guard != nil {
+			fmt.Println("watchdog", p.guard.pid)
 		}
 	}
 	time.Sleep(time.Minute)
 }
+
+// orphanGrace is the grace of the server a killed parent leaves.
+const orphanGrace = 500 * time.Millisecond
 
 func startHelper(t *testing.T, mode string, log *bytes.Buffer) *Process {
 	t.Helper()

@@ -2,7 +2,8 @@
 // split like a shell's words but never run through a shell, the sweep's
 // values substituted into it as whole arguments, the process in a group
 // of its own with its output in a log, and its stop checked: no process
-// of the group left, its port free.
+// of the group left, its port free; on Linux, a watchdog stops the group
+// should servebench die without stopping it.
 package launch
 
 import (
