@@ -46,6 +46,36 @@ func TestTraceText(t *testing.T) {
 	}
 }
 
+// A judged replay's points at other rates (a capacity search's probes, a
+// target above the trace's rate) are each titled with how many times
+// faster they sent the trace, their trace column scaled to match.
+func TestTraceTextScaledPoints(t *testing.T) {
+	s := traceSummary()
+	p := s.Points[0]
+	p.Load.Rate, p.AchievedRate = 4, 3.9
+	p.Trace = &metrics.Trace{Sent: []int{4, 0, 2, 4}, Replayed: 1, Scale: 2}
+	s.Points = append(s.Points, p)
+	var b strings.Builder
+	writeTrace(&b, s)
+	got := b.String()
+	for _, want := range []string{
+		"  r=2/s, ×1 the trace's rate (replayed at ×2):",
+		"  r=4/s, ×2 the trace's rate (replayed at ×4):",
+		"arrivals/s (mean)       4.00       3.90",
+		"arrivals per 0.5 s (peak 8.0/s): trace |█ ▄█|",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	// one point, the replay itself: no title
+	b.Reset()
+	writeTrace(&b, traceSummary())
+	if strings.Contains(b.String(), "the trace's rate") {
+		t.Errorf("a single replay titled:\n%s", b.String())
+	}
+}
+
 // The page gets the same facts and both series.
 func TestTraceHTMLData(t *testing.T) {
 	d := buildTrace(traceSummary())
