@@ -48,7 +48,7 @@ func TracePoint(t *workload.Trace, maxConcurrency, warmup int) load.Point {
 func (p *Plan) JudgeTrace(o *slo.Objective, target float64) {
 	pt := p.Points[0].Load
 	o.Load = slo.Load{Rate: []float64{pt.Rate}, MaxConcurrency: pt.MaxConcurrency, Target: target}
-	o.Workload = workload.Spec{PromptTokens: TraceLengths, OutputTokens: TraceLengths}
+	o.Workload = workload.Spec{PromptTokens: record.TraceLengths, OutputTokens: record.TraceLengths}
 	o.Workloads = nil
 }
 
@@ -85,17 +85,13 @@ func traceConfig(cfg Config, s Setup, counter tokenize.Counter, env workload.Env
 	}
 	shape := t.Shape
 	cfg.Run.Trace = &shape
-	cfg.Run.PromptTokens, cfg.Run.OutputTokens = TraceLengths, TraceLengths
+	cfg.Run.PromptTokens, cfg.Run.OutputTokens = record.TraceLengths, record.TraceLengths
 	if m := shape.PromptTokens.Mean; m != nil {
 		cfg.PromptTokensMean = *m
 	}
 	cfg.TracePeakRate = float64(t.PeakRate)
 	return cfg, nil
 }
-
-// TraceLengths stands in run.json's prompt_tokens and output_tokens for a
-// trace's lengths, which its trace section describes.
-const TraceLengths = "trace"
 
 // traceAhead is how many requests of a trace point to prepare ahead: two
 // seconds of its busiest second, at least what aheadFor gives.

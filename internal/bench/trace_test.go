@@ -73,7 +73,7 @@ func TestJudgeTrace(t *testing.T) {
 		if got := o.Load.Levels(); !slices.Equal(got, []record.Load{{Rate: 2.27, MaxConcurrency: 8}}) || o.Load.TargetLoad() != c.want {
 			t.Errorf("target %v: levels %v, target %v; want the trace's rate, target %v", c.target, got, o.Load.TargetLoad(), c.want)
 		}
-		if o.Workload.PromptTokens != TraceLengths || o.Workload.OutputTokens != TraceLengths || o.Workloads != nil {
+		if o.Workload.PromptTokens != record.TraceLengths || o.Workload.OutputTokens != record.TraceLengths || o.Workloads != nil {
 			t.Errorf("workload %+v %v: want the trace's", o.Workload, o.Workloads)
 		}
 	}

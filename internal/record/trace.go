@@ -13,6 +13,11 @@ const (
 	TraceBurstGPT = "burstgpt" // CSV: Timestamp (s), Model, Request tokens, Response tokens, Log Type
 )
 
+// TraceLengths stands in run.json's prompt_tokens and output_tokens (and
+// a judged replay's objective) for a trace's lengths, which its trace
+// section describes.
+const TraceLengths = "trace"
+
 // Trace is a replayed trace as run.json keeps it: the file, the window
 // and speed it was replayed at, and the shape of the requests in that
 // window as the trace has them (docs/WORKLOADS.md, "Trace replay";

@@ -6,7 +6,9 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // traceSummary is a replayed trace's summary: the shape from run.json, one
@@ -99,4 +101,27 @@ func TestTraceHTMLInBrowser(t *testing.T) {
 		t.Error(p)
 	}
 	checkCharts(t, v, []string{"Arrivals per second: the trace and the requests sent"})
+}
+
+// A judged replay's verdict says its capacity as a multiple of the
+// trace's rate; any other objective, or no capacity found, says nothing.
+func TestTraceCapacityLine(t *testing.T) {
+	trace := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: record.TraceLengths}}
+	synthetic := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: "512"}}
+	at := func(r float64) *record.Load { return &record.Load{Rate: r} }
+	for _, c := range []struct {
+		o    *slo.Objective
+		capy slo.Capacity
+		want string
+	}{
+		{trace, slo.Capacity{Found: true, Load: at(5)}, "capacity at ×2 the trace's rate (5 req/s ÷ 2.5 req/s)"},
+		{trace, slo.Capacity{Found: true, Load: at(1.25)}, "capacity at ×0.5 the trace's rate (1.25 req/s ÷ 2.5 req/s)"},
+		{trace, slo.Capacity{Found: false, FailsAt: at(1)}, ""},
+		{synthetic, slo.Capacity{Found: true, Load: at(5)}, ""},
+	} {
+		got, ok := traceCapacityLine(c.o, c.capy)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%+v: %q %v, want %q", c.capy, got, ok, c.want)
+		}
+	}
 }
