@@ -235,9 +235,9 @@ func TestTraceJudged(t *testing.T) {
 	path := filepath.Join(traceFiles, "mooncake.jsonl")
 	ms, _ := mooncakeTimes(t, path)
 	dir := filepath.Join(t.TempDir(), "r")
-	const target = 40.0
+	const target = 16.0
 	code, stdout, stderr := run(t, "run", "--trace", path, "--trace-max", "24", "--trace-speed", "4",
-		"--slo", "ttft p95 <= 60s", "--target-load", "40", "--out", dir)
+		"--slo", "ttft p95 <= 60s", "--target-load", "16", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -270,8 +270,8 @@ func TestTraceJudged(t *testing.T) {
 	if n != 24 {
 		t.Errorf("%d requests at the target, want the 24 of the window", n)
 	}
-	for _, w := range []string{"Objective command-line · target load 40 req/s", "OBJECTIVE HOLDS at 40 req/s", "r=40/s, ×" + strconv.FormatFloat(k, 'g', 3, 64) + " the trace's rate (replayed at ×",
-		// ×k, or ×1 where a loaded machine did not hold the target's 400 wall-clock req/s
+	for _, w := range []string{"Objective command-line · target load 16 req/s", "OBJECTIVE HOLDS at 16 req/s", "r=16/s, ×" + strconv.FormatFloat(k, 'g', 3, 64) + " the trace's rate (replayed at ×",
+		// ×k, or ×1 where a loaded machine did not hold the target's 160 wall-clock req/s
 		"trace       capacity at ×", " the trace's rate ("} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout)
