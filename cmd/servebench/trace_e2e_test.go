@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +226,67 @@ func TestTraceBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "1 rows with a zero length left out (the first at line 1)") {
 		t.Errorf("zero lengths: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// An objective judges a replay: the trace's rate is the load, a target
+// above it replays the trace that much faster (every offset scaled), and
+// an SLO that cannot hold exits 3.
+func TestTraceJudged(t *testing.T) {
+	path := filepath.Join(traceFiles, "mooncake.jsonl")
+	ms, _ := mooncakeTimes(t, path)
+	dir := filepath.Join(t.TempDir(), "r")
+	const target = 16.0
+	code, stdout, stderr := run(t, "run", "--trace", path, "--trace-max", "24", "--trace-speed", "4",
+		"--slo", "ttft p95 <= 60s", "--target-load", "16", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	recs, rn, sum := traceRun(t, dir)
+	nominal := rn.Trace.NominalRate()
+	if len(sum.Points) != 2 || sum.Points[0].Load.Rate != nominal || sum.Points[1].Load.Rate != target {
+		t.Fatalf("points %v, want the trace's rate %v then the target %v", loadsOf(sum.Points), nominal, target)
+	}
+	k := target / nominal
+	if p := sum.Points[1]; p.Trace == nil || math.Abs(p.Trace.Scale-k) > 1e-9 || sum.Points[0].Trace.Scale != 0 {
+		t.Errorf("points[].trace.scale: %+v, %+v; want absent, then %v", sum.Points[0].Trace, p.Trace, k)
+	}
+	starts := map[int]int64{}
+	for _, r := range recs {
+		if s, ok := starts[r.Point]; !ok || r.ScheduledNS < s {
+			starts[r.Point] = r.ScheduledNS
+		}
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Load.Rate != target {
+			continue
+		}
+		n++
+		want := time.Duration((ms[r.TraceLine-1] - ms[0]) / 4 / k * float64(time.Millisecond))
+		if d := time.Duration(float64(r.ScheduledNS-starts[r.Point])*rn.Scale()) - want; d.Abs() > time.Millisecond {
+			t.Errorf("line %d at the target scheduled %v off the trace's time ÷ %.3g", r.TraceLine, d, 4*k)
+		}
+	}
+	if n != 24 {
+		t.Errorf("%d requests at the target, want the 24 of the window", n)
+	}
+	for _, w := range []string{"Objective command-line · target load 16 req/s", "OBJECTIVE HOLDS at 16 req/s", "r=16/s, ×" + strconv.FormatFloat(k, 'g', 3, 64) + " the trace's rate (replayed at ×",
+		// ×k, or ×1 where a loaded machine did not hold the target's 160 wall-clock req/s
+		"trace       capacity at ×", " the trace's rate ("} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "run", "--trace", path, "--trace-max", "12", "--trace-speed", "4", "--slo", "ttft p95 <= 1ms")
+	if code != 3 || !strings.Contains(stdout, "OBJECTIVE NOT MET at ") || !strings.Contains(stdout, "req/s (exit 3)") {
+		t.Errorf("an SLO no replay meets: exit %d, want 3\n%s", code, stdout)
+	}
+}
+
+func loadsOf(ps []metrics.PointSummary) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Load.Label())
+	}
+	return out
 }

@@ -174,7 +174,7 @@ func (m *measurer) measure(ctx context.Context, l record.Load) (slo.PointVerdict
 	for range m.repeat {
 		pctx, cancel := context.WithCancel(ctx)
 		m.watch.Store(&watch{load: l, ov: slo.NewOverload(m.checks), cancel: cancel})
-		p := m.base
+		p := atLoad(m.base, l)
 		p.Index, p.Load, p.Seed = m.next, l, m.seed+uint64(m.next)
 		p = steady(p)
 		m.next++

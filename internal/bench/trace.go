@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/tokenize"
 	"github.com/servebench/servebench/internal/workload"
 )
@@ -32,17 +32,35 @@ func PlanTrace(o workload.TraceOptions, maxConcurrency, warmupRequests int, warm
 // as warm-up. Its nominal rate is the window's mean, for the labels and the
 // achieved-load check.
 func TracePoint(t *workload.Trace, maxConcurrency, warmup int) load.Point {
-	rate := t.Shape.MeanRate
-	if !(rate > 0) {
-		rate = 1 // one request, or all at one instant: any rate labels it
-	}
-	// three significant digits: the label a table shows
-	rate, _ = strconv.ParseFloat(strconv.FormatFloat(rate, 'g', 3, 64), 64)
 	return load.Point{
-		Load:     record.Load{Rate: rate, MaxConcurrency: maxConcurrency},
+		Load:     record.Load{Rate: t.Shape.NominalRate(), MaxConcurrency: maxConcurrency},
 		Requests: max(t.Shape.Requests-warmup, 1), WarmupRequests: warmup,
 		Schedule: &load.Schedule{Arrivals: t.Arrivals, Last: t.Last},
 	}
+}
+
+// JudgeTrace makes o judge p's trace replay: the trace gives the load and
+// the lengths, so o's load becomes the replay's rate, the one level and
+// the target unless target (a rate, from the command line) names another,
+// and its workload the trace's; o's own load and workload, made for
+// synthetic requests, are dropped. A capacity search then scales the
+// replay's speed (Judge).
+func (p *Plan) JudgeTrace(o *slo.Objective, target float64) {
+	pt := p.Points[0].Load
+	o.Load = slo.Load{Rate: []float64{pt.Rate}, MaxConcurrency: pt.MaxConcurrency, Target: target}
+	o.Workload = workload.Spec{PromptTokens: record.TraceLengths, OutputTokens: record.TraceLengths}
+	o.Workloads = nil
+}
+
+// atLoad is base, a trace's point, replayed at load l: its arrivals'
+// offsets scaled so that its rate is l's (a capacity search's probes,
+// a target above the trace's rate). A point without a schedule is base.
+func atLoad(base load.Point, l record.Load) load.Point {
+	if base.Schedule == nil || l.Rate == base.Load.Rate || !(l.Rate > 0) || !(base.Load.Rate > 0) {
+		return base
+	}
+	base.Schedule = wallSchedule(base.Schedule, l.Rate/base.Load.Rate)
+	return base
 }
 
 // traceConfig makes cfg replay s.Trace: its source, run.json's trace and
@@ -67,17 +85,13 @@ func traceConfig(cfg Config, s Setup, counter tokenize.Counter, env workload.Env
 	}
 	shape := t.Shape
 	cfg.Run.Trace = &shape
-	cfg.Run.PromptTokens, cfg.Run.OutputTokens = TraceLengths, TraceLengths
+	cfg.Run.PromptTokens, cfg.Run.OutputTokens = record.TraceLengths, record.TraceLengths
 	if m := shape.PromptTokens.Mean; m != nil {
 		cfg.PromptTokensMean = *m
 	}
 	cfg.TracePeakRate = float64(t.PeakRate)
 	return cfg, nil
 }
-
-// TraceLengths stands in run.json's prompt_tokens and output_tokens for a
-// trace's lengths, which its trace section describes.
-const TraceLengths = "trace"
 
 // traceAhead is how many requests of a trace point to prepare ahead: two
 // seconds of its busiest second, at least what aheadFor gives.

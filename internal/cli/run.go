@@ -37,6 +37,7 @@ Examples:
   servebench run --objective chat --url http://127.0.0.1:8000 --model M --find-capacity
   servebench run --url http://127.0.0.1:8000 --model M --concurrency 8 --slo 'ttft p95 <= 1.5s' --slo 'speed p95 >= 20 tok/s'
   servebench run --live --concurrency 1,4,16 --duration 60s    # a live view of the run in a browser
+  servebench run --url http://127.0.0.1:8000 --model M --trace conv.jsonl --slo 'ttft p95 <= 2s' --find-capacity
 
 Exit codes: 0 success (with an objective: it holds at its target load), 1 failure, 2 usage error,
 3 the objective does not hold, 4 INCONCLUSIVE: the evidence cannot say (the simulator fell behind
@@ -239,7 +240,7 @@ const hintClosedOrOpen = "servebench run --concurrency 1,4  or  --rate 1,2"
 // f.objective), from its load and workload.
 func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	if f.trace.o.Path != "" {
-		return f.tracePlan()
+		return f.tracePlan(o)
 	}
 	if f.concurrency != "" && f.rate != "" {
 		return nil, usagef(hintClosedOrOpen, "%v", slo.ErrClosedAndOpen)

@@ -9,6 +9,7 @@ import (
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -33,8 +34,9 @@ const traceHint = "servebench run --trace FILE --trace-max 100 (trace replay: do
 
 // tracePlan plans a trace replay (bench.PlanTrace): the trace's window
 // is the one load point, so the flags that choose loads or lengths are
-// refused beside it.
-func (f *runFlags) tracePlan() (*bench.Plan, error) {
+// refused beside it. An objective, when given, judges the replay
+// (Plan.JudgeTrace).
+func (f *runFlags) tracePlan(o *slo.Objective) (*bench.Plan, error) {
 	if err := f.traceConflicts(); err != nil {
 		return nil, err
 	}
@@ -49,6 +51,9 @@ func (f *runFlags) tracePlan() (*bench.Plan, error) {
 		return nil, traceError(err)
 	}
 	p.Spec.ContextTokens = f.workload.ContextTokens
+	if o != nil {
+		p.JudgeTrace(o, f.slo.targetLoad)
+	}
 	return p, nil
 }
 
@@ -64,7 +69,7 @@ func (f *runFlags) traceConflicts() error {
 		{"duration", f.dur != 0}, {"prompt-tokens", len(f.promptTokens.vals) > 0},
 		{"output-tokens", len(f.outputTokens.vals) > 0}, {"dataset, --shared-prefix, --multi-turn or --long-context", w != workload.Spec{}},
 		{"arrival", f.arrival != "" && f.arrival != defaultArrival}, {"slice", f.slice.set},
-		{"objective, --slo or --find-capacity", f.slo.active()}, {"shard", f.shard.shard.Count > 1},
+		{"shard", f.shard.shard.Count > 1},
 	} {
 		if c.set {
 			return usagef(traceHint, "--%s cannot be used with --trace: the trace gives the arrivals and the lengths (--trace-start, --trace-duration and --trace-max take a part of it)", c.flag)

@@ -26,7 +26,8 @@ func TestTraceFlagsDocumented(t *testing.T) {
 }
 
 // Flags that choose loads or lengths are refused beside --trace, naming
-// the flag; --context-tokens and --max-concurrency are honoured.
+// the flag; --context-tokens, --max-concurrency and the objective's flags
+// are honoured.
 func TestTraceConflicts(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -37,8 +38,10 @@ func TestTraceConflicts(t *testing.T) {
 		{[]string{"--prompt-tokens", "100"}, "--prompt-tokens cannot be used with --trace"},
 		{[]string{"--shared-prefix", "100"}, "--dataset, --shared-prefix, --multi-turn or --long-context cannot be used"},
 		{[]string{"--arrival", "gamma"}, "--arrival cannot be used with --trace"},
-		{[]string{"--slo", "ttft p95 <= 1s"}, "--objective, --slo or --find-capacity cannot be used"},
+		{[]string{"--shard", "1/2"}, "--shard cannot be used with --trace"},
 		{[]string{"--context-tokens", "8192", "--max-concurrency", "4", "--arrival", "poisson"}, ""},
+		// an objective judges the replay (bench.Plan.JudgeTrace)
+		{[]string{"--slo", "ttft p95 <= 1s", "--find-capacity", "--repeat", "2", "--target-load", "3"}, ""},
 	} {
 		var f runFlags
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)

@@ -24,6 +24,20 @@ type Trace struct {
 	// rest were dropped under --max-concurrency or never reached
 	// (an interrupt).
 	Replayed float64 `json:"replayed"`
+	// Scale is how many times faster than the run's replay (--trace-speed)
+	// this point replayed the trace: a capacity search's probe or a target
+	// load above the trace's rate. Absent for the replay itself (1); Sent
+	// is then binned per bin_s ÷ Scale, the trace's bins as this point
+	// replayed them.
+	Scale float64 `json:"scale,omitempty"`
+}
+
+// Factor is t's Scale, 1 when absent (or t nil).
+func (t *Trace) Factor() float64 {
+	if t == nil || t.Scale == 0 {
+		return 1
+	}
+	return t.Scale
 }
 
 // traceAgg gathers a point's trace requests.
@@ -41,10 +55,14 @@ func (t *traceAgg) add(r *record.Record) {
 	t.err.Add(float64(r.SentNS-r.ScheduledNS) / 1e6)
 }
 
-// summary bins the sends as the trace's shape bins its arrivals.
-func (t *traceAgg) summary(shape *record.Trace) *Trace {
+// summary bins the sends as the trace's shape bins its arrivals, as a
+// point replaying the trace scale times faster saw them.
+func (t *traceAgg) summary(shape *record.Trace, scale float64) *Trace {
 	out := &Trace{ScheduleErrorMS: t.err.Summary(), Sent: make([]int, len(shape.Arrivals))}
-	width := int64(math.Round(shape.BinS * 1e9))
+	if math.Abs(scale-1) > 1e-9 {
+		out.Scale = scale
+	}
+	width := int64(math.Round(shape.BinS / scale * 1e9))
 	for _, ns := range t.sent {
 		k := int((ns - t.first) / max(width, 1))
 		if k >= len(out.Sent) {
@@ -68,15 +86,16 @@ func (s *Summary) addTrace(a *Aggregator) {
 	for i := range s.Points {
 		p := &s.Points[i]
 		if t := a.traces[p.Index]; t != nil {
-			p.Trace = t.summary(s.Run.Trace)
+			p.Trace = t.summary(s.Run.Trace, s.Run.Trace.Scale(p.Load.Rate))
 		}
 	}
 }
 
 // TraceArrivalsPerSecond is the trace's arrivals and the achieved sends
-// as rates per second of each bin, for a renderer; the two slices have
-// the same length.
+// as rates per second of each bin, for a renderer, the trace's as the
+// point replayed it (its Scale); the two slices have the same length.
 func TraceArrivalsPerSecond(shape *record.Trace, t *Trace) (trace, sent []float64) {
+	bin := shape.BinS / t.Factor()
 	n := len(shape.Arrivals)
 	if t != nil {
 		n = max(n, len(t.Sent))
@@ -84,10 +103,10 @@ func TraceArrivalsPerSecond(shape *record.Trace, t *Trace) (trace, sent []float6
 	trace, sent = make([]float64, n), make([]float64, n)
 	for i := range n {
 		if i < len(shape.Arrivals) {
-			trace[i] = float64(shape.Arrivals[i]) / shape.BinS
+			trace[i] = float64(shape.Arrivals[i]) / bin
 		}
 		if t != nil && i < len(t.Sent) {
-			sent[i] = float64(t.Sent[i]) / shape.BinS
+			sent[i] = float64(t.Sent[i]) / bin
 		}
 	}
 	return slices.Clip(trace), slices.Clip(sent)

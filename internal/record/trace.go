@@ -1,6 +1,10 @@
 package record
 
-import "github.com/servebench/servebench/internal/stats"
+import (
+	"strconv"
+
+	"github.com/servebench/servebench/internal/stats"
+)
 
 // Trace formats (run --trace-format).
 const (
@@ -8,6 +12,11 @@ const (
 	TraceAzure    = "azure"    // CSV: TIMESTAMP (a date and time), ContextTokens, GeneratedTokens
 	TraceBurstGPT = "burstgpt" // CSV: Timestamp (s), Model, Request tokens, Response tokens, Log Type
 )
+
+// TraceLengths stands in run.json's prompt_tokens and output_tokens (and
+// a judged replay's objective) for a trace's lengths, which its trace
+// section describes.
+const TraceLengths = "trace"
 
 // Trace is a replayed trace as run.json keeps it: the file, the window
 // and speed it was replayed at, and the shape of the requests in that
@@ -53,4 +62,25 @@ type Trace struct {
 	// Labels counts requests by the trace's own labels (BurstGPT's model
 	// and log type), "column=value"; absent when it has none.
 	Labels map[string]int `json:"labels,omitempty"`
+}
+
+// NominalRate is the rate of the trace's replay point, its label: the
+// window's mean rate to three significant digits (1 for a window of one
+// instant, which any rate labels).
+func (t *Trace) NominalRate() float64 {
+	if !(t.MeanRate > 0) {
+		return 1
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(t.MeanRate, 'g', 3, 64), 64)
+	return r
+}
+
+// Scale is how many times faster than the trace's own replay a point at
+// rate replays it (a capacity search's probe, a target above the trace's
+// rate): 1 for the replay itself.
+func (t *Trace) Scale(rate float64) float64 {
+	if !(rate > 0) {
+		return 1
+	}
+	return rate / t.NominalRate()
 }

@@ -66,8 +66,19 @@ func writeTrace(b *strings.Builder, s *metrics.Summary) {
 		b.WriteString("  labels: " + labelCounts(t.Labels) + "\n")
 	}
 	for i := range s.Points {
+		if len(s.Points) > 1 {
+			b.WriteString("  " + tracePointTitle(t, &s.Points[i]) + ":\n")
+		}
 		writeTracePoint(b, t, &s.Points[i])
 	}
+}
+
+// tracePointTitle names one of several points of a judged replay: its
+// load, and how many times faster than the replay it sent the trace.
+func tracePointTitle(t *record.Trace, p *metrics.PointSummary) string {
+	k := p.Trace.Factor()
+	return fmt.Sprintf("%s, ×%s the trace's rate (replayed at ×%s)", LoadLabel(p),
+		strconv.FormatFloat(k, 'g', 3, 64), strconv.FormatFloat(k*t.Speed, 'g', 3, 64))
 }
 
 // labelCounts lists a trace's label counts, most frequent first.
@@ -83,7 +94,7 @@ func labelCounts(m map[string]int) string {
 
 func writeTracePoint(b *strings.Builder, t *record.Trace, p *metrics.PointSummary) {
 	rows := [][]string{{"  ", "", "trace", "sent"},
-		{"  ", "arrivals/s (mean)", num(t.MeanRate, 2), num(p.AchievedRate, 2)},
+		{"  ", "arrivals/s (mean)", num(t.MeanRate*p.Trace.Factor(), 2), num(p.AchievedRate, 2)},
 		lengthRow("prompt tok p50/p99", t.PromptTokens, p.PromptTokens),
 		lengthRow("output tok p50/p99", t.OutputTokens, p.OutputTokens)}
 	if p.Trace != nil {
@@ -99,9 +110,13 @@ func writeTracePoint(b *strings.Builder, t *record.Trace, p *metrics.PointSummar
 	for i := range tr {
 		top = max(top, tr[i], sent[i])
 	}
-	fmt.Fprintf(b, "  arrivals per %s s (peak %s/s): trace |%s|\n", num(t.BinS, 0), num(top, 1), spark(tr, top))
+	bin := num(t.BinS, 0)
+	if k := p.Trace.Factor(); k != 1 {
+		bin = strconv.FormatFloat(t.BinS/k, 'g', 3, 64) // the trace's bins, sent k times faster
+	}
+	fmt.Fprintf(b, "  arrivals per %s s (peak %s/s): trace |%s|\n", bin, num(top, 1), spark(tr, top))
 	if p.Trace != nil {
-		fmt.Fprintf(b, "  %s sent  |%s|\n", strings.Repeat(" ", runes(fmt.Sprintf("arrivals per %s s (peak %s/s):", num(t.BinS, 0), num(top, 1)))), spark(sent, top))
+		fmt.Fprintf(b, "  %s sent  |%s|\n", strings.Repeat(" ", runes(fmt.Sprintf("arrivals per %s s (peak %s/s):", bin, num(top, 1)))), spark(sent, top))
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // traceSummary is a replayed trace's summary: the shape from run.json, one
@@ -46,6 +48,36 @@ func TestTraceText(t *testing.T) {
 	}
 }
 
+// A judged replay's points at other rates (a capacity search's probes, a
+// target above the trace's rate) are each titled with how many times
+// faster they sent the trace, their trace column scaled to match.
+func TestTraceTextScaledPoints(t *testing.T) {
+	s := traceSummary()
+	p := s.Points[0]
+	p.Load.Rate, p.AchievedRate = 4, 3.9
+	p.Trace = &metrics.Trace{Sent: []int{4, 0, 2, 4}, Replayed: 1, Scale: 2}
+	s.Points = append(s.Points, p)
+	var b strings.Builder
+	writeTrace(&b, s)
+	got := b.String()
+	for _, want := range []string{
+		"  r=2/s, ×1 the trace's rate (replayed at ×2):",
+		"  r=4/s, ×2 the trace's rate (replayed at ×4):",
+		"arrivals/s (mean)       4.00       3.90",
+		"arrivals per 0.5 s (peak 8.0/s): trace |█ ▄█|",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	// one point, the replay itself: no title
+	b.Reset()
+	writeTrace(&b, traceSummary())
+	if strings.Contains(b.String(), "the trace's rate") {
+		t.Errorf("a single replay titled:\n%s", b.String())
+	}
+}
+
 // The page gets the same facts and both series.
 func TestTraceHTMLData(t *testing.T) {
 	d := buildTrace(traceSummary())
@@ -69,4 +101,27 @@ func TestTraceHTMLInBrowser(t *testing.T) {
 		t.Error(p)
 	}
 	checkCharts(t, v, []string{"Arrivals per second: the trace and the requests sent"})
+}
+
+// A judged replay's verdict says its capacity as a multiple of the
+// trace's rate; any other objective, or no capacity found, says nothing.
+func TestTraceCapacityLine(t *testing.T) {
+	trace := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: record.TraceLengths}}
+	synthetic := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: "512"}}
+	at := func(r float64) *record.Load { return &record.Load{Rate: r} }
+	for _, c := range []struct {
+		o    *slo.Objective
+		capy slo.Capacity
+		want string
+	}{
+		{trace, slo.Capacity{Found: true, Load: at(5)}, "capacity at ×2 the trace's rate (5 req/s ÷ 2.5 req/s)"},
+		{trace, slo.Capacity{Found: true, Load: at(1.25)}, "capacity at ×0.5 the trace's rate (1.25 req/s ÷ 2.5 req/s)"},
+		{trace, slo.Capacity{Found: false, FailsAt: at(1)}, ""},
+		{synthetic, slo.Capacity{Found: true, Load: at(5)}, ""},
+	} {
+		got, ok := traceCapacityLine(c.o, c.capy)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%+v: %q %v, want %q", c.capy, got, ok, c.want)
+		}
+	}
 }

@@ -44,6 +44,9 @@ func verdictParts(o *slo.Objective, v *slo.Verdict) verdictDoc {
 	if v.Workloads != nil {
 		d.table, d.lines = matrixVerdict(d.table[:1], v)
 	}
+	if l, ok := traceCapacityLine(o, v.Capacity); ok {
+		d.lines = append(d.lines, [2]string{"trace", l})
+	}
 	d.lines = append(validityLines(v.Points), d.lines...)
 	for _, r := range v.Requirements {
 		d.lines = append(d.lines, [2]string{r.Name, r.Note})
@@ -282,6 +285,18 @@ func capacityLine(c slo.Capacity) string {
 		s += fmt.Sprintf(" [search, %d probes]", c.Probes)
 	}
 	return s
+}
+
+// traceCapacityLine says a judged replay's capacity as a multiple of the
+// trace's rate, the objective's one load (bench's Plan.JudgeTrace): how
+// much more of the recorded traffic the server meets its objective at.
+func traceCapacityLine(o *slo.Objective, c slo.Capacity) (string, bool) {
+	if o.Workload.PromptTokens != record.TraceLengths || len(o.Load.Rate) != 1 || !c.Found || c.Load == nil || c.Load.Rate <= 0 {
+		return "", false
+	}
+	k := strconv.FormatFloat(c.Load.Rate/o.Load.Rate[0], 'g', 3, 64)
+	return fmt.Sprintf("capacity at ×%s the trace's rate (%s ÷ %s)", k, c.Load.Text(record.LoadLong),
+		record.Load{Rate: o.Load.Rate[0]}.Text(record.LoadLong)), true
 }
 
 func failedList(c slo.Capacity) string {
