@@ -47,9 +47,7 @@ func TracePoint(t *workload.Trace, maxConcurrency, warmup int) load.Point {
 // replay's speed (Judge).
 func (p *Plan) JudgeTrace(o *slo.Objective, target float64) {
 	pt := p.Points[0].Load
-	o.Load = slo.Load{Rate: []float64{pt.Rate}, MaxConcurrency: pt.MaxConcurrency, Target: target}
-	o.Workload = workload.Spec{PromptTokens: record.TraceLengths, OutputTokens: record.TraceLengths}
-	o.Workloads = nil
+	o.OnTrace(pt.Rate, pt.MaxConcurrency, target)
 }
 
 // atLoad is base, a trace's point, replayed at load l: its arrivals'

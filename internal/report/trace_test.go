@@ -106,7 +106,8 @@ func TestTraceHTMLInBrowser(t *testing.T) {
 // A judged replay's verdict says its capacity as a multiple of the
 // trace's rate; any other objective, or no capacity found, says nothing.
 func TestTraceCapacityLine(t *testing.T) {
-	trace := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: record.TraceLengths}}
+	trace := &slo.Objective{}
+	trace.OnTrace(2.5, 0, 0)
 	synthetic := &slo.Objective{Load: slo.Load{Rate: []float64{2.5}}, Workload: workload.Spec{PromptTokens: "512"}}
 	at := func(r float64) *record.Load { return &record.Load{Rate: r} }
 	for _, c := range []struct {

@@ -291,12 +291,12 @@ func capacityLine(c slo.Capacity) string {
 // trace's rate, the objective's one load (bench's Plan.JudgeTrace): how
 // much more of the recorded traffic the server meets its objective at.
 func traceCapacityLine(o *slo.Objective, c slo.Capacity) (string, bool) {
-	if o.Workload.PromptTokens != record.TraceLengths || len(o.Load.Rate) != 1 || !c.Found || c.Load == nil || c.Load.Rate <= 0 {
+	if o.TraceRate <= 0 || !c.Found || c.Load == nil || c.Load.Rate <= 0 {
 		return "", false
 	}
-	k := strconv.FormatFloat(c.Load.Rate/o.Load.Rate[0], 'g', 3, 64)
+	k := strconv.FormatFloat(c.Load.Rate/o.TraceRate, 'g', 3, 64)
 	return fmt.Sprintf("capacity at ×%s the trace's rate (%s ÷ %s)", k, c.Load.Text(record.LoadLong),
-		record.Load{Rate: o.Load.Rate[0]}.Text(record.LoadLong)), true
+		record.Load{Rate: o.TraceRate}.Text(record.LoadLong)), true
 }
 
 func failedList(c slo.Capacity) string {

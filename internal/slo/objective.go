@@ -46,6 +46,22 @@ type Objective struct {
 	// Priority says what matters more when candidates tie: throughput or
 	// responsiveness.
 	Priority string `json:"priority" yaml:"priority"`
+	// TraceRate, when the objective judges a trace replay (OnTrace), is
+	// the replay's own rate, the trace's nominal rate: loads are also
+	// said as multiples of it. Never read from a file.
+	TraceRate float64 `json:"trace_rate,omitempty" yaml:"-"`
+}
+
+// OnTrace makes o judge a trace replay whose own rate is rate: the trace
+// gives the load and the lengths, so o's load becomes that rate, the one
+// level and the target unless target (a rate, from the command line)
+// names another, and its workload the trace's; o's own load and
+// workload, made for synthetic requests, are set aside.
+func (o *Objective) OnTrace(rate float64, maxConcurrency int, target float64) {
+	o.TraceRate = rate
+	o.Load = Load{Rate: []float64{rate}, MaxConcurrency: maxConcurrency, Target: cmp.Or(target, rate)}
+	o.Workload = workload.Spec{PromptTokens: record.TraceLengths, OutputTokens: record.TraceLengths}
+	o.Workloads = nil
 }
 
 // Priorities.
@@ -134,7 +150,10 @@ func (o *Objective) Overlay(slos []SLO, target float64) {
 		o.SetSLO(s)
 	}
 	if target > 0 {
+		// in the recorded run's kind, whatever o's own levels were:
+		// JudgeRecorded lists the recorded loads
 		o.Load.Target = target
+		o.Load.Concurrency, o.Load.Rate = nil, nil
 	}
 }
 

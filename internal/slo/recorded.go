@@ -15,6 +15,7 @@ import (
 func JudgeRecorded(o *Objective, ev *Evaluator, s *metrics.Summary) *Report {
 	seen := map[record.Load]int{}
 	listed := map[record.Load]bool{} // a load once, whatever the workload cells
+	hadClosed, hadOpen := len(o.Load.Concurrency) > 0, len(o.Load.Rate) > 0
 	o.Load.Concurrency, o.Load.Rate = nil, nil
 	for _, p := range s.Points {
 		bare := p.Load
@@ -28,6 +29,16 @@ func JudgeRecorded(o *Objective, ev *Evaluator, s *metrics.Summary) *Report {
 		} else {
 			o.Load.Concurrency = append(o.Load.Concurrency, p.Load.Concurrency)
 		}
+	}
+	if (o.Load.Open() && hadClosed) || (!o.Load.Open() && hadOpen) {
+		o.Load.Target = 0 // a concurrency is no target for a rate, nor the reverse (as Resolve)
+	}
+	if s.Run != nil && s.Run.Trace != nil {
+		// a replay judged as run judged it (OnTrace), every recorded
+		// rate listed: a target given, else the trace's own rate
+		levels, target := o.Load.Rate, o.Load.Target
+		o.OnTrace(s.Run.Trace.NominalRate(), o.Load.MaxConcurrency, target)
+		o.Load.Rate = levels
 	}
 	opts := Options{Seed: 1}
 	for _, n := range seen {
