@@ -284,6 +284,12 @@ func TestTraceJudged(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout)
 		}
 	}
+	// report judges the recorded replay as run judged it: its capacity
+	// said against the trace's rate too
+	code, stdout, stderr = run(t, "report", "--slo", "ttft p95 <= 60s", "--target-load", "16", dir)
+	if code != 0 || !strings.Contains(stdout, "trace       capacity at ×") || !strings.Contains(stdout, " the trace's rate (") {
+		t.Errorf("report --slo of the replay: exit %d, want 0 and capacity against the trace's rate\n%s%s", code, stdout, stderr)
+	}
 	code, stdout, _ = run(t, "run", "--trace", path, "--trace-max", "12", "--trace-speed", "4", "--slo", "ttft p95 <= 1ms")
 	if code != 3 || !strings.Contains(stdout, "OBJECTIVE NOT MET at ") || !strings.Contains(stdout, "req/s (exit 3)") {
 		t.Errorf("an SLO no replay meets: exit %d, want 3\n%s", code, stdout)

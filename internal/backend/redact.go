@@ -191,3 +191,23 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	r.r.WriteString(&buf, string(b))
 	return buf.Bytes()
 }
+
+// NewLaunchRedactor knows the credentials the log of a server started
+// with environment env (K=V, the inherited variables and those given) may
+// print: the values of its credential variables (HF_TOKEN and the like),
+// and the credentials of a target reached with opts (API key, credential
+// headers) whatever its URL.
+func NewLaunchRedactor(opts TargetOptions, env []string) *Redactor {
+	var secrets []string
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && IsCredentialHeader(k) {
+			secrets = append(secrets, v)
+		}
+	}
+	opts.URL = "http://127.0.0.1"
+	var target *Redactor
+	if t, err := NewTarget(opts); err == nil {
+		target = t.Redactor()
+	}
+	return JoinRedactors(target, NewRedactor(secrets...))
+}

@@ -181,3 +181,21 @@ func TestRedactorBase64AnyAlignment(t *testing.T) {
 		}
 	}
 }
+
+func TestLaunchRedactor(t *testing.T) {
+	opts := TargetOptions{URL: "http://gpu-host:8000", APIKey: "sk-launch-key",
+		Header: http.Header{"X-Api-Key": {"hdr-secret-1"}, "X-Team": {"infra-team"}}}
+	env := []string{"HF_TOKEN=hf_abcdef", "PATH=/usr/bin", "MY_PASSWORD=pw-12345", "OLLAMA_NUM_PARALLEL=4", "NOEQUALS"}
+	r := NewLaunchRedactor(opts, env)
+	for _, c := range []struct{ in, want string }{
+		{"token hf_abcdef loaded", "token [redacted] loaded"},                // a credential variable's value
+		{"pw-12345", "[redacted]"},                                           // any name that says it holds one
+		{"key sk-launch-key", "key [redacted]"},                              // the target's API key, whatever its URL
+		{"X-Api-Key: hdr-secret-1", "X-Api-Key: [redacted]"},                 // a credential header
+		{"path /usr/bin, team infra-team", "path /usr/bin, team infra-team"}, // not credentials
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 
 	"github.com/servebench/servebench/internal/sim"
@@ -129,4 +130,15 @@ func CandidateDir(out string, c slo.Candidate) string {
 		return ""
 	}
 	return filepath.Join(out, c.Name)
+}
+
+// CandidateLabels are the history labels of a candidate's run: the
+// command line's (given), the candidate's own over them.
+func CandidateLabels(given map[string]string, c slo.Candidate) map[string]string {
+	labels := maps.Clone(given)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, c.Labels)
+	return labels
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -84,4 +85,22 @@ func TestDecide(t *testing.T) {
 			t.Errorf("got %v, %d outcomes after %q; want the first alone", err, len(d.Outcomes), events)
 		}
 	})
+}
+
+// TestCandidateLabels: a candidate's labels win over the command line's,
+// and neither map given is changed.
+func TestCandidateLabels(t *testing.T) {
+	given := map[string]string{"gpu": "L4", "team": "infra"}
+	c := slo.Candidate{Name: "a", Labels: map[string]string{"gpu": "A100", "cost": "2"}}
+	got := CandidateLabels(given, c)
+	want := map[string]string{"gpu": "A100", "team": "infra", "cost": "2"}
+	if !maps.Equal(got, want) {
+		t.Errorf("CandidateLabels = %v, want %v", got, want)
+	}
+	if given["gpu"] != "L4" || len(given) != 2 {
+		t.Errorf("the command line's labels changed: %v", given)
+	}
+	if got := CandidateLabels(nil, slo.Candidate{Name: "b"}); got == nil || len(got) != 0 {
+		t.Errorf("no labels: %v, want an empty map to add to", got)
+	}
 }

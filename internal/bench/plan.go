@@ -6,6 +6,7 @@ import (
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -52,6 +53,17 @@ type PlanSpec struct {
 	Seed  uint64
 	// Slice is the slice length, resolved (SliceLength); 0: none.
 	Slice time.Duration
+}
+
+// ForObjective sets what an objective (resolved: slo.Resolve) specifies
+// over what was given: its workload or workloads, its load levels, and
+// each point's amount and warm-up. The arrivals, seed and slice stay.
+func (s *PlanSpec) ForObjective(o *slo.Objective) {
+	s.Workload, s.Cells, s.Loads = o.Workload, o.Workloads, o.Load.Levels()
+	s.Prompts, s.Outputs = []string{o.Workload.PromptTokens}, []string{o.Workload.OutputTokens}
+	requests, d, warm := o.Load.Amount()
+	s.Point.Requests, s.Point.Duration = requests, d
+	s.Point.WarmupRequests, s.Point.WarmupDuration = warm.Requests, warm.Duration
 }
 
 // NewPlan resolves a run's plan from what was given, the defaults filling

@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/workload"
 )
 
@@ -158,5 +159,32 @@ func TestNewPlan(t *testing.T) {
 				t.Errorf("workload %q, slice %v; want %q, %v", g, p.Slice, tc.cell, tc.spec.Slice)
 			}
 		})
+	}
+}
+
+func TestPlanSpecForObjective(t *testing.T) {
+	o := &slo.Objective{Workload: workload.Spec{PromptTokens: "256", OutputTokens: "32"},
+		Load: slo.Load{Concurrency: []int{2, 8}, Requests: 20, Duration: "30s", Warmup: "5s"}}
+	arrival := load.Arrival{Process: load.ArrivalConstant}
+	spec := PlanSpec{Prompts: []string{"64"}, Outputs: []string{"8"}, Loads: Levels(nil, []float64{2}, 0), Seed: 7, Slice: time.Minute,
+		Point: load.Point{Requests: 5, WarmupRequests: 1, Arrival: arrival}}
+	spec.ForObjective(o)
+	p, err := NewPlan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pt := range p.Points {
+		got = append(got, pt.Load.Label())
+		// the objective's amount and warm-up; the arrivals as given
+		if pt.Requests != 20 || pt.Duration != 30*time.Second || pt.WarmupRequests != 0 || pt.WarmupDuration != 5*time.Second || pt.Arrival != arrival {
+			t.Errorf("%s: %+v, want the objective's 20 requests, 30s, warm-up 5s, and the arrivals given", pt.Load.Label(), pt)
+		}
+	}
+	if g := strings.Join(got, " "); g != "c=2 c=8" {
+		t.Errorf("loads %q, want the objective's c=2 c=8", g)
+	}
+	if g := p.Spec.PromptTokens + "→" + p.Spec.OutputTokens; g != "256→32" || p.Slice != time.Minute {
+		t.Errorf("workload %q, slice %v; want the objective's 256→32, the slice given", g, p.Slice)
 	}
 }

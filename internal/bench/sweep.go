@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/launch"
 	"github.com/servebench/servebench/internal/load"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/sweep"
 )
 
@@ -108,7 +111,7 @@ func RunSweep(ctx context.Context, s Sweep) []*ConfigResult {
 // runConfig is one configuration: started, ready, measured and stopped,
 // StartupOnly's repeats each a cold start of their own.
 func (s Sweep) runConfig(ctx context.Context, c launch.Config) *ConfigResult {
-	r := &ConfigResult{Outcome: sweep.Outcome{Config: c, Dir: filepath.Join(s.Out, c.Name())}}
+	r := &ConfigResult{Outcome: sweep.Outcome{Config: c, Dir: ConfigDir(s.Out, c)}}
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		r.Error = err.Error()
 		return r
@@ -268,6 +271,40 @@ func (s Sweep) stop(ctx context.Context, p *launch.Process, port int, r *ConfigR
 		time.Sleep(readyPoll)
 	}
 	return nil
+}
+
+// ConfigDir is where a configuration's run and server log are written
+// under the sweep's directory out: its own directory, named after it.
+func ConfigDir(out string, c launch.Config) string { return filepath.Join(out, c.Name()) }
+
+// ConfigLabels are the history labels of a configuration's run: the
+// command line's (given), its parameters' values over them, the sweep's
+// name (its directory's, out) and, when known (gpus > 0), its GPUs.
+func ConfigLabels(given map[string]string, c launch.Config, out string, gpus float64) map[string]string {
+	labels := maps.Clone(given)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, c.Values)
+	labels["sweep"] = filepath.Base(out)
+	if gpus > 0 {
+		labels["gpus"] = strconv.FormatFloat(gpus, 'g', -1, 64)
+	}
+	return labels
+}
+
+// File is sweep.json of the sweep's results: its command and environment
+// as given, quoted and redacted, the parameters they cross, each
+// configuration's outcome and GPUs (gpus, as sweep.Summarize), and the
+// recommendation under o when the configurations were judged.
+func (s Sweep) File(params []launch.Param, results []*ConfigResult, gpus func(launch.Config) float64, o *slo.Objective) *sweep.File {
+	outs := make([]sweep.Outcome, len(results))
+	for i, r := range results {
+		outs[i] = r.Outcome
+	}
+	spec := sweep.Spec{Serve: s.redact(strings.Join(launch.Quote(s.Serve), " ")), Env: s.redactAll(s.Env),
+		Params: params, StartupOnly: s.StartupOnly}
+	return sweep.Summarize(spec, outs, gpus, o)
 }
 
 func (s Sweep) redact(t string) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
@@ -163,11 +162,7 @@ func (f *runFlags) forCandidate(c slo.Candidate) *runFlags {
 	cf.url, cf.model, cf.api = c.URL, cmp.Or(c.Model, f.model), cmp.Or(c.API, f.api)
 	cf.apiGiven = f.apiGiven || c.API != ""
 	cf.out = bench.CandidateDir(f.out, c)
-	cf.hist.labels = maps.Clone(f.hist.labels)
-	if cf.hist.labels == nil {
-		cf.hist.labels = labelFlag{}
-	}
-	maps.Copy(cf.hist.labels, c.Labels)
+	cf.hist.labels = bench.CandidateLabels(f.hist.labels, c)
 	return &cf
 }
 

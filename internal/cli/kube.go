@@ -154,10 +154,7 @@ func (k *kubeFlags) check(fs *flag.FlagSet, f *runFlags) error {
 // no Job starts only to fail in every pod: points that cannot be split, or
 // several points with marks that nothing spaces. It sets the start mark.
 func (k *kubeFlags) checkLoad(f *runFlags) error {
-	k.StartAt = f.shard.startAt
-	if k.StartAt.IsZero() {
-		k.StartAt = time.Now().Add(k.startIn).Truncate(time.Second)
-	}
+	k.StartAt = kube.StartMark(f.shard.startAt, k.startIn, time.Now())
 	plan, err := f.plan(nil)
 	if err != nil {
 		return err

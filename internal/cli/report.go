@@ -134,26 +134,22 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		}
 		return allFailed(s)
 	}
-	// Only a judged report feeds an evaluator: it counts goodput as the
-	// records come and keeps a bounded sample of them for intervals.
-	ev := &slo.Evaluator{Checks: o.Checks()}
-	var s *metrics.Summary
-	if fs.NArg() > 1 {
-		s, err = mergeShards(fs.Args(), m, ev.Add)
-	} else {
-		s, err = loadSummary(env, fs.Arg(0), *strict, slice, ev.Add)
-	}
+	rep, err := slo.JudgeRead(o, *objective != "", func(observe func(*record.Record)) (*metrics.Summary, error) {
+		if fs.NArg() > 1 {
+			return mergeShards(fs.Args(), m, observe)
+		}
+		return loadSummary(env, fs.Arg(0), *strict, slice, observe)
+	})
 	if err != nil {
 		return err
 	}
-	if *objective != "" {
-		// A named objective comes with its workload; SLOs set for it say
-		// little about another one.
-		if w := slo.WorkloadDifference(o, s.Run); w != "" {
-			s.Warnings = append(s.Warnings, w)
-		}
+	if err := renderReport(env.Stdout, rep, *format); err != nil {
+		return err
 	}
-	return judgeRecorded(env, o, ev, s, *format)
+	if !rep.Verdict.Holds {
+		return unmet(rep.Objective, rep.Verdict)
+	}
+	return nil
 }
 
 // formatArgument is a usage error for an argument that names an output
@@ -191,22 +187,6 @@ func reportObjective(name string, slos []slo.SLO, target float64) (*slo.Objectiv
 		return nil, usagef(hint, "objective %s has no SLO", o.Name)
 	}
 	return o, nil
-}
-
-// judgeRecorded judges recorded load points as run judged them while
-// measuring: the same evaluator over the same records. Loads recorded more
-// than once (run --repeat) get confidence intervals. What the records
-// cannot say is whether run stopped a point early as overloaded; such a
-// point is judged on the requests it completed.
-func judgeRecorded(env *Env, o *slo.Objective, ev *slo.Evaluator, s *metrics.Summary, format string) error {
-	rep := slo.JudgeRecorded(o, ev, s)
-	if err := renderReport(env.Stdout, rep, format); err != nil {
-		return err
-	}
-	if !rep.Verdict.Holds {
-		return unmet(o, rep.Verdict)
-	}
-	return nil
 }
 
 // openRun reads one run as report reads it (servebench.OpenRuns): a run

@@ -248,25 +248,22 @@ func (f *runFlags) plan(o *slo.Objective) (*bench.Plan, error) {
 	if err := f.checkAmounts(); err != nil {
 		return nil, err
 	}
-	requests, dur, warm := f.requests, f.dur, slo.Warmup{Requests: f.warmup.requests, Duration: f.warmup.duration}
+	spec := bench.PlanSpec{Workload: f.workload, Prompts: f.promptTokens.vals, Outputs: f.outputTokens.vals, Seed: f.seed,
+		Point: load.Point{Requests: f.requests, Duration: f.dur, WarmupRequests: f.warmup.requests, WarmupDuration: f.warmup.duration}}
 	if o != nil {
-		requests, dur, warm = o.Load.Amount()
+		spec.ForObjective(o)
 	}
-	slice, err := f.slice.resolve(dur)
-	if err != nil {
+	var err error
+	if spec.Slice, err = f.slice.resolve(spec.Point.Duration); err != nil {
 		return nil, err
 	}
-	arrival, err := load.ParseArrival(f.arrival, f.burstiness)
-	if err != nil {
+	if spec.Point.Arrival, err = load.ParseArrival(f.arrival, f.burstiness); err != nil {
 		return nil, usagef("servebench run --rate 2 --arrival gamma --burstiness 0.5", "--arrival/--burstiness: %v", err)
 	}
-	spec := bench.PlanSpec{Workload: f.workload, Prompts: f.promptTokens.vals, Outputs: f.outputTokens.vals, Seed: f.seed, Slice: slice,
-		Point: load.Point{Requests: requests, Duration: dur, WarmupRequests: warm.Requests, WarmupDuration: warm.Duration, Arrival: arrival}}
-	if o != nil {
-		spec.Workload, spec.Cells, spec.Loads = o.Workload, o.Workloads, o.Load.Levels()
-		spec.Prompts, spec.Outputs = []string{o.Workload.PromptTokens}, []string{o.Workload.OutputTokens}
-	} else if spec.Loads, err = f.loads(); err != nil {
-		return nil, err
+	if o == nil {
+		if spec.Loads, err = f.loads(); err != nil {
+			return nil, err
+		}
 	}
 	p, err := bench.NewPlan(spec)
 	return p, specUsage(err)

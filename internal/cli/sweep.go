@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +117,7 @@ func sweepCmd(ctx context.Context, env *Env, args []string) error {
 	if sw.Server, err = f.server(env, ""); err != nil {
 		return err
 	}
-	red := sweepRedactor(sw.Server, s.env)
+	red := backend.NewLaunchRedactor(sw.Server, append(os.Environ(), s.env...))
 	env.redactors = append(env.redactors, red, f.tel.redactor())
 	sw.API, sw.Model, sw.Redact = f.api, f.model, env.redact
 	sw.Measurement = func(c launch.Config, at bench.Launched) (bench.Measurement, error) {
@@ -129,7 +127,7 @@ func sweepCmd(ctx context.Context, env *Env, args []string) error {
 		return m, err
 	}
 	sw.Started = func(c launch.Config, args []string) {
-		fmt.Fprintf(env.Stderr, "%s: starting %s\n", c.Name(), strings.Join(quoteArgs(args), " "))
+		fmt.Fprintf(env.Stderr, "%s: starting %s\n", c.Name(), strings.Join(launch.Quote(args), " "))
 	}
 	sw.Ready = func(c launch.Config, st sweep.Startup) {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", c.Name(), report.StartupLine(st))
@@ -157,7 +155,7 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 	if err != nil {
 		return bench.Sweep{}, usagef(hint, "--serve: %v", err)
 	}
-	if !usesPort(words) && !usesPort(s.env) {
+	if !launch.Places(words, launch.PortName) && !launch.Places(s.env, launch.PortName) {
 		return bench.Sweep{}, usagef(hint, "--serve (or an --env) must place {port}: the sweep picks a free port for each server and measures it there")
 	}
 	configs, err := launch.Configs(s.params)
@@ -170,23 +168,10 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		// --repeat counts cold starts here, not repeats of a load
 		sw.Repeat, f.slo.repeat = f.slo.repeat, 1
 	}
-	for _, c := range configs {
-		vals := maps.Clone(c.Values)
-		vals[launch.PortName] = "1"
-		if _, err := launch.ExpandAll(append(append([]string{}, words...), s.env...), vals); err != nil {
-			return bench.Sweep{}, usagef(hint, "--serve: %v", err)
-		}
+	if err := launch.CheckConfigs(append(append([]string{}, words...), s.env...), configs); err != nil {
+		return bench.Sweep{}, usagef(hint, "--serve: %v", err)
 	}
 	return sw, nil
-}
-
-func usesPort(words []string) bool {
-	for _, w := range words {
-		if launch.Uses(w, launch.PortName) {
-			return true
-		}
-	}
-	return false
 }
 
 // sweepRun is one configuration's run as the flags ask for it: run's
@@ -209,15 +194,11 @@ func (f *runFlags) sweepRuns(fs *flag.FlagSet, s *sweepFlags, configs []launch.C
 		}
 		r := &sweepRun{flags: cf}
 		if s.gpus != "" {
-			g, err := launch.ExpandList(s.gpus, c.Values)
-			if err == nil {
-				r.gpus, err = strconv.ParseFloat(g, 64)
-			}
-			if err != nil || r.gpus <= 0 {
+			if r.gpus, err = launch.ExpandNumber(s.gpus, c.Values); err != nil || r.gpus <= 0 {
 				return nil, usagef("servebench sweep --gpus '{tp}' --param tp=1,2", "--gpus %q: want a positive number of GPUs for %s", s.gpus, c)
 			}
-			cf.hist.labels["gpus"] = strconv.FormatFloat(r.gpus, 'g', -1, 64)
 		}
+		cf.hist.labels = bench.ConfigLabels(f.hist.labels, c, f.out, r.gpus)
 		if err := benchError(rundir.Check(cf.out)); err != nil {
 			return nil, err
 		}
@@ -238,7 +219,7 @@ func (f *runFlags) sweepRuns(fs *flag.FlagSet, s *sweepFlags, configs []launch.C
 }
 
 // forConfig is the flags for one configuration: its loads expanded, its
-// run in DIR/NAME, its parameters as labels beside --label's.
+// run in DIR/NAME (its labels are bench.ConfigLabels).
 func (f *runFlags) forConfig(c launch.Config) (*runFlags, error) {
 	cf := *f
 	var err error
@@ -253,13 +234,7 @@ func (f *runFlags) forConfig(c launch.Config) (*runFlags, error) {
 			return nil, usagef("servebench sweep --concurrency '1,{seqs},{seqs}*2' --param seqs=8,16", "--%s for %s: %v", l.name, c, err)
 		}
 	}
-	cf.out = filepath.Join(f.out, c.Name())
-	cf.hist.labels = maps.Clone(f.hist.labels)
-	if cf.hist.labels == nil {
-		cf.hist.labels = labelFlag{}
-	}
-	maps.Copy(cf.hist.labels, c.Values)
-	cf.hist.labels["sweep"] = filepath.Base(f.out)
+	cf.out = bench.ConfigDir(f.out, c)
 	return &cf, nil
 }
 
@@ -305,17 +280,14 @@ func (f *runFlags) sweepMeasured(ctx context.Context, env *Env, runs map[string]
 // finishSweep writes sweep.json and the sweep's report, prints the
 // table and says how the sweep ended in its exit code.
 func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw bench.Sweep, runs map[string]*sweepRun, results []*bench.ConfigResult) error {
-	outs := make([]sweep.Outcome, len(results))
 	var o *slo.Objective
-	for i, r := range results {
-		outs[i] = r.Outcome
+	for _, r := range results {
 		if run := runs[r.Config.Name()]; run != nil && run.objective != nil && o == nil {
 			o = run.objective
 		}
 	}
 	gpus := func(c launch.Config) float64 { return runs[c.Name()].gpus }
-	file := sweep.Summarize(sweep.Spec{Serve: sw.Redact(strings.Join(quoteArgs(sw.Serve), " ")), Env: redactAll(sw.Redact, sw.Env),
-		Params: s.params, StartupOnly: s.startupOnly}, outs, gpus, o)
+	file := sw.File(s.params, results, gpus, o)
 	if err := sweep.Write(f.out, file); err != nil {
 		return &Error{Err: fmt.Errorf("--out: %w", err), Code: ExitFailure}
 	}
@@ -341,12 +313,7 @@ func (f *runFlags) sweepJSON() bool { return f.jsonOut || f.format == "json" }
 // sweepExit is the exit code of a sweep: interrupted, every
 // configuration failed, or, with an objective, none meets it.
 func sweepExit(ctx context.Context, file *sweep.File) error {
-	failed := 0
-	for _, c := range file.Configs {
-		if c.Error != nil {
-			failed++
-		}
-	}
+	failed := file.Failed()
 	switch {
 	case ctx.Err() != nil:
 		return &Error{Err: errors.New("interrupted: sweep.json covers the configurations done so far"), Code: ExitInterrupted}
@@ -359,44 +326,4 @@ func sweepExit(ctx context.Context, file *sweep.File) error {
 		return &Error{Err: fmt.Errorf("objective %s: %s", file.Objective, file.Why), Hint: hintInconclusive, Code: ExitInconclusive}
 	}
 	return &Error{Err: fmt.Errorf("objective %s: %s", file.Objective, file.Why), Code: ExitObjective}
-}
-
-// sweepRedactor knows the credentials a server's log may print: the
-// target's (API key, credential headers), and the values of credential
-// variables in its environment (HF_TOKEN and the like), given or
-// inherited.
-func sweepRedactor(opts backend.TargetOptions, extra []string) *backend.Redactor {
-	var secrets []string
-	for _, kv := range append(os.Environ(), extra...) {
-		if k, v, ok := strings.Cut(kv, "="); ok && backend.IsCredentialHeader(k) {
-			secrets = append(secrets, v)
-		}
-	}
-	opts.URL = "http://127.0.0.1"
-	var target *backend.Redactor
-	if t, err := backend.NewTarget(opts); err == nil {
-		target = t.Redactor()
-	}
-	return backend.JoinRedactors(target, backend.NewRedactor(secrets...))
-}
-
-// quoteArgs quotes the words that need it, so that a command printed can
-// be pasted back.
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>()$`*?[]#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return out
-}
-
-func redactAll(red func(string) string, ts []string) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = red(t)
-	}
-	return out
 }

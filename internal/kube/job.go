@@ -49,6 +49,16 @@ type Options struct {
 	StartAt time.Time
 }
 
+// StartMark is the mark the workers start at: at when given (run's
+// --start-at), else in from now, to the second, which leaves the pods
+// time to be scheduled, pull the image and prepare their requests.
+func StartMark(at time.Time, in time.Duration, now time.Time) time.Time {
+	if !at.IsZero() {
+		return at
+	}
+	return now.Add(in).Truncate(time.Second)
+}
+
 // A Credential is a value a worker needs that anyone who can read Pods
 // must not see: the Secret's key Key holds it, the container's variable
 // Env is set from that key, and the kubelet expands $(Env) in the

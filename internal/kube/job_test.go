@@ -80,3 +80,16 @@ func TestDockerfileMatchesTheJob(t *testing.T) {
 		}
 	}
 }
+
+// TestStartMark: a mark given is kept to the nanosecond; else it is in
+// from now, to the second, so that every worker's --start-at reads alike.
+func TestStartMark(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 700_000_000, time.UTC)
+	given := time.Date(2026, 12, 1, 9, 30, 0, 5, time.UTC)
+	if got := StartMark(given, 2*time.Minute, now); !got.Equal(given) {
+		t.Errorf("given: %v, want %v", got, given)
+	}
+	if got, want := StartMark(time.Time{}, 2*time.Minute, now), time.Date(2026, 12, 1, 9, 2, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("from now: %v, want %v", got, want)
+	}
+}

@@ -182,3 +182,13 @@ func splitKeep(s, ops string) []string {
 	}
 	return append(out, s[start:])
 }
+
+// ExpandNumber is one number written with parameters, as an item of
+// ExpandList: "{tp}*2" with tp=4 is 8.
+func ExpandNumber(s string, vals map[string]string) (float64, error) {
+	x, err := ExpandList(s, vals)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(x, 64)
+}

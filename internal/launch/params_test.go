@@ -74,3 +74,23 @@ func TestExpandList(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandNumber(t *testing.T) {
+	vals := map[string]string{"tp": "4"}
+	for _, c := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"{tp}", 4, true},
+		{"{tp}*2", 8, true},
+		{"0.5", 0.5, true},
+		{"{tp},{tp}", 0, false}, // a list is no number
+		{"{pp}", 0, false},      // no such parameter
+	} {
+		got, err := ExpandNumber(c.in, vals)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ExpandNumber(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}

@@ -9,6 +9,7 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -160,4 +161,44 @@ type UnknownError struct{ Name string }
 
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("{%s} is no parameter: define it with --param %s=V1,V2 (or write {port} for the server's port)", e.Name, e.Name)
+}
+
+// Places reports whether any of words names {name}.
+func Places(words []string, name string) bool {
+	for _, w := range words {
+		if Uses(w, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckConfigs expands words for every configuration, {port} standing in
+// as 1, and returns the first error: a {NAME} no parameter defines shows
+// before any server starts.
+func CheckConfigs(words []string, configs []Config) error {
+	for _, c := range configs {
+		vals := maps.Clone(c.Values)
+		if vals == nil {
+			vals = map[string]string{}
+		}
+		vals[PortName] = "1"
+		if _, err := ExpandAll(words, vals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Quote quotes the words that need it for a shell, so that a command
+// printed can be pasted back.
+func Quote(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>()$`*?[]#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
 }

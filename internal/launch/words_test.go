@@ -116,3 +116,52 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+func TestPlaces(t *testing.T) {
+	for _, c := range []struct {
+		words []string
+		want  bool
+	}{
+		{[]string{"vllm", "--port", "{port}"}, true},
+		{[]string{"OLLAMA_HOST=127.0.0.1:{port}"}, true}, // inside a word
+		{[]string{"--port", "{ports}", "port"}, false},   // another name, bare text
+		{[]string{`--cfg`, `{"port": 1}`}, false},        // braces that are text
+		{nil, false},
+	} {
+		if got := Places(c.words, PortName); got != c.want {
+			t.Errorf("Places(%q) = %v, want %v", c.words, got, c.want)
+		}
+	}
+}
+
+func TestCheckConfigs(t *testing.T) {
+	configs, err := Configs([]Param{{Name: "seqs", Values: []string{"8", "16"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// {port} is known before it is picked; a parameter is known
+	if err := CheckConfigs([]string{"s", "--port", "{port}", "--n", "{seqs}"}, configs); err != nil {
+		t.Errorf("known names: %v", err)
+	}
+	// a misspelt parameter is named, before any server starts
+	err = CheckConfigs([]string{"s", "--n", "{seq}"}, configs)
+	if ue, ok := errors.AsType[*UnknownError](err); !ok || ue.Name != "seq" {
+		t.Errorf("unknown name: got %v, want an UnknownError naming seq", err)
+	}
+	// the configurations' values are left as they were
+	if _, ok := configs[0].Values[PortName]; ok {
+		t.Errorf("CheckConfigs wrote {port} into a configuration: %v", configs[0].Values)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	got := Quote([]string{"vllm", "a b", "", "it's", "--x=$HOME", "plain-1.0"})
+	want := []string{"vllm", "'a b'", "''", `'it'\''s'`, "'--x=$HOME'", "plain-1.0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Quote = %q, want %q", got, want)
+	}
+	// quoted words split back to the words given
+	if back, err := Split(strings.Join(got, " ")); err != nil || !reflect.DeepEqual(back, []string{"vllm", "a b", "", "it's", "--x=$HOME", "plain-1.0"}) {
+		t.Errorf("Split(Quote) = %q, %v", back, err)
+	}
+}

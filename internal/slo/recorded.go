@@ -54,3 +54,26 @@ func JudgeRecorded(o *Objective, ev *Evaluator, s *metrics.Summary) *Report {
 	rep.Verdict = Judge(o, ev.Evaluate(o.Checks(), opts), nil, server)
 	return rep
 }
+
+// JudgeRead judges the run read summarises as run judged it
+// (JudgeRecorded): read hands each record to observe as it reads them,
+// so that goodput is counted as they come and a bounded sample is kept
+// for intervals. A named objective (a preset or a file) comes with its
+// workload, and SLOs set for it say little about another: a run of
+// another workload is judged all the same, with a warning
+// (WorkloadDifference). o is left as it is: the report's objective is a
+// copy, its loads the run's (and a replay's rate, OnTrace).
+func JudgeRead(o *Objective, named bool, read func(observe func(*record.Record)) (*metrics.Summary, error)) (*Report, error) {
+	ev := &Evaluator{Checks: o.Checks()}
+	s, err := read(ev.Add)
+	if err != nil {
+		return nil, err
+	}
+	if named {
+		if w := WorkloadDifference(o, s.Run); w != "" {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
+	judged := *o
+	return JudgeRecorded(&judged, ev, s), nil
+}

@@ -362,6 +362,17 @@ func orNaN(p *float64) float64 {
 	return *p
 }
 
+// Failed is how many configurations failed (their Error set).
+func (f *File) Failed() int {
+	n := 0
+	for _, c := range f.Configs {
+		if c.Error != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // decide recommends a configuration as decide does (slo.Decide): each
 // configuration is a candidate labelled with its parameters and GPUs.
 func (f *File) decide(o *slo.Objective, rs []Outcome) {

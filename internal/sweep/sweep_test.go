@@ -121,3 +121,14 @@ func TestPeakMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestFailed: a configuration with an error is failed; a measured one
+// whose objective does not hold is not.
+func TestFailed(t *testing.T) {
+	bad := outcome("np", "1")
+	bad.Error = "exited at once"
+	f := Summarize(Spec{}, []Outcome{bad, outcome("np", "2", point(1, 10, 5, 4, 1))}, nil, nil)
+	if got := f.Failed(); got != 1 {
+		t.Errorf("Failed = %d, want 1 of %d", got, len(f.Configs))
+	}
+}
