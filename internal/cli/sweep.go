@@ -64,6 +64,8 @@ type sweepFlags struct {
 	stopGrace    time.Duration
 	startupOnly  bool
 	gpus         string
+	planConfig   string
+	planArgs     string
 }
 
 func (s *sweepFlags) define(fs *flag.FlagSet) {
@@ -84,6 +86,8 @@ func (s *sweepFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&s.stopGrace, "stop-grace", launch.DefaultStopGrace, "how long a server has to exit after SIGTERM before its process group is killed")
 	fs.BoolVar(&s.startupOnly, "startup-only", false, "measure start-up alone: --repeat N cold starts per configuration, no load")
 	fs.StringVar(&s.gpus, "gpus", "", "GPUs each configuration uses, a number or an expression of parameters such as {tp}: throughput is then also per GPU")
+	fs.StringVar(&s.planConfig, "plan-config", "", "plan each configuration from this model `file` (Hugging Face config.json or its directory, or GGUF) and set the plan beside its measurement")
+	fs.StringVar(&s.planArgs, "plan-args", "", "servebench plan's flags for each configuration, with placeholders: exactly one --gpu, e.g. '--gpu H100-SXM --tp {tp}'")
 }
 
 func sweepCmd(ctx context.Context, env *Env, args []string) error {
@@ -152,6 +156,8 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		return bench.Sweep{}, usagef(hint, "sweep measures the servers it starts, at {port}: it takes no --url or --sim-config")
 	case f.out == "":
 		return bench.Sweep{}, usagef(hint, "--out DIR is required: each configuration's run and server.log go under it")
+	case s.planArgs != "" && s.planConfig == "":
+		return bench.Sweep{}, usagef(planArgsHint, "--plan-args needs --plan-config: the model file to plan from")
 	}
 	words, err := launch.Split(s.serve)
 	if err != nil {
@@ -196,6 +202,8 @@ type sweepRun struct {
 	objective *slo.Objective
 	plan      *bench.Plan
 	gpus      float64
+	// planned is its plan (--plan-config), nil when none is asked for.
+	planned *sweep.PlanSpec
 }
 
 // sweepRuns makes every configuration's run before any server starts, so
@@ -222,15 +230,17 @@ func (f *runFlags) sweepRuns(fs *flag.FlagSet, s *sweepFlags, configs []launch.C
 			return nil, err
 		}
 		runs[c.Name()] = r
-		if s.startupOnly {
-			continue
-		}
-		if cf.slo.active() {
-			if r.objective, err = cf.objective(fs); err != nil {
+		if !s.startupOnly {
+			if cf.slo.active() {
+				if r.objective, err = cf.objective(fs); err != nil {
+					return nil, err
+				}
+			}
+			if r.plan, err = cf.plan(r.objective); err != nil {
 				return nil, err
 			}
 		}
-		if r.plan, err = cf.plan(r.objective); err != nil {
+		if r.planned, err = s.planSpec(c, r.plan); err != nil {
 			return nil, err
 		}
 	}
@@ -309,8 +319,11 @@ func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw 
 	var o *slo.Objective
 	for i, r := range results {
 		outs[i] = r.Outcome
-		if run := runs[r.Config.Name()]; run != nil && run.objective != nil && o == nil {
-			o = run.objective
+		if run := runs[r.Config.Name()]; run != nil {
+			outs[i].Plan = run.planned
+			if run.objective != nil && o == nil {
+				o = run.objective
+			}
 		}
 	}
 	gpus := func(c launch.Config) float64 { return runs[c.Name()].gpus }

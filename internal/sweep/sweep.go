@@ -71,6 +71,9 @@ type Config struct {
 	Meets              *bool    `json:"meets_objective,omitempty"`
 	Conclusion         string   `json:"conclusion,omitempty"`
 	Points             []Point  `json:"points"`
+	// Plan is the configuration's plan beside its measurement, with
+	// --plan-config.
+	Plan *Plan `json:"plan,omitempty"`
 }
 
 // SpeedAt is the per-user decode speed at one load.
@@ -144,6 +147,8 @@ type Outcome struct {
 	Summary *metrics.Summary
 	Verdict *slo.Verdict
 	Server  map[record.ServerKey]string
+	// Plan is how to plan it (nil: no plan asked for).
+	Plan *PlanSpec
 }
 
 // Startup is how long a server took to become usable, in seconds from
@@ -187,6 +192,9 @@ func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo
 			c.GPUs = gpus(x.Config)
 		}
 		c.perGPU()
+		if x.Plan != nil {
+			c.Plan = PlanOf(x.Plan, &c)
+		}
 		f.Configs = append(f.Configs, c)
 	}
 	f.Pareto = paretoOf(f.Configs)
