@@ -41,6 +41,12 @@ frontier of per-user decode speed against aggregate throughput, and, with
 an objective, the recommended configuration. docs/SWEEP.md. With --live,
 one live view shows each configuration's run in turn as it goes.
 
+With --plan-config MODEL (a Hugging Face config.json or a GGUF file),
+each configuration is also planned as servebench plan plans it, with
+--plan-args (plan's own flags, placeholders expanded; exactly one --gpu)
+and the sweep's workload, and its planned memory and decode speed are set
+beside the measured ones, with plan --compare's figures for its run.
+
 Examples:
   servebench sweep --serve 'vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port} --max-num-seqs {seqs}' \
       --param seqs=16,64,256 --concurrency '1,{seqs},{seqs}*2' --requests 200 --out runs/seqs
@@ -49,6 +55,8 @@ Examples:
   servebench sweep --serve 'ollama serve' --env OLLAMA_HOST=127.0.0.1:{port} --env OLLAMA_NUM_PARALLEL={np} \
       --param np=1,2,4 --api ollama-chat --model llama3.2 --concurrency 1,2,4 --out runs/ollama
   servebench sweep --serve 'vllm serve M --port {port}' --startup-only --repeat 5 --out runs/cold
+  servebench sweep --serve 'vllm serve M --port {port} --tensor-parallel-size {tp}' --param tp=1,2 \
+      --plan-config models/M/config.json --plan-args '--gpu H100-SXM --tp {tp}' --concurrency 1,8 --out runs/tp
 
 Exit codes: 0 success (with an objective: a configuration meets it), 1 every configuration
 failed, 2 usage error, 3 no configuration meets the objective, 4 none meets it on valid

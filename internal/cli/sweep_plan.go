@@ -43,9 +43,12 @@ func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, 
 	if s.planConfig == "" {
 		return nil, nil
 	}
-	words, err := launch.Split(s.planArgs)
-	if err == nil {
-		words, err = launch.ExpandAll(words, c.Values)
+	var words []string
+	var err error
+	if strings.TrimSpace(s.planArgs) != "" {
+		if words, err = launch.Split(s.planArgs); err == nil {
+			words, err = launch.ExpandAll(words, c.Values)
+		}
 	}
 	if err != nil {
 		return nil, usagef(planArgsHint, "--plan-args: %v", err)
@@ -55,10 +58,10 @@ func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, 
 	var f planFlags
 	f.bind(fs)
 	if err := fs.Parse(words); err != nil {
-		return nil, usagef(planArgsHint, "--plan-args for %s: %v", c, err)
+		return nil, usagef(planArgsHint, "--plan-args%s: %v", forConfig(c), err)
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef(planArgsHint, "--plan-args for %s: unexpected argument %q (the model is --plan-config)", c, fs.Arg(0))
+		return nil, usagef(planArgsHint, "--plan-args%s: unexpected argument %q (the model is --plan-config)", forConfig(c), fs.Arg(0))
 	}
 	var refused error
 	fs.Visit(func(fl *flag.Flag) {
@@ -70,7 +73,7 @@ func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, 
 		return nil, refused
 	}
 	if f.gpus == "" || strings.Contains(f.gpus, ",") {
-		return nil, usagef("servebench plan --list-devices", "--plan-args for %s: give exactly one device, --gpu NAME (got %q)", c, f.gpus)
+		return nil, usagef("servebench plan --list-devices", "--plan-args%s: give exactly one device, --gpu NAME (got %q)", forConfig(c), f.gpus)
 	}
 	f.config = s.planConfig
 	if strings.HasSuffix(s.planConfig, ".gguf") {
@@ -100,6 +103,15 @@ func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, 
 // plan's flags.
 func planArgsError(c launch.Config, err error) error {
 	e := hinted(err)
-	e.Err = fmt.Errorf("--plan-args for %s: %w", c, e.Err)
+	e.Err = fmt.Errorf("--plan-args%s: %w", forConfig(c), e.Err)
 	return e
+}
+
+// forConfig names a configuration in an error, when the sweep has
+// parameters.
+func forConfig(c launch.Config) string {
+	if len(c.Names) == 0 {
+		return ""
+	}
+	return " for " + c.String()
 }

@@ -33,12 +33,12 @@ func plannedSweep() *sweep.File {
 		Workload: plan.Workload{PromptTokens: 512, OutputTokens: 128, Concurrency: 2}, Memory: mem(18, 2),
 		PeakMemory: &sweep.MeasuredMemory{Bytes: 36 * gib, Source: sweep.MemoryGPU, Ratio: v(1)}, DecodeTPS: v(120),
 		DecodeAt: &sweep.DecodeAt{Load: record.Load{Concurrency: 1}, DecodeTPS: plan.Pair{Measured: 100, Predicted: 120, Ratio: 0.833333}},
-		Compare: compare(100), Warnings: []string{}}
+		Compare:  compare(100), Warnings: []string{}}
 	f.Configs[1].Plan = &sweep.Plan{Device: "H100-SXM", Engine: "vLLM", GPUs: 1, Args: []string{"--gpu", "H100-SXM", "--tp", "1"},
 		Workload: plan.Workload{PromptTokens: 512, OutputTokens: 128, Concurrency: 8}, Memory: mem(20, 1),
 		PeakMemory: &sweep.MeasuredMemory{Bytes: 0.5 * gib, Source: sweep.MemoryServerRSS}, DecodeTPS: v(118),
 		DecodeAt: &sweep.DecodeAt{Load: record.Load{Concurrency: 8}, DecodeTPS: plan.Pair{Measured: 80, Predicted: 118, Ratio: 0.677966}},
-		Compare: compare(99), Warnings: []string{"the simulator is one device"}}
+		Compare:  compare(99), Warnings: []string{"the simulator is one device"}}
 	failed := "context length 200000 exceeds the model's maximum 131072"
 	f.Configs[2].Plan = &sweep.Plan{Device: "H100-SXM", Args: []string{"--gpu", "H100-SXM", "--context", "200000"},
 		Workload: plan.Workload{PromptTokens: 512, OutputTokens: 128, Concurrency: 32}, Warnings: []string{}, Error: &failed}
