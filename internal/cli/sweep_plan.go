@@ -35,52 +35,17 @@ var planArgsRefused = map[string]string{
 }
 
 // planSpec is configuration c's plan as --plan-config and --plan-args
-// ask for it (nil: none asked for): plan's own flags, c's values in
-// place of their placeholders, the sweep's workload (p; nil without a
-// load: plan's defaults). The model and the device are read now, so that
-// a plan that cannot be made stops the sweep before any server starts.
+// ask for it (nil: none asked for), for the sweep's workload (p; nil
+// without a load: plan's defaults). The model and the device are read
+// now, so that a plan that cannot be made stops the sweep before any
+// server starts.
 func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, error) {
 	if s.planConfig == "" {
 		return nil, nil
 	}
-	var words []string
-	var err error
-	if strings.TrimSpace(s.planArgs) != "" {
-		if words, err = launch.Split(s.planArgs); err == nil {
-			words, err = launch.ExpandAll(words, c.Values)
-		}
-	}
+	f, words, err := s.planArgsFor(c)
 	if err != nil {
-		return nil, usagef(planArgsHint, "--plan-args: %v", err)
-	}
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var f planFlags
-	f.bind(fs)
-	if err := fs.Parse(words); err != nil {
-		return nil, usagef(planArgsHint, "--plan-args%s: %v", forConfig(c), err)
-	}
-	if fs.NArg() > 0 {
-		return nil, usagef(planArgsHint, "--plan-args%s: unexpected argument %q (the model is --plan-config)", forConfig(c), fs.Arg(0))
-	}
-	var refused error
-	fs.Visit(func(fl *flag.Flag) {
-		if why, ok := planArgsRefused[fl.Name]; ok && refused == nil {
-			refused = usagef(planArgsHint, "--plan-args may not give --%s: %s", fl.Name, why)
-		}
-	})
-	if refused != nil {
-		return nil, refused
-	}
-	if f.gpus == "" || strings.Contains(f.gpus, ",") {
-		return nil, usagef("servebench plan --list-devices", "--plan-args%s: give exactly one device, --gpu NAME (got %q)", forConfig(c), f.gpus)
-	}
-	f.config = s.planConfig
-	if strings.HasSuffix(s.planConfig, ".gguf") {
-		f.config, f.gguf = "", s.planConfig
-	}
-	if err := f.deployment(fs); err != nil {
-		return nil, planArgsError(c, err)
+		return nil, err
 	}
 	setup := f.setup()
 	if _, _, err := setup.Load(); err != nil {
@@ -97,6 +62,52 @@ func (s *sweepFlags) planSpec(c launch.Config, p *bench.Plan) (*sweep.PlanSpec, 
 	spec := &sweep.PlanSpec{Setup: setup, Args: words}
 	spec.Workload, spec.Warnings = sweep.PlanWorkload(f.Workload, prompt, output, pts)
 	return spec, nil
+}
+
+// planArgsFor parses --plan-args as plan's flags, c's values in place of
+// their placeholders, refusing what the sweep gives itself; the model is
+// --plan-config.
+func (s *sweepFlags) planArgsFor(c launch.Config) (*planFlags, []string, error) {
+	var words []string
+	var err error
+	if strings.TrimSpace(s.planArgs) != "" {
+		if words, err = launch.Split(s.planArgs); err == nil {
+			words, err = launch.ExpandAll(words, c.Values)
+		}
+	}
+	if err != nil {
+		return nil, nil, usagef(planArgsHint, "--plan-args: %v", err)
+	}
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f planFlags
+	f.bind(fs)
+	if err := fs.Parse(words); err != nil {
+		return nil, nil, usagef(planArgsHint, "--plan-args%s: %v", forConfig(c), err)
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, usagef(planArgsHint, "--plan-args%s: unexpected argument %q (the model is --plan-config)", forConfig(c), fs.Arg(0))
+	}
+	var refused error
+	fs.Visit(func(fl *flag.Flag) {
+		if why, ok := planArgsRefused[fl.Name]; ok && refused == nil {
+			refused = usagef(planArgsHint, "--plan-args may not give --%s: %s", fl.Name, why)
+		}
+	})
+	if refused != nil {
+		return nil, nil, refused
+	}
+	if f.gpus == "" || strings.Contains(f.gpus, ",") {
+		return nil, nil, usagef("servebench plan --list-devices", "--plan-args%s: give exactly one device, --gpu NAME (got %q)", forConfig(c), f.gpus)
+	}
+	f.config = s.planConfig
+	if strings.HasSuffix(s.planConfig, ".gguf") {
+		f.config, f.gguf = "", s.planConfig
+	}
+	if err := f.deployment(fs); err != nil {
+		return nil, nil, planArgsError(c, err)
+	}
+	return &f, words, nil
 }
 
 // planArgsError names --plan-args and the configuration in an error of
