@@ -54,10 +54,14 @@ func TestSweepPlanBesideMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f struct {
-		Configs []sweepPlan `json:"configs"`
+		PlanConfig string      `json:"plan_config"`
+		Configs    []sweepPlan `json:"configs"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
+	}
+	if f.PlanConfig != model {
+		t.Errorf("plan_config %q, want %q", f.PlanConfig, model)
 	}
 	if len(f.Configs) != 2 {
 		t.Fatalf("%d configurations, want 2", len(f.Configs))

@@ -336,7 +336,7 @@ func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw 
 	}
 	gpus := func(c launch.Config) float64 { return runs[c.Name()].gpus }
 	file := sweep.Summarize(sweep.Spec{Serve: sw.Redact(strings.Join(quoteArgs(sw.Serve), " ")), Env: redactAll(sw.Redact, sw.Env),
-		Params: s.params, StartupOnly: s.startupOnly}, outs, gpus, o)
+		Params: s.params, StartupOnly: s.startupOnly, PlanConfig: s.planConfig}, outs, gpus, o)
 	if err := sweep.Write(f.out, file); err != nil {
 		return &Error{Err: fmt.Errorf("--out: %w", err), Code: ExitFailure}
 	}

@@ -16,6 +16,7 @@ import (
 // its GPU memory, one beside its server's RSS, one whose plan failed.
 func plannedSweep() *sweep.File {
 	f := sampleSweep()
+	f.PlanConfig = "models/Llama-3.1-8B"
 	v := func(x float64) *float64 { return &x }
 	gib := float64(1 << 30)
 	f.Configs[0].PeakGPUMemoryBytes = v(36 * gib)

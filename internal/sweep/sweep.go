@@ -31,7 +31,10 @@ type File struct {
 	Env         []string       `json:"env"`
 	Params      []launch.Param `json:"params"`
 	StartupOnly bool           `json:"startup_only,omitempty"`
-	Configs     []Config       `json:"configs"`
+	// PlanConfig is --plan-config, the model each configuration was
+	// planned from (Config.Plan).
+	PlanConfig string   `json:"plan_config,omitempty"`
+	Configs    []Config `json:"configs"`
 	// Pareto are the load points no other beats on per-user decode speed
 	// and aggregate output throughput (per GPU when known).
 	Pareto []ParetoPoint `json:"pareto"`
@@ -172,6 +175,7 @@ type Spec struct {
 	Env         []string
 	Params      []launch.Param
 	StartupOnly bool
+	PlanConfig  string
 }
 
 // Summarize makes sweep.json of a sweep's outcomes. gpus gives each
@@ -179,7 +183,7 @@ type Spec struct {
 // the configurations were judged.
 func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo.Objective) *File {
 	f := &File{Schema: Schema, Serve: sp.Serve, Env: sp.Env, Params: sp.Params, StartupOnly: sp.StartupOnly,
-		Configs: []Config{}, Pareto: []ParetoPoint{}}
+		PlanConfig: sp.PlanConfig, Configs: []Config{}, Pareto: []ParetoPoint{}}
 	if f.Env == nil {
 		f.Env = []string{}
 	}
