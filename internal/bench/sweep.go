@@ -16,9 +16,11 @@ import (
 	"github.com/servebench/servebench/internal/backend"
 	"github.com/servebench/servebench/internal/launch"
 	"github.com/servebench/servebench/internal/load"
+	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/sweep"
+	"github.com/servebench/servebench/internal/workload"
 )
 
 // DefaultReadyTimeout bounds a server's start-up: vLLM loading a 70B model
@@ -60,6 +62,9 @@ type Sweep struct {
 	// configuration (at least once).
 	StartupOnly bool
 	Repeat      int
+	// PlanConfig is the model file each configuration is planned from
+	// (--plan-config), named in sweep.json; empty when none is.
+	PlanConfig string
 	// Measurement is a configuration's run on its ready server (its URL,
 	// pid and directory in at); nil with StartupOnly.
 	Measurement func(c launch.Config, at Launched) (Measurement, error)
@@ -295,15 +300,20 @@ func ConfigLabels(given map[string]string, c launch.Config, out string, gpus flo
 
 // File is sweep.json of the sweep's results: its command and environment
 // as given, quoted and redacted, the parameters they cross, each
-// configuration's outcome and GPUs (gpus, as sweep.Summarize), and the
-// recommendation under o when the configurations were judged.
-func (s Sweep) File(params []launch.Param, results []*ConfigResult, gpus func(launch.Config) float64, o *slo.Objective) *sweep.File {
+// configuration's outcome, GPUs (gpus, as sweep.Summarize) and plan
+// (plans, nil for none: no --plan-config), and the recommendation under o
+// when the configurations were judged.
+func (s Sweep) File(params []launch.Param, results []*ConfigResult, gpus func(launch.Config) float64,
+	plans func(launch.Config) *sweep.PlanSpec, o *slo.Objective) *sweep.File {
 	outs := make([]sweep.Outcome, len(results))
 	for i, r := range results {
 		outs[i] = r.Outcome
+		if plans != nil {
+			outs[i].Plan = plans(r.Config)
+		}
 	}
 	spec := sweep.Spec{Serve: s.redact(strings.Join(launch.Quote(s.Serve), " ")), Env: s.redactAll(s.Env),
-		Params: params, StartupOnly: s.StartupOnly}
+		Params: params, StartupOnly: s.StartupOnly, PlanConfig: s.PlanConfig}
 	return sweep.Summarize(spec, outs, gpus, o)
 }
 
@@ -326,3 +336,13 @@ func netAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // apiOf is the API readiness asks in: the sweep's, else OpenAI chat.
 func (s Sweep) apiOf() string { return cmp.Or(s.API, record.APIOpenAIChat) }
+
+// PlanWorkload is the workload a configuration of a sweep run under p is
+// planned for (sweep.PlanWorkload): base with p's lengths at p's largest
+// load; base itself when p is nil (--startup-only: no load is run).
+func (p *Plan) PlanWorkload(base plan.Workload) (plan.Workload, []string) {
+	if p == nil {
+		return sweep.PlanWorkload(base, workload.LengthDist{}, workload.LengthDist{}, nil)
+	}
+	return sweep.PlanWorkload(base, p.Prompt, p.Output, p.Points)
+}

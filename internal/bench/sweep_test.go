@@ -43,7 +43,7 @@ func TestSweepFile(t *testing.T) {
 	for _, v := range []string{"1", "2"} {
 		results = append(results, &ConfigResult{Outcome: sweep.Outcome{Config: launch.Config{Names: []string{"np"}, Values: map[string]string{"np": v}}, Error: "no start"}})
 	}
-	f := s.File(params, results, func(launch.Config) float64 { return 1 }, nil)
+	f := s.File(params, results, func(launch.Config) float64 { return 1 }, nil, nil)
 	if want := "srv --key [redacted] --name 'a b'"; f.Serve != want {
 		t.Errorf("serve %q, want %q", f.Serve, want)
 	}

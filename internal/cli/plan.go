@@ -181,10 +181,7 @@ func planError(err error) error {
 // load points. The public package does not offer it: it would read a run
 // a second way beside servebench.Open, in the planner's own summary.
 func (f *planFlags) runCompare(env *Env) error {
-	d := f.dep
-	s := plan.Setup{Model: d.Model, GGUF: f.gguf != "", Approximate: d.Approximate, DeviceFile: d.DeviceFile, Devices: d.Devices,
-		Options: plan.Options{Engine: d.Engine, Weights: d.Weights, KVType: d.KVCache, GPUs: d.GPUs, Parallel: d.Parallel,
-			Headroom: max(d.Headroom, 0), Eff: plan.Tuning(f.eff).Efficiency()}}
+	s := f.setup()
 	c, err := s.CompareRun(f.compare, env.warn)
 	switch {
 	case errors.Is(err, plan.ErrOneDevice):
@@ -195,6 +192,16 @@ func (f *planFlags) runCompare(env *Env) error {
 		return report.PlanComparisonJSON(env.Stdout, c)
 	}
 	return report.PlanComparison(env.Stdout, c)
+}
+
+// setup is the plan the flags ask for in the planner's terms, once
+// deployment has completed them: what --compare, and sweep's
+// --plan-args, plan with.
+func (f *planFlags) setup() plan.Setup {
+	d := f.dep
+	return plan.Setup{Model: d.Model, GGUF: f.gguf != "", Approximate: d.Approximate, DeviceFile: d.DeviceFile, Devices: d.Devices,
+		Options: plan.Options{Engine: d.Engine, Weights: d.Weights, KVType: d.KVCache, GPUs: d.GPUs, Parallel: d.Parallel,
+			Headroom: max(d.Headroom, 0), Eff: plan.Tuning(f.eff).Efficiency()}}
 }
 
 func writeDevices(w io.Writer, devs []plan.Device, asJSON bool) error {

@@ -39,6 +39,12 @@ frontier of per-user decode speed against aggregate throughput, and, with
 an objective, the recommended configuration. docs/SWEEP.md. With --live,
 one live view shows each configuration's run in turn as it goes.
 
+With --plan-config MODEL (a Hugging Face config.json or a GGUF file),
+each configuration is also planned as servebench plan plans it, with
+--plan-args (plan's own flags, placeholders expanded; exactly one --gpu)
+and the sweep's workload, and its planned memory and decode speed are set
+beside the measured ones, with plan --compare's figures for its run.
+
 Examples:
   servebench sweep --serve 'vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port} --max-num-seqs {seqs}' \
       --param seqs=16,64,256 --concurrency '1,{seqs},{seqs}*2' --requests 200 --out runs/seqs
@@ -47,6 +53,8 @@ Examples:
   servebench sweep --serve 'ollama serve' --env OLLAMA_HOST=127.0.0.1:{port} --env OLLAMA_NUM_PARALLEL={np} \
       --param np=1,2,4 --api ollama-chat --model llama3.2 --concurrency 1,2,4 --out runs/ollama
   servebench sweep --serve 'vllm serve M --port {port}' --startup-only --repeat 5 --out runs/cold
+  servebench sweep --serve 'vllm serve M --port {port} --tensor-parallel-size {tp}' --param tp=1,2 \
+      --plan-config models/M/config.json --plan-args '--gpu H100-SXM --tp {tp}' --concurrency 1,8 --out runs/tp
 
 Exit codes: 0 success (with an objective: a configuration meets it), 1 every configuration
 failed, 2 usage error, 3 no configuration meets the objective, 4 none meets it on valid
@@ -62,6 +70,8 @@ type sweepFlags struct {
 	stopGrace    time.Duration
 	startupOnly  bool
 	gpus         string
+	planConfig   string
+	planArgs     string
 }
 
 func (s *sweepFlags) define(fs *flag.FlagSet) {
@@ -82,6 +92,8 @@ func (s *sweepFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&s.stopGrace, "stop-grace", launch.DefaultStopGrace, "how long a server has to exit after SIGTERM before its process group is killed")
 	fs.BoolVar(&s.startupOnly, "startup-only", false, "measure start-up alone: --repeat N cold starts per configuration, no load")
 	fs.StringVar(&s.gpus, "gpus", "", "GPUs each configuration uses, a number or an expression of parameters such as {tp}: throughput is then also per GPU")
+	fs.StringVar(&s.planConfig, "plan-config", "", "plan each configuration from this model `file` (Hugging Face config.json or its directory, or GGUF) and set the plan beside its measurement")
+	fs.StringVar(&s.planArgs, "plan-args", "", "servebench plan's flags for each configuration, with placeholders: exactly one --gpu, e.g. '--gpu H100-SXM --tp {tp}'")
 }
 
 func sweepCmd(ctx context.Context, env *Env, args []string) error {
@@ -150,6 +162,8 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		return bench.Sweep{}, usagef(hint, "sweep measures the servers it starts, at {port}: it takes no --url or --sim-config")
 	case f.out == "":
 		return bench.Sweep{}, usagef(hint, "--out DIR is required: each configuration's run and server.log go under it")
+	case s.planArgs != "" && s.planConfig == "":
+		return bench.Sweep{}, usagef(planArgsHint, "--plan-args needs --plan-config: the model file to plan from")
 	}
 	words, err := launch.Split(s.serve)
 	if err != nil {
@@ -163,7 +177,7 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		return bench.Sweep{}, usagef(hint, "%v", err)
 	}
 	sw := bench.Sweep{Serve: words, Env: s.env, Configs: configs, Out: f.out, ReadyTimeout: s.readyTimeout,
-		StopGrace: s.stopGrace, StartupOnly: s.startupOnly, Repeat: 1}
+		StopGrace: s.stopGrace, StartupOnly: s.startupOnly, Repeat: 1, PlanConfig: s.planConfig}
 	if s.startupOnly {
 		// --repeat counts cold starts here, not repeats of a load
 		sw.Repeat, f.slo.repeat = f.slo.repeat, 1
@@ -181,6 +195,8 @@ type sweepRun struct {
 	objective *slo.Objective
 	plan      *bench.Plan
 	gpus      float64
+	// planned is its plan (--plan-config), nil when none is asked for.
+	planned *sweep.PlanSpec
 }
 
 // sweepRuns makes every configuration's run before any server starts, so
@@ -203,15 +219,17 @@ func (f *runFlags) sweepRuns(fs *flag.FlagSet, s *sweepFlags, configs []launch.C
 			return nil, err
 		}
 		runs[c.Name()] = r
-		if s.startupOnly {
-			continue
-		}
-		if cf.slo.active() {
-			if r.objective, err = cf.objective(fs); err != nil {
+		if !s.startupOnly {
+			if cf.slo.active() {
+				if r.objective, err = cf.objective(fs); err != nil {
+					return nil, err
+				}
+			}
+			if r.plan, err = cf.plan(r.objective); err != nil {
 				return nil, err
 			}
 		}
-		if r.plan, err = cf.plan(r.objective); err != nil {
+		if r.planned, err = s.planSpec(c, r.plan); err != nil {
 			return nil, err
 		}
 	}
@@ -287,7 +305,13 @@ func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw 
 		}
 	}
 	gpus := func(c launch.Config) float64 { return runs[c.Name()].gpus }
-	file := sw.File(s.params, results, gpus, o)
+	plans := func(c launch.Config) *sweep.PlanSpec {
+		if run := runs[c.Name()]; run != nil {
+			return run.planned
+		}
+		return nil
+	}
+	file := sw.File(s.params, results, gpus, plans, o)
 	if err := sweep.Write(f.out, file); err != nil {
 		return &Error{Err: fmt.Errorf("--out: %w", err), Code: ExitFailure}
 	}

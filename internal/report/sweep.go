@@ -49,6 +49,7 @@ func Sweep(w io.Writer, f *sweep.File) error {
 		sweepConfigs(&b, f)
 		sweepFrontier(&b, f)
 	}
+	sweepPlans(&b, f)
 	var failed []string
 	for _, c := range f.Configs {
 		if c.Error != nil {
@@ -174,6 +175,9 @@ func WriteSweepPage(dir string, f *sweep.File) error {
 	}
 	page.Tables = append(page.Tables, HTMLTable{Title: "Configurations", Notes: nonNil(notes),
 		Columns: []string{"config", "ready s", "first token s", "capacity", "saturation", "peak tok/s", "server RSS", "GPU memory", "outcome"}, Rows: rows})
+	if t := planHTMLTable(f); t != nil {
+		page.Tables = append(page.Tables, *t)
+	}
 	for _, c := range f.Configs {
 		if c.Error != nil || len(c.Points) == 0 {
 			continue

@@ -31,7 +31,10 @@ type File struct {
 	Env         []string       `json:"env"`
 	Params      []launch.Param `json:"params"`
 	StartupOnly bool           `json:"startup_only,omitempty"`
-	Configs     []Config       `json:"configs"`
+	// PlanConfig is --plan-config, the model each configuration was
+	// planned from (Config.Plan).
+	PlanConfig string   `json:"plan_config,omitempty"`
+	Configs    []Config `json:"configs"`
 	// Pareto are the load points no other beats on per-user decode speed
 	// and aggregate output throughput (per GPU when known).
 	Pareto []ParetoPoint `json:"pareto"`
@@ -71,6 +74,9 @@ type Config struct {
 	Meets              *bool    `json:"meets_objective,omitempty"`
 	Conclusion         string   `json:"conclusion,omitempty"`
 	Points             []Point  `json:"points"`
+	// Plan is the configuration's plan beside its measurement, with
+	// --plan-config.
+	Plan *Plan `json:"plan,omitempty"`
 }
 
 // SpeedAt is the per-user decode speed at one load.
@@ -144,6 +150,8 @@ type Outcome struct {
 	Summary *metrics.Summary
 	Verdict *slo.Verdict
 	Server  map[record.ServerKey]string
+	// Plan is how to plan it (nil: no plan asked for).
+	Plan *PlanSpec
 }
 
 // Startup is how long a server took to become usable, in seconds from
@@ -167,6 +175,7 @@ type Spec struct {
 	Env         []string
 	Params      []launch.Param
 	StartupOnly bool
+	PlanConfig  string
 }
 
 // Summarize makes sweep.json of a sweep's outcomes. gpus gives each
@@ -174,7 +183,7 @@ type Spec struct {
 // the configurations were judged.
 func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo.Objective) *File {
 	f := &File{Schema: Schema, Serve: sp.Serve, Env: sp.Env, Params: sp.Params, StartupOnly: sp.StartupOnly,
-		Configs: []Config{}, Pareto: []ParetoPoint{}}
+		PlanConfig: sp.PlanConfig, Configs: []Config{}, Pareto: []ParetoPoint{}}
 	if f.Env == nil {
 		f.Env = []string{}
 	}
@@ -187,6 +196,9 @@ func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo
 			c.GPUs = gpus(x.Config)
 		}
 		c.perGPU()
+		if x.Plan != nil {
+			c.Plan = PlanOf(x.Plan, &c)
+		}
 		f.Configs = append(f.Configs, c)
 	}
 	f.Pareto = paretoOf(f.Configs)
