@@ -164,7 +164,7 @@ func worker(o Options) Container {
 	args := append([]string{"run"}, o.RunArgs...)
 	args = append(args,
 		"--shard="+"$("+IndexEnv+")/"+strconv.Itoa(o.Workers),
-		"--start-at="+o.StartAt.UTC().Format(time.RFC3339),
+		"--start-at="+o.StartAt.UTC().Format(time.RFC3339Nano),
 		"--out="+OutDir(o.Name, -1))
 	env := []EnvVar{{Name: IndexEnv, ValueFrom: &EnvVarSource{
 		FieldRef: &ObjectFieldSelector{FieldPath: "metadata.annotations['" + indexAnnotation + "']"}}}}

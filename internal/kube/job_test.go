@@ -93,3 +93,22 @@ func TestStartMark(t *testing.T) {
 		t.Errorf("from now: %v, want %v", got, want)
 	}
 }
+
+// TestJobStartAtKeepsFraction: a --start-at with a fraction of a second
+// reaches every worker as given, not truncated to the second before it.
+func TestJobStartAtKeepsFraction(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 250_000_000, time.UTC)
+	job := NewJob(Options{Workers: 2, Image: "i", Name: "n", HostPath: "/var/tmp/sb", StartAt: at})
+	var got time.Time
+	for _, a := range job.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--start-at="); ok {
+			var err error
+			if got, err = time.Parse(time.RFC3339, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !got.Equal(at) {
+		t.Errorf("the workers start at %v, want %v", got, at)
+	}
+}
