@@ -165,7 +165,7 @@ func TestClockTableLabels(t *testing.T) {
 }
 
 // report --objective warns when the recorded workload is not the
-// objective's, and stays quiet when it is.
+// objective's, in text and on the page, and stays quiet when it is.
 func TestClockReportObjectiveWorkloadWarning(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	if code, _, stderr := run(t, "run", "--concurrency", "1", "--requests", "4", "--output-tokens", "16", "--out", dir); code != 0 {
@@ -174,6 +174,10 @@ func TestClockReportObjectiveWorkloadWarning(t *testing.T) {
 	_, stdout, _ := run(t, "report", "--objective", "chat", dir)
 	if !strings.Contains(stdout, "the recorded workload differs from objective chat's: prompt_tokens 512 (the objective's: lognormal:1024,768,32,8192), output_tokens 16") {
 		t.Errorf("no workload warning:\n%s", stdout)
+	}
+	// The page judges as the text does, warning and all.
+	if _, page, _ := run(t, "report", "--objective", "chat", "--format", "html", dir); !strings.Contains(page, "the recorded workload differs from objective chat") {
+		t.Errorf("no workload warning on the page")
 	}
 	same := filepath.Join(t.TempDir(), "s")
 	run(t, "run", "--objective", "chat", "--concurrency", "1", "--requests", "3", "--out", same)

@@ -109,10 +109,10 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	m := merging{strict: *strict, partial: *partial, slice: slice, out: *out}
 	if *format == "html" && shards {
-		return mergedHTML(env, fs.Args(), o, m)
+		return mergedHTML(env, fs.Args(), o, *objective != "", m)
 	}
 	if *format == "html" {
-		return reportHTML(env, fs.Args(), o, *strict, slice)
+		return reportHTML(env, fs.Args(), o, *objective != "", *strict, slice)
 	}
 	render, err := formatRenderer("report", *format)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 // Each run is read as report reads it (report.LoadRuns); its verdict is
 // judged anew when an objective is given, else it is the one the run
 // recorded. Exit 3 when an objective given here does not hold for some run.
-func reportHTML(env *Env, args []string, o *slo.Objective, strict bool, slice sliceFlag) error {
+func reportHTML(env *Env, args []string, o *slo.Objective, named, strict bool, slice sliceFlag) error {
 	if len(args) == 0 {
 		args = []string{""}
 	}
-	runs, rep, err := report.LoadRuns(args, env.Stdin, env.readOptions(strict, slice), o)
+	runs, rep, err := report.LoadRuns(args, env.Stdin, env.readOptions(strict, slice), o, named)
 	if err != nil {
 		return runReadError(err)
 	}

@@ -47,8 +47,8 @@ func mergeShards(dirs []string, m merging, observe func(*record.Record)) (*metri
 
 // mergedHTML prints the page of a sharded run's workers merged into one
 // run, judged against o when given, as a single run's page.
-func mergedHTML(env *Env, dirs []string, o *slo.Objective, m merging) error {
-	r, rep, err := report.PageRun(fmt.Sprintf("%d workers merged", len(dirs)), o, func(observe func(*record.Record)) (*metrics.Summary, error) {
+func mergedHTML(env *Env, dirs []string, o *slo.Objective, named bool, m merging) error {
+	r, rep, err := report.PageRun(fmt.Sprintf("%d workers merged", len(dirs)), o, named, func(observe func(*record.Record)) (*metrics.Summary, error) {
 		return mergeShards(dirs, m, observe)
 	})
 	if err != nil {

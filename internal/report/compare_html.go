@@ -18,7 +18,7 @@ func ComparePage(a, b compare.RunPath, o rundir.Options, gates []compare.Gate, w
 	var sides [2]*compare.Side
 	runs := make([]HTMLRun, 2)
 	load := func(path string, o rundir.Options) (*metrics.Summary, HTMLRun, error) {
-		r, _, err := LoadRun(path, nil, o, nil)
+		r, _, err := LoadRun(path, nil, o, nil, false)
 		return r.Summary, r, err
 	}
 	err := compare.Both(func(i int, warn func(string)) (err error) {

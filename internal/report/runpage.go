@@ -41,10 +41,11 @@ func RunName(arg string) string {
 // recomputed from the records of arg (a run directory, a records file, or
 // in when arg is "" or "-") under o, the distributions and timeline from
 // the same records, and its verdict. With obj the verdict is judged here
-// and returned as rep too; without, it is the one the run recorded. o's
+// and returned as rep too (named: obj is a preset or a file, PageRun);
+// without, it is the one the run recorded. o's
 // Observe, when set, sees the records as well (compare's evaluator); its
 // Sample is LoadRun's own.
-func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r HTMLRun, rep *slo.Report, err error) {
+func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective, named bool) (r HTMLRun, rep *slo.Report, err error) {
 	var drawn []telemetry.Sample // those the timeline draws
 	o.Sample = func(smp *telemetry.Sample) {
 		if metrics.Drawn(smp) {
@@ -52,7 +53,7 @@ func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r 
 		}
 	}
 	also := o.Observe
-	r, rep, err = PageRun(RunName(arg), obj, func(observe func(*record.Record)) (*metrics.Summary, error) {
+	r, rep, err = PageRun(RunName(arg), obj, named, func(observe func(*record.Record)) (*metrics.Summary, error) {
 		o.Observe = observe
 		if also != nil {
 			o.Observe = func(rec *record.Record) { observe(rec); also(rec) }
@@ -76,9 +77,9 @@ func LoadRun(arg string, in io.Reader, o rundir.Options, obj *slo.Objective) (r 
 // LoadRuns reads runs for one page, one after the other, each as LoadRun
 // reads it; unmet is the report of the first run obj, when given, does not
 // hold for. The first run that cannot be read is the error.
-func LoadRuns(args []string, in io.Reader, o rundir.Options, obj *slo.Objective) (runs []HTMLRun, unmet *slo.Report, err error) {
+func LoadRuns(args []string, in io.Reader, o rundir.Options, obj *slo.Objective, named bool) (runs []HTMLRun, unmet *slo.Report, err error) {
 	for _, arg := range args {
-		r, rep, err := LoadRun(arg, in, o, obj)
+		r, rep, err := LoadRun(arg, in, o, obj, named)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,28 +94,30 @@ func LoadRuns(args []string, in io.Reader, o rundir.Options, obj *slo.Objective)
 // PageRun is a page's run of the records read hands to observe as it
 // summarises them (LoadRun's, or a sharded run's workers merged): named
 // name, its curves drawn from those records, and judged against obj when
-// given (rep). Its telemetry and recorded verdict are the caller's.
-func PageRun(name string, obj *slo.Objective, read func(observe func(*record.Record)) (*metrics.Summary, error)) (r HTMLRun, rep *slo.Report, err error) {
+// given (rep) as report judges it (slo.JudgeRead: named says obj is a
+// preset or a file, whose workload the run's is checked against). Its
+// telemetry and recorded verdict are the caller's.
+func PageRun(name string, obj *slo.Objective, named bool, read func(observe func(*record.Record)) (*metrics.Summary, error)) (r HTMLRun, rep *slo.Report, err error) {
 	curves := &metrics.Curves{}
-	var ev *slo.Evaluator
-	if obj != nil {
-		// judged here: goodput counted as the records come, a bounded
-		// sample of them kept for intervals
-		ev = &slo.Evaluator{Checks: obj.Checks()}
+	drawing := func(observe func(*record.Record)) (*metrics.Summary, error) {
+		return read(func(rec *record.Record) {
+			curves.Add(rec)
+			if observe != nil {
+				observe(rec)
+			}
+		})
 	}
-	s, err := read(func(rec *record.Record) {
-		curves.Add(rec)
-		if ev != nil {
-			ev.Add(rec)
-		}
-	})
+	var s *metrics.Summary
+	if obj == nil {
+		s, err = drawing(nil)
+	} else if rep, err = slo.JudgeRead(obj, named, drawing); err == nil {
+		s = rep.Summary
+	}
 	if err != nil {
 		return r, nil, err
 	}
 	r = HTMLRun{Name: name, Summary: s, Curves: curves}
-	if obj != nil {
-		oc := *obj // judging sets the objective's loads to the run's own
-		rep = slo.JudgeRecorded(&oc, ev, s)
+	if rep != nil {
 		r.Objective, r.Verdict = rep.Objective, rep.Verdict
 	}
 	return r, rep, nil

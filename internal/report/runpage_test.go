@@ -42,7 +42,7 @@ func TestLoadRunsJudgesEachRun(t *testing.T) {
 	}
 	o := &slo.Objective{Name: "snappy", Priority: slo.PriorityResponsiveness}
 	o.SetSLO(ttft)
-	runs, unmet, err := LoadRuns([]string{fast, slow, slower}, nil, rundir.Options{}, o)
+	runs, unmet, err := LoadRuns([]string{fast, slow, slower}, nil, rundir.Options{}, o, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +52,10 @@ func TestLoadRunsJudgesEachRun(t *testing.T) {
 	if unmet == nil || unmet.Summary != runs[1].Summary {
 		t.Errorf("unmet report %v, want the first run that does not hold (the second)", unmet)
 	}
-	if _, unmet, err := LoadRuns([]string{fast}, nil, rundir.Options{}, nil); err != nil || unmet != nil {
+	if _, unmet, err := LoadRuns([]string{fast}, nil, rundir.Options{}, nil, false); err != nil || unmet != nil {
 		t.Errorf("a run without an objective: unmet %v, %v; want none", unmet, err)
 	}
-	if _, _, err := LoadRuns([]string{fast, filepath.Join(t.TempDir(), "missing")}, nil, rundir.Options{}, o); err == nil {
+	if _, _, err := LoadRuns([]string{fast, filepath.Join(t.TempDir(), "missing")}, nil, rundir.Options{}, o, false); err == nil {
 		t.Error("a run that cannot be read: no error")
 	}
 }
@@ -64,7 +64,7 @@ func TestLoadRunsJudgesEachRun(t *testing.T) {
 // run's workers, merged) is drawn from the records handed to observe.
 func TestPageRunDrawsWhatItIsHanded(t *testing.T) {
 	recs := []*record.Record{compareReq(0, record.Load{Concurrency: 1}, 0, 0, 50, 5, 8), compareReq(0, record.Load{Concurrency: 1}, 1, 100, 60, 5, 8)}
-	r, rep, err := PageRun("2 workers merged", nil, func(observe func(*record.Record)) (*metrics.Summary, error) {
+	r, rep, err := PageRun("2 workers merged", nil, false, func(observe func(*record.Record)) (*metrics.Summary, error) {
 		var agg metrics.Aggregator
 		for _, rec := range recs {
 			agg.Add(rec)

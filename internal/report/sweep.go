@@ -280,7 +280,7 @@ func frontierOf(f *sweep.File) *frontierData {
 // runOf reads a configuration's run for the page as report reads a run
 // directory (LoadRun), named after the configuration.
 func runOf(dir, name string) (*HTMLRun, error) {
-	r, _, err := LoadRun(dir, nil, rundir.Options{}, nil)
+	r, _, err := LoadRun(dir, nil, rundir.Options{}, nil, false)
 	if err != nil {
 		return nil, err
 	}
