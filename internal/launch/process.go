@@ -147,14 +147,17 @@ func (p *Process) Stop(ctx context.Context, grace time.Duration) (Stopped, error
 }
 
 // waitGroupGone waits until the leader has been reaped and no process of
-// the group is left; false when deadline fires (or ctx ends) first.
+// the group is alive (groupLive: zombies servebench must reap, as init or a
+// subreaper, are reaped then); false when deadline fires (or ctx ends)
+// first.
 func waitGroupGone(ctx context.Context, pgid int, leader <-chan struct{}, deadline <-chan time.Time) bool {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-leader:
-			if !groupAlive(pgid) {
+			if !groupLive(pgid) {
+				reapOrphans(pgid)
 				return true
 			}
 		default:

@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -102,7 +100,7 @@ func watch(in *os.File, pgidArg, graceArg string) int {
 			}
 			return 0
 		case <-tick.C:
-			if !groupAlive(pgid) {
+			if !groupLive(pgid) {
 				return 0
 			}
 		}
@@ -132,47 +130,4 @@ func pollGone(pgid int, d time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
-}
-
-// groupLive reports whether a process of the group is alive, a zombie
-// not counting (but everything counting where /proc cannot be read).
-func groupLive(pgid int) bool {
-	if !groupAlive(pgid) {
-		return false
-	}
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return true
-	}
-	return len(liveInGroup(pgid)) > 0
-}
-
-// liveInGroup lists the processes of group pgid that are not zombies
-// (the orphans' zombies are init's to reap, not the watchdog's).
-func liveInGroup(pgid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var pids []int
-	for _, path := range stats {
-		state, group, ok := procStat(path)
-		if ok && group == pgid && state != "Z" {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// procStat reads a process's state and group from /proc/PID/stat, whose
-// second field, the command's name, may hold blanks and parentheses.
-func procStat(path string) (state string, pgrp int, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 3 {
-		return "", 0, false
-	}
-	pgrp, err = strconv.Atoi(f[2])
-	return f[0], pgrp, err == nil
 }

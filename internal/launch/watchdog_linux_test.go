@@ -129,6 +129,6 @@ func TestStopReleasesWatchdog(t *testing.T) {
 
 // live reports whether pid is a process that is not a zombie.
 func live(pid int) bool {
-	state, _, ok := procStat("/proc/" + strconv.Itoa(pid) + "/stat")
-	return ok && state != "Z"
+	p, ok := procStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	return ok && p.state != "Z"
 }
