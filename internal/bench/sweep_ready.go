@@ -75,7 +75,12 @@ func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url strin
 	st.ModelListedS = since(time.Now())
 
 	stage = "a first token"
-	rec, err := s.firstRequest(rctx, t, model)
+	c, err := backend.New(backend.Options{Target: t, API: s.apiOf(), Model: model, MaxConns: 1})
+	if err != nil {
+		return st, err // the request cannot be made: waiting would not help
+	}
+	defer c.CloseIdleConnections()
+	rec, err := firstRequest(rctx, c)
 	if err != nil {
 		return fail(err)
 	}
@@ -108,12 +113,7 @@ type answered struct {
 
 // firstRequest sends one short request until one returns a token: a
 // server may list its model before it can serve it.
-func (s Sweep) firstRequest(ctx context.Context, t *backend.Target, model string) (answered, error) {
-	c, err := backend.New(backend.Options{Target: t, API: s.apiOf(), Model: model, MaxConns: 1})
-	if err != nil {
-		return answered{}, err
-	}
-	defer c.CloseIdleConnections()
+func firstRequest(ctx context.Context, c *backend.Client) (answered, error) {
 	for {
 		epoch := time.Now()
 		var rec record.Record

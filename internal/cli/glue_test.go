@@ -42,7 +42,7 @@ var gluePermits = map[string]string{
 	"run_trace.go record":        "--trace-format's values",
 	"run_trace.go workload":      "the trace flags fill workload.TraceOptions; its errors told as the flag's",
 	"run_workload.go record":     "a repeated length flag shown as the matrix it makes",
-	"sweep.go backend":           "the redactor of the servers a sweep starts",
+	"sweep.go backend":           "the redactor of the servers a sweep starts; --api checked before any starts",
 	"target.go backend":          "--ca-cert, --api and a preflight's error told in the flags' terms",
 	"target.go workload":         "a workload error told as a usage error",
 }

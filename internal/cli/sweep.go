@@ -165,6 +165,9 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 	case s.planArgs != "" && s.planConfig == "":
 		return bench.Sweep{}, usagef(planArgsHint, "--plan-args needs --plan-config: the model file to plan from")
 	}
+	if err := backend.CheckAPI(f.api, "x"); err != nil {
+		return bench.Sweep{}, usagef("servebench sweep --serve CMD --out DIR --api openai-chat", "--api: %v", err)
+	}
 	words, err := launch.Split(s.serve)
 	if err != nil {
 		return bench.Sweep{}, usagef(hint, "--serve: %v", err)
@@ -249,7 +252,7 @@ func (f *runFlags) forConfig(c launch.Config) (*runFlags, error) {
 			continue
 		}
 		if *l.v, err = launch.ExpandList(*l.v, c.Values); err != nil {
-			return nil, usagef("servebench sweep --concurrency '1,{seqs},{seqs}*2' --param seqs=8,16", "--%s for %s: %v", l.name, c, err)
+			return nil, usagef("servebench sweep --concurrency '1,{seqs},{seqs}*2' --param seqs=8,16", "--%s%s: %v", l.name, forConfig(c), err)
 		}
 	}
 	cf.out = bench.ConfigDir(f.out, c)

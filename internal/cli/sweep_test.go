@@ -25,10 +25,12 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"an unterminated quote", []string{"--serve", "server --port {port} 'x", "--out", out}, "unterminated"},
 		{"a parameter twice", []string{"--serve", serve, "--param", "seqs=1", "--param", "seqs=2", "--out", out}, "given twice"},
 		{"a load naming no parameter", []string{"--serve", serve, "--param", "seqs=1", "--concurrency", "1,{slots}", "--out", out}, "{slots} is no parameter"},
-		{"a load that is no number", []string{"--serve", serve, "--param", "seqs=x", "--concurrency", "{seqs}*2", "--out", out}, "--concurrency"},
+		{"a load that is no number", []string{"--serve", serve, "--param", "seqs=x", "--concurrency", "{seqs}*2", "--out", out}, "--concurrency for seqs=x: "},
+		{"a load that is no number, no parameter", []string{"--serve", "server --port {port}", "--concurrency", "abc", "--out", out}, "Error: --concurrency: \"abc\""},
 		{"a load that is no whole number", []string{"--serve", serve, "--param", "seqs=3", "--concurrency", "{seqs}/2", "--out", out}, "not a positive whole number"},
 		{"no GPUs", []string{"--serve", serve, "--param", "seqs=1", "--gpus", "{seqs}-1", "--out", out}, "--gpus"},
 		{"an argument", []string{"--serve", "server", "--port", "{port}", "--out", out}, "unknown flag --port"},
+		{"an unknown API", []string{"--serve", serve, "--param", "seqs=1", "--api", "foo", "--out", out}, `--api: unknown API "foo"`},
 	} {
 		code, _, stderr := runMain(t, append([]string{"sweep"}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
