@@ -155,7 +155,7 @@ func comparePath(ctx context.Context, env *Env, db, arg string) (string, error) 
 	if _, err := os.Stat(arg); err == nil {
 		return arg, nil
 	}
-	return RunDir(ctx, env, db, arg)
+	return resolveRun(ctx, env, db, arg)
 }
 
 // sidePaths are the runs one side names, their paths and names: a run (a

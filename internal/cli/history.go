@@ -165,10 +165,10 @@ func historyShow(ctx context.Context, env *Env, args []string) error {
 	return report.HistoryRun(env.Stdout, d)
 }
 
-// RunDir resolves a command's run argument: a directory as it is, else a
+// resolveRun resolves a command's run argument: a directory as it is, else a
 // history id (12 or #12) looked up in the history database db ("" for the
 // default one). For commands that read recorded runs, such as compare.
-func RunDir(ctx context.Context, env *Env, db, arg string) (string, error) {
+func resolveRun(ctx context.Context, env *Env, db, arg string) (string, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return arg, nil
 	}

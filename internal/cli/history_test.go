@@ -234,7 +234,7 @@ func TestHistoryImport(t *testing.T) {
 
 // RunDir takes a directory as it is and a history id to its directory;
 // ids that are unknown, or of a run made without --out, say so.
-func TestRunDir(t *testing.T) {
+func TestResolveRun(t *testing.T) {
 	h := newHistoryEnv(t)
 	dir := filepath.Join(t.TempDir(), "a")
 	h.quickRun(dir)
@@ -251,9 +251,9 @@ func TestRunDir(t *testing.T) {
 		{"7", "", "no such run 7"},
 		{"runs/none", "", "runs/none is neither a run directory nor a history id"},
 	} {
-		got, err := RunDir(t.Context(), env, "", tc.arg)
+		got, err := resolveRun(t.Context(), env, "", tc.arg)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("RunDir(%q) = %q, %v; want %q, %q", tc.arg, got, err, tc.want, tc.err)
+			t.Errorf("resolveRun(%q) = %q, %v; want %q, %q", tc.arg, got, err, tc.want, tc.err)
 		}
 	}
 }
