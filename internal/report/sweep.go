@@ -179,8 +179,8 @@ func WriteSweepPage(dir string, f *sweep.File) error {
 		page.Tables = append(page.Tables, *t)
 	}
 	for _, c := range f.Configs {
-		if c.Error != nil || len(c.Points) == 0 {
-			continue
+		if c.Error != nil || len(c.Points) == 0 || c.RunDir == "" {
+			continue // "" would read standard input
 		}
 		r, err := runOf(c.RunDir, c.Name)
 		if err != nil {
