@@ -126,3 +126,16 @@ func TestSweepPagePlanTable(t *testing.T) {
 		t.Error("a sweep with no plan has the plan's table on its page")
 	}
 }
+
+// TestSweepPageNoRunDir: a configuration whose run directory is not
+// named is left off the page, not read from standard input.
+func TestSweepPageNoRunDir(t *testing.T) {
+	dir := t.TempDir()
+	f := sampleSweep()
+	for i := range f.Configs {
+		f.Configs[i].RunDir = ""
+	}
+	if err := WriteSweepPage(dir, f); err != nil {
+		t.Fatal(err)
+	}
+}
