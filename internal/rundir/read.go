@@ -215,3 +215,29 @@ func ScanTelemetry(dir string, fn func(*telemetry.Sample)) (damaged int, err err
 func telemetryWarning(dir string, damaged int) string {
 	return fmt.Sprintf("%s: skipped %d damaged line(s), not counted", filepath.Join(dir, TelemetryFile), damaged)
 }
+
+// Records reads the run directory dir for a check of its records: its run
+// (LoadRun) and its records under the policy (not strict), handing each to
+// each in model time, and the warnings to warn. The run returned is
+// completed from the records (nil only when there is neither).
+func Records(dir string, warn func(string), each func(*record.Record)) (*record.Run, error) {
+	run, err := LoadRun(dir, warn)
+	if err != nil {
+		return nil, err
+	}
+	path := RecordsPath(dir)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	scale := run.Scale()
+	read, err := ReadRecords(f, path, false, func(r *record.Record) { each(r.ModelTime(scale)) })
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range read.Warnings("") {
+		warn(w)
+	}
+	return read.Complete(run), nil
+}

@@ -6,6 +6,7 @@ package sweep
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -483,4 +484,17 @@ func Write(dir string, f *File) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, FileName), append(b, '\n'), 0o644)
+}
+
+// Read reads dir/sweep.json.
+func Read(dir string) (*File, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+	}
+	return &f, nil
 }
