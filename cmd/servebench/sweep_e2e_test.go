@@ -416,3 +416,22 @@ func TestSweepLive(t *testing.T) {
 		t.Fatal("still running 20 s after Ctrl-C in its linger")
 	}
 }
+
+// A server that answers its model list without the --model asked for
+// fails its configuration within seconds, saying so, not after
+// --ready-timeout as a server that never answered.
+func TestSweepWrongModelFailsFast(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "model")
+	code, stdout, stderr := runEnv(t, nil, "sweep",
+		"--serve", binary+" sim --addr 127.0.0.1:{port}", "--model", "no-such-model", "--ready-timeout", "10m",
+		"--concurrency", "1", "--requests", "4", "--no-history", "--out", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (every configuration failed)\n%s\n%s", code, stdout, stderr)
+	}
+	f := readSweep(t, dir)
+	noneLeft(t, f)
+	if c := f.Configs[0]; c.Error == nil || !strings.Contains(*c.Error, `waiting would not change it: the server at`) ||
+		!strings.Contains(*c.Error, `does not serve model "no-such-model"; it serves: sim-llama-3.1-8b`) {
+		t.Errorf("error %v, want the model refused", c.Error)
+	}
+}

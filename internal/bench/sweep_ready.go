@@ -69,6 +69,9 @@ func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url strin
 	}
 	defer t.CloseIdleConnections()
 	model, err := s.listed(rctx, t)
+	if errors.As(err, new(refusal)) {
+		return st, fmt.Errorf("not ready, and waiting would not change it: %w", err)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -91,13 +94,42 @@ func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url strin
 	return st, nil
 }
 
+// modelSettle is how long a server that answers its model list may go on
+// lacking the model asked for before the configuration fails: a list that
+// answers is the server's, complete, on every engine servebench knows.
+const modelSettle = 5 * time.Second
+
+// refusal is a server that answered readiness's question and said no,
+// which waiting for --ready-timeout would not change.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+
 // listed asks for the model list until it answers (Preflight), and
-// returns the model to ask for.
+// returns the model to ask for. A server that refuses the credentials or
+// the scheme, or that lists its models without the one asked for
+// modelSettle long, is a refusal.
 func (s Sweep) listed(ctx context.Context, t *backend.Target) (string, error) {
+	var lacking time.Time // when the list first answered without the model
 	for {
 		p, err := t.Preflight(ctx, s.apiOf(), s.Model)
 		if err == nil {
 			return p.Model, nil
+		}
+		if pe, ok := errors.AsType[*backend.PreflightError](err); ok {
+			switch pe.Kind {
+			case backend.PreflightAuth, backend.PreflightScheme, backend.PreflightTLS:
+				return "", refusal{err}
+			case backend.PreflightModel:
+				if lacking.IsZero() {
+					lacking = time.Now()
+				} else if time.Since(lacking) >= modelSettle {
+					return "", refusal{err}
+				}
+			default:
+				lacking = time.Time{}
+			}
 		}
 		if !sleep(ctx, readyPoll) {
 			return "", err
