@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/servebench/servebench/internal/backend"
@@ -84,6 +85,9 @@ func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url strin
 	}
 	defer c.CloseIdleConnections()
 	rec, err := firstRequest(rctx, c)
+	if errors.As(err, new(refusal)) {
+		return st, fmt.Errorf("not ready, and waiting would not change it: %w", err)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -94,10 +98,11 @@ func (s Sweep) ready(ctx context.Context, p *launch.Process, port int, url strin
 	return st, nil
 }
 
-// modelSettle is how long a server that answers its model list may go on
-// lacking the model asked for before the configuration fails: a list that
-// answers is the server's, complete, on every engine servebench knows.
-const modelSettle = 5 * time.Second
+// refusalSettle is how long a server may go on refusing readiness's
+// question (a model list without the model asked for, a 4xx to the first
+// request) before the configuration fails: a server that answers has
+// loaded what it serves, on every engine servebench knows.
+var refusalSettle = 5 * time.Second // a variable for tests
 
 // refusal is a server that answered readiness's question and said no,
 // which waiting for --ready-timeout would not change.
@@ -109,7 +114,7 @@ func (r refusal) Unwrap() error { return r.err }
 // listed asks for the model list until it answers (Preflight), and
 // returns the model to ask for. A server that refuses the credentials or
 // the scheme, or that lists its models without the one asked for
-// modelSettle long, is a refusal.
+// refusalSettle long, is a refusal.
 func (s Sweep) listed(ctx context.Context, t *backend.Target) (string, error) {
 	var lacking time.Time // when the list first answered without the model
 	for {
@@ -124,7 +129,7 @@ func (s Sweep) listed(ctx context.Context, t *backend.Target) (string, error) {
 			case backend.PreflightModel:
 				if lacking.IsZero() {
 					lacking = time.Now()
-				} else if time.Since(lacking) >= modelSettle {
+				} else if time.Since(lacking) >= refusalSettle {
 					return "", refusal{err}
 				}
 			default:
@@ -144,8 +149,10 @@ type answered struct {
 }
 
 // firstRequest sends one short request until one returns a token: a
-// server may list its model before it can serve it.
+// server may list its model before it can serve it. A 4xx (but 408 and
+// 429) for refusalSettle is a refusal: the request will not be accepted.
 func firstRequest(ctx context.Context, c *backend.Client) (answered, error) {
+	var refused time.Time // when the 4xxs began
 	for {
 		epoch := time.Now()
 		var rec record.Record
@@ -157,6 +164,14 @@ func firstRequest(ctx context.Context, c *backend.Client) (answered, error) {
 		err := errors.New("the request returned no token")
 		if rec.Error != nil {
 			err = fmt.Errorf("%s: %s", rec.Error.Class, rec.Error.Message)
+		}
+		switch {
+		case rec.Error == nil || rec.Error.Class != record.ClassHTTP4xx || rec.Error.Status == http.StatusRequestTimeout:
+			refused = time.Time{}
+		case refused.IsZero():
+			refused = time.Now()
+		case time.Since(refused) >= refusalSettle:
+			return answered{}, refusal{err}
 		}
 		if !sleep(ctx, readyPoll) {
 			return answered{}, err
