@@ -49,7 +49,8 @@ Exit codes: 0 a candidate meets the objective, 1 failure, 2 usage error,
 INCONCLUSIVE (its simulator behind, its client saturated, ...), 130 interrupted.
 `
 
-func decideCmd(ctx context.Context, env *Env, args []string) error {
+func decideCmd(ctx context.Context, env *Env, args []string) (err error) {
+	defer func() { err = hintAs(err, "decide", "--candidates FILE") }()
 	var f runFlags
 	fs := newFlagSet(env, "decide", decideUsage)
 	f.define(fs)

@@ -32,6 +32,8 @@ func TestDecideRefusals(t *testing.T) {
 			"Error: no objective: give --objective NAME|FILE, --slo, or 'objective:' in the candidates file\nTry: servebench decide -h\n"},
 		{"a missing candidates file", []string{"--candidates", filepath.Join(dir, "none.yaml"), "--objective", "chat"}, ExitUsage,
 			"Error: --candidates: open " + filepath.Join(dir, "none.yaml") + ": no such file or directory\nTry: servebench decide -h\n"},
+		{"a flag of run's, hinted as decide's", []string{"--candidates", cands, "--objective", "chat", "--rate", "0"}, ExitUsage,
+			"Error: --rate \"0\": \"0\" is not a positive number of requests per second\nTry: servebench decide --candidates FILE --rate 0.5,1,2\n"},
 		{"a server candidate that is not there", []string{"--candidates", cands, "--objective", "chat", "--target", gone}, ExitFailure,
 			"Error: candidate gone: preflight: no server answers at http://127.0.0.1:1 (connection refused)\nTry: start the server, or check the host and port in --url\n"},
 	} {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/servebench/servebench/internal/backend"
 )
@@ -125,6 +126,27 @@ func hinted(err error) *Error {
 // usagef returns a usage error (exit 2) with a hint.
 func usagef(hint, format string, args ...any) error {
 	return &Error{Err: fmt.Errorf(format, args...), Hint: hint, Code: ExitUsage}
+}
+
+// hintAs tells an error of run's flags, met in another command that takes
+// them, with that command's Try line: "servebench run --rate 0.5,1,2"
+// becomes "servebench sweep --serve CMD --out DIR --rate 0.5,1,2" for
+// command "sweep" and its required flags, and "servebench run -h" becomes
+// "servebench sweep -h".
+func hintAs(err error, command, required string) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return err
+	}
+	rest, ok := strings.CutPrefix(e.Hint, "servebench run ")
+	switch {
+	case !ok:
+	case strings.HasPrefix(rest, "-h"):
+		e.Hint = "servebench " + command + " " + rest
+	default:
+		e.Hint = "servebench " + command + " " + required + " " + rest
+	}
+	return err
 }
 
 // Main runs servebench with args (without the program name) and returns the

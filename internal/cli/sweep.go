@@ -96,7 +96,8 @@ func (s *sweepFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&s.planArgs, "plan-args", "", "servebench plan's flags for each configuration, with placeholders: exactly one --gpu, e.g. '--gpu H100-SXM --tp {tp}'")
 }
 
-func sweepCmd(ctx context.Context, env *Env, args []string) error {
+func sweepCmd(ctx context.Context, env *Env, args []string) (err error) {
+	defer func() { err = hintAs(err, "sweep", "--serve CMD --out DIR") }()
 	var f runFlags
 	var s sweepFlags
 	fs := newFlagSet(env, "sweep", sweepUsage)

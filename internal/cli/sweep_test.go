@@ -30,6 +30,8 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"a load that is no whole number", []string{"--serve", serve, "--param", "seqs=3", "--concurrency", "{seqs}/2", "--out", out}, "not a positive whole number"},
 		{"no GPUs", []string{"--serve", serve, "--param", "seqs=1", "--gpus", "{seqs}-1", "--out", out}, "--gpus"},
 		{"an argument", []string{"--serve", "server", "--port", "{port}", "--out", out}, "unknown flag --port"},
+		{"a flag of run's, hinted as sweep's", []string{"--serve", serve, "--param", "seqs=1", "--rate", "0", "--out", out}, "Try: servebench sweep --serve CMD --out DIR --rate 0.5,1,2"},
+		{"run's help, as sweep's", []string{"--serve", serve, "--param", "seqs=1", "--prompt-tokens", "abc", "--out", out}, "Try: servebench sweep -h (workloads"},
 		{"an unknown API", []string{"--serve", serve, "--param", "seqs=1", "--api", "foo", "--out", out}, `--api: unknown API "foo"`},
 	} {
 		code, _, stderr := runMain(t, append([]string{"sweep"}, c.args...)...)
