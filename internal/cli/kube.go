@@ -76,6 +76,11 @@ func (k *kubeFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the start mark, from now, when --start-at is not given")
 }
 
+// kubeJobRequired are the flags a kube job needs, for the Try line of an
+// error of run's flags met here (hintAs); its own checks, some of which
+// send the user to run, keep theirs.
+const kubeJobRequired = "--url URL --workers 4 --image IMAGE --claim PVC"
+
 func kubeCmd(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && isHelpArg(args[0]) {
 		args = []string{"job", args[0]} // kube's one subcommand's help is kube's
@@ -90,7 +95,7 @@ func kubeCmd(ctx context.Context, env *Env, args []string) error {
 	f.define(fs)
 	k.define(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return hintAs(err, "kube job", kubeJobRequired)
 	}
 	if fs.NArg() > 0 {
 		return usagef("servebench kube job -h", "unexpected argument %q", fs.Arg(0))
@@ -157,7 +162,7 @@ func (k *kubeFlags) checkLoad(f *runFlags) error {
 	k.StartAt = kube.StartMark(f.shard.startAt, k.startIn, time.Now())
 	plan, err := f.plan(nil)
 	if err != nil {
-		return err
+		return hintAs(err, "kube job", kubeJobRequired)
 	}
 	f.shard.shard = load.Shard{Index: 0, Count: k.Workers}
 	if err := f.shard.checkPoints(plan.Points); err != nil {

@@ -181,6 +181,8 @@ func TestKubeJobUsageErrors(t *testing.T) {
 		// Every worker would refuse these: the Job is refused instead.
 		{"unspaced marks", []string{"job", "--url", "http://x:1", "--workers", "2", "--image", "i", "--claim", "c", "--concurrency", "1,2"}, "--start-every"},
 		{"cap below the workers", append(slices.Clone(kubeBase), "--rate", "5", "--max-concurrency", "3"), "--max-concurrency 3 is split across 4 workers"},
+		{"a trace, sent to run", append(slices.Clone(kubeBase), "--trace", "t.jsonl"), "Try: servebench run --trace FILE"},
+		{"a flag of run's, hinted as kube job's", append(slices.Clone(kubeBase), "--rate", "0"), "Try: servebench kube job --url URL --workers 4 --image IMAGE --claim PVC --rate 0.5,1,2"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runMain(t, append([]string{"kube"}, tt.args...)...)

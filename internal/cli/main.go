@@ -134,10 +134,10 @@ func usagef(hint, format string, args ...any) error {
 // command "sweep" and its required flags, and "servebench run -h" becomes
 // "servebench sweep -h".
 func hintAs(err error, command, required string) error {
-	e, ok := errors.AsType[*Error](err)
-	if !ok {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	e := hinted(err) // as report tells it, a lower package's hint included
 	rest, ok := strings.CutPrefix(e.Hint, "servebench run ")
 	switch {
 	case !ok:
@@ -146,7 +146,7 @@ func hintAs(err error, command, required string) error {
 	default:
 		e.Hint = "servebench " + command + " " + required + " " + rest
 	}
-	return err
+	return e
 }
 
 // Main runs servebench with args (without the program name) and returns the
