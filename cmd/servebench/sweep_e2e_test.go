@@ -379,13 +379,51 @@ func TestSweepObjective(t *testing.T) {
 	if code != 0 || f.Recommended != "seqs-2" || len(f.Configs) != 2 || f.Configs[0].Meets == nil || !*f.Configs[0].Meets {
 		t.Errorf("exit %d, recommended %q (%s), configs %+v; want seqs-2, on 1 GPU against 4\n%s", code, f.Recommended, f.Why, f.Configs, stderr)
 	}
+	unmet := filepath.Join(t.TempDir(), "unmet")
 	code, stdout, stderr = runEnv(t, nil, append([]string{"sweep", "--serve", sim, "--param", "seqs=2",
-		"--slo", "ttft p95 <= 1ms", "--out", filepath.Join(t.TempDir(), "unmet")}, common...)...)
+		"--slo", "ttft p95 <= 1ms", "--out", unmet}, common...)...)
 	if code == 4 {
 		skipIfMachineBehind(t, stdout+stderr)
 	}
 	if code != 3 || !strings.Contains(stdout, "No recommendation") {
 		t.Errorf("an objective no configuration meets: exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	reportSweepAgain(t, unmet, stdout)
+}
+
+// reportSweepAgain: report on a sweep's directory prints what the sweep
+// printed at its end, in each format, and exits as it did (3: the
+// objective unmet); moved elsewhere, its page still holds each
+// configuration's run.
+func reportSweepAgain(t *testing.T, dir, swept string) {
+	t.Helper()
+	code, text, stderr := runEnv(t, nil, "report", dir)
+	if code != 3 || !strings.HasSuffix(swept, text) || !strings.Contains(text, "Sweep: ") {
+		t.Errorf("report %s: exit %d, want 3, and the end of the sweep's output:\n%s\nsweep printed:\n%s\n%s", dir, code, text, swept, stderr)
+	}
+	code, md, _ := runEnv(t, nil, "report", "--format", "markdown", dir)
+	if code != 3 || !strings.Contains(md, "| seqs-2 | ") || !strings.Contains(md, "No recommendation") {
+		t.Errorf("report --format markdown: exit %d\n%s", code, md)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	code, js, _ := runEnv(t, nil, "report", "--json", moved)
+	wantJS := strings.ReplaceAll(string(want), `"run_dir": "`+filepath.Join(dir, "seqs-2"), `"run_dir": "`+filepath.Join(moved, "seqs-2"))
+	if code != 3 || js != wantJS {
+		t.Errorf("report --json of the moved sweep: exit %d, want sweep.json with its run under the new directory:\n%s", code, js)
+	}
+	code, page, _ := runEnv(t, nil, "report", "--format", "html", moved)
+	if code != 3 || !strings.Contains(page, `"runs":[{"name":"seqs-2"`) {
+		t.Errorf("report --format html of the moved sweep: exit %d; the page lacks the configuration's run", code)
+	}
+	if code, _, stderr := runEnv(t, nil, "report", "--objective", "chat", moved); code != 2 || !strings.Contains(stderr, "judged when it ran") {
+		t.Errorf("report --objective on a sweep: exit %d, want a usage error\n%s", code, stderr)
 	}
 }
 

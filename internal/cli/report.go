@@ -15,6 +15,7 @@ import (
 	"github.com/servebench/servebench/internal/rundir"
 	"github.com/servebench/servebench/internal/shard"
 	"github.com/servebench/servebench/internal/slo"
+	"github.com/servebench/servebench/internal/sweep"
 )
 
 const reportUsage = `
@@ -48,6 +49,13 @@ error naming it; --partial merges what was recorded, with a warning naming
 them (docs/DISTRIBUTED.md). Separate runs are overlaid with --format html,
 and compared with servebench compare.
 
+A sweep's directory (servebench sweep --out DIR) is reported as the
+sweep reported it when it ended: its configurations, Pareto frontier,
+plans and recommendation (text or markdown), its sweep.json (--json), or
+its page (--format html), with the sweep's exit code. Its objective was
+judged when it ran; report one configuration's run, DIR/NAME, to judge or
+slice it again.
+
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold, 4 when
 its evidence cannot say (INCONCLUSIVE, with the reason).
@@ -62,6 +70,7 @@ Examples:
   servebench report --format html runs/vllm runs/sglang > candidates.html
   cat runs/a/records.jsonl | servebench report --format markdown
   servebench report --out runs/c256-merged runs/c256/worker-*
+  servebench report --format markdown runs/sweep
 `
 
 func reportCmd(ctx context.Context, env *Env, args []string) error {
@@ -99,6 +108,9 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		if o, err = reportObjective(*objective, slos, *targetLoad); err != nil {
 			return err
 		}
+	}
+	if slices.ContainsFunc(fs.Args(), sweep.In) {
+		return reportSweep(ctx, env, fs, *format)
 	}
 	// Several directories: the workers of one sharded run are merged (in
 	// any format); other runs are overlaid with --format html, and

@@ -16,6 +16,7 @@ import (
 
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/sweep"
 )
 
 func TestRunAgainstScriptedServer(t *testing.T) {
@@ -173,6 +174,13 @@ func TestReportErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("{\"phase\":\"measured\",\"end_ns\":1}\nnot json\n"), 0o644)
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
+	sw := filepath.Join(dir, "sweep")
+	os.Mkdir(sw, 0o755)
+	if err := sweep.Write(sw, &sweep.File{Schema: sweep.Schema, Serve: "server --port {port}", Configs: []sweep.Config{{Name: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "badsweep"), 0o755)
+	os.WriteFile(filepath.Join(dir, "badsweep", sweep.FileName), []byte("{}"), 0o644)
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -186,6 +194,14 @@ func TestReportErrors(t *testing.T) {
 		// A format given as an argument: the flag was meant.
 		{[]string{bad, "json"}, ExitUsage, "Error: \"json\" is not a run directory or records file: for json output, give --json\nTry: servebench report --json " + bad + "\n"},
 		{[]string{"csv", bad}, ExitUsage, "Try: servebench report --format csv " + bad + "\n"},
+		// A sweep's directory: its answer as recorded, alone, in the
+		// formats that hold its tables.
+		{[]string{sw}, ExitOK, ""},
+		{[]string{"--format", "csv", sw}, ExitUsage, "Error: a sweep has several tables: --format csv is not one of html, json, markdown, text\n"},
+		{[]string{"--slo", "ttft p95 <= 1s", "--slice", "1m", sw}, ExitUsage,
+			"Error: " + sw + " is a sweep's directory, judged when it ran (sweep.json): --slice, --slo are for one configuration's run\nTry: servebench report [flags] " + filepath.Join(sw, "NAME")},
+		{[]string{bad, sw}, ExitUsage, "Error: " + sw + " is a sweep's directory: report it alone"},
+		{[]string{filepath.Join(dir, "badsweep")}, ExitFailure, "schema \"\", want \"servebench.sweep/v1\"\nTry: servebench sweep ... --out DIR writes DIR/sweep.json"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"report"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {

@@ -319,13 +319,14 @@ func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw 
 	if err := sweep.Write(f.out, file); err != nil {
 		return &Error{Err: fmt.Errorf("--out: %w", err), Code: ExitFailure}
 	}
-	var err error
-	if f.sweepJSON() {
-		err = report.SweepJSON(env.Stdout, file)
-	} else {
-		err = report.Sweep(env.Stdout, file)
+	render := report.Sweep
+	switch {
+	case f.sweepJSON():
+		render = report.SweepJSON
+	case f.format == "markdown":
+		render = report.SweepMarkdown
 	}
-	if err != nil {
+	if err := render(env.Stdout, file); err != nil {
 		return err
 	}
 	if herr := report.WriteSweepPage(f.out, file); herr != nil {

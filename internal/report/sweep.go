@@ -40,24 +40,37 @@ func SweepJSON(w io.Writer, f *sweep.File) error {
 
 // Sweep writes a sweep's table, one row per configuration, then the
 // Pareto frontier and the recommendation.
-func Sweep(w io.Writer, f *sweep.File) error {
+func Sweep(w io.Writer, f *sweep.File) error { return writeSweep(w, f, false) }
+
+// SweepMarkdown writes what Sweep writes, its tables in Markdown.
+func SweepMarkdown(w io.Writer, f *sweep.File) error { return writeSweep(w, f, true) }
+
+func writeSweep(w io.Writer, f *sweep.File, md bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nSweep: %s\n\n", f.Serve)
-	if f.StartupOnly {
-		sweepStartups(&b, f)
+	if md {
+		fmt.Fprintf(&b, "\nSweep: %s\n\n", mdCode(f.Serve))
 	} else {
-		sweepConfigs(&b, f)
-		sweepFrontier(&b, f)
+		fmt.Fprintf(&b, "\nSweep: %s\n\n", f.Serve)
 	}
-	sweepPlans(&b, f)
+	if f.StartupOnly {
+		sweepTable(&b, sweepStartups(f), md)
+	} else {
+		sweepTable(&b, sweepConfigs(f), md)
+		sweepFrontier(&b, f, md)
+	}
+	sweepPlans(&b, f, md)
 	var failed []string
 	for _, c := range f.Configs {
 		if c.Error != nil {
 			failed = append(failed, c.Name+": "+*c.Error)
 		}
 	}
+	bullet := "  - "
+	if md {
+		bullet = "- "
+	}
 	if len(failed) > 0 {
-		b.WriteString("\nFailed (each with its server.log):\n  - " + strings.Join(failed, "\n  - ") + "\n")
+		b.WriteString("\nFailed (each with its server.log):\n" + bullet + strings.Join(failed, "\n"+bullet) + "\n")
 	}
 	switch {
 	case f.Objective == "":
@@ -70,7 +83,36 @@ func Sweep(w io.Writer, f *sweep.File) error {
 	return err
 }
 
-func sweepConfigs(b *strings.Builder, f *sweep.File) {
+// sweepTable writes rows, the first their heading: aligned for the
+// terminal, or as a Markdown table.
+func sweepTable(b *strings.Builder, rows [][]string, md bool) {
+	if md {
+		writeMarkdownTable(b, rows)
+		return
+	}
+	writeAligned(b, rows)
+}
+
+// mdCode is s as a Markdown code span, fenced by one more backtick than
+// the longest run of them inside it.
+func mdCode(s string) string {
+	fence, run := "`", 0
+	for _, r := range s {
+		if r != '`' {
+			run = 0
+			continue
+		}
+		if run++; run >= len(fence) {
+			fence += "`"
+		}
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func sweepConfigs(f *sweep.File) [][]string {
 	rows := [][]string{{"config", "ready s", "first token s", "capacity", "saturation", "peak tok/s", "speed p50 @cap", "speed p95 @cap", "server RSS", "GPU mem", "objective"}}
 	for _, c := range f.Configs {
 		row := []string{c.Name, "-", "-", loadOrDash(c.Capacity), loadOrDash(c.Saturation), fnum(c.PeakOutputTPS, 1), "-", "-",
@@ -86,10 +128,10 @@ func sweepConfigs(b *strings.Builder, f *sweep.File) {
 		}
 		rows = append(rows, row)
 	}
-	writeAligned(b, rows)
+	return rows
 }
 
-func sweepStartups(b *strings.Builder, f *sweep.File) {
+func sweepStartups(f *sweep.File) [][]string {
 	rows := [][]string{{"config", "starts", "ready s min", "median", "max", "first token s min", "median", "max"}}
 	for _, c := range f.Configs {
 		row := []string{c.Name, "0", "-", "-", "-", "-", "-", "-"}
@@ -104,7 +146,7 @@ func sweepStartups(b *strings.Builder, f *sweep.File) {
 		}
 		rows = append(rows, row)
 	}
-	writeAligned(b, rows)
+	return rows
 }
 
 func fillMinMedMax(cells []string, m *sweep.MinMedMax) {
@@ -114,7 +156,7 @@ func fillMinMedMax(cells []string, m *sweep.MinMedMax) {
 	cells[0], cells[1], cells[2] = secs(&m.Min), secs(&m.Median), secs(&m.Max)
 }
 
-func sweepFrontier(b *strings.Builder, f *sweep.File) {
+func sweepFrontier(b *strings.Builder, f *sweep.File, md bool) {
 	if len(f.Pareto) == 0 {
 		return
 	}
@@ -128,7 +170,7 @@ func sweepFrontier(b *strings.Builder, f *sweep.File) {
 		rows = append(rows, []string{p.Config, p.Load.Text(record.LoadShort), strconv.FormatFloat(p.X, 'f', 1, 64),
 			fnum(p.SpeedP50, 1), fnum(p.SpeedP95, 1), strings.Join(p.On, ", ")})
 	}
-	writeAligned(b, rows)
+	sweepTable(b, rows, md)
 }
 
 func loadOrDash(l *record.Load) string {
@@ -157,6 +199,15 @@ func bytesCell(v *float64) string {
 // configuration's run as the run pages draw them (those whose directory
 // holds a run).
 func WriteSweepPage(dir string, f *sweep.File) error {
+	var b bytes.Buffer
+	if err := SweepPage(&b, f); err != nil {
+		return err
+	}
+	return rundir.WriteReport(dir, b.Bytes())
+}
+
+// SweepPage writes the page WriteSweepPage writes.
+func SweepPage(w io.Writer, f *sweep.File) error {
 	page := &HTMLPage{Title: "servebench sweep: " + f.Serve, Answer: SweepAnswer(f), Frontier: frontierOf(f)}
 	var rows [][]string
 	for _, c := range f.Configs {
@@ -188,11 +239,7 @@ func WriteSweepPage(dir string, f *sweep.File) error {
 		}
 		page.Runs = append(page.Runs, *r)
 	}
-	var b bytes.Buffer
-	if err := WriteHTML(&b, page); err != nil {
-		return err
-	}
-	return rundir.WriteReport(dir, b.Bytes())
+	return WriteHTML(w, page)
 }
 
 // SweepAnswer is the sweep page's first line: with an objective, the

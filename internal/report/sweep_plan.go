@@ -74,15 +74,20 @@ func pairCell(v float64, prec int) string {
 
 // sweepPlans writes the table of plans beside measurements, when the
 // sweep planned its configurations.
-func sweepPlans(b *strings.Builder, f *sweep.File) {
+func sweepPlans(b *strings.Builder, f *sweep.File, md bool) {
 	rows, notes := planTable(f)
 	if len(rows) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\n%s (servebench plan):\n\n", planTitle)
-	writeAligned(b, append([][]string{planColumns}, rows...))
+	sweepTable(b, append([][]string{planColumns}, rows...), md)
+	bullet := "  - "
+	if md {
+		bullet = "- "
+		b.WriteString("\n") // a list after a table, not a row of it
+	}
 	for _, n := range append(append([]string{}, planNotes...), notes...) {
-		b.WriteString("  - " + n + "\n")
+		b.WriteString(bullet + n + "\n")
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,18 +47,18 @@ func plannedSweep() *sweep.File {
 	return f
 }
 
-// TestSweepPlanGolden: the text and JSON of a sweep whose configurations
-// were planned (testdata/sweep_plan.*.golden).
+// TestSweepPlanGolden: the text, Markdown and JSON of a sweep whose
+// configurations were planned (testdata/sweep_plan.*.golden).
 func TestSweepPlanGolden(t *testing.T) {
-	var text, js bytes.Buffer
-	if err := Sweep(&text, plannedSweep()); err != nil {
-		t.Fatal(err)
+	for format, render := range map[string]func(io.Writer, *sweep.File) error{
+		"text": Sweep, "markdown": SweepMarkdown, "json": SweepJSON,
+	} {
+		var b bytes.Buffer
+		if err := render(&b, plannedSweep()); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "sweep_plan."+format+".golden", b.Bytes())
 	}
-	if err := SweepJSON(&js, plannedSweep()); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "sweep_plan.text.golden", text.Bytes())
-	golden(t, "sweep_plan.json.golden", js.Bytes())
 }
 
 // TestSweepPlanTable: each planned configuration's row sets the planned

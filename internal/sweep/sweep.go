@@ -486,15 +486,37 @@ func Write(dir string, f *File) error {
 	return os.WriteFile(filepath.Join(dir, FileName), append(b, '\n'), 0o644)
 }
 
-// Read reads dir/sweep.json.
+// In reports whether dir is a sweep's directory: it holds sweep.json.
+func In(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, FileName))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Read reads dir/sweep.json. Each configuration's run_dir, written as the
+// sweep's --out/NAME from where the sweep ran, is read as dir/NAME, so a
+// sweep read from another directory, or moved, still finds its runs.
 func Read(dir string) (*File, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	path := filepath.Join(dir, FileName)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, f.Schema, Schema)
+	}
+	for i := range f.Configs {
+		c := &f.Configs[i]
+		if c.RunDir == "" {
+			continue
+		}
+		if !filepath.IsLocal(c.Name) {
+			return nil, fmt.Errorf("%s: configuration name %q is not a directory inside the sweep's", path, c.Name)
+		}
+		c.RunDir = filepath.Join(dir, c.Name)
 	}
 	return &f, nil
 }

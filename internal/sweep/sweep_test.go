@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -130,5 +132,47 @@ func TestFailed(t *testing.T) {
 	f := Summarize(Spec{}, []Outcome{bad, outcome("np", "2", point(1, 10, 5, 4, 1))}, nil, nil)
 	if got := f.Failed(); got != 1 {
 		t.Errorf("Failed = %d, want 1 of %d", got, len(f.Configs))
+	}
+}
+
+// TestReadFindsRunsInItsDirectory: a sweep read back finds each
+// configuration's run under its own directory, wherever the sweep ran
+// from or was moved to; a failed configuration without a run keeps none;
+// a file of another schema, or naming a directory outside, is refused.
+func TestReadFindsRunsInItsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "moved")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if In(dir) {
+		t.Error("In: an empty directory is a sweep's")
+	}
+	f := &File{Schema: Schema, Configs: []Config{{Name: "seqs-2", RunDir: "runs/sweep/seqs-2"}, {Name: "seqs-8"}}}
+	if err := Write(dir, f); err != nil {
+		t.Fatal(err)
+	}
+	if !In(dir) {
+		t.Error("In: a directory with sweep.json is not a sweep's")
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "seqs-2"); got.Configs[0].RunDir != want {
+		t.Errorf("run_dir %q, want %q", got.Configs[0].RunDir, want)
+	}
+	if got.Configs[1].RunDir != "" {
+		t.Errorf("a configuration without a run: run_dir %q, want none", got.Configs[1].RunDir)
+	}
+	for _, bad := range []File{
+		{Schema: "servebench.sweep/v9"},
+		{Schema: Schema, Configs: []Config{{Name: "../elsewhere", RunDir: "runs/x"}}},
+	} {
+		if err := Write(dir, &bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(dir); err == nil {
+			t.Errorf("%+v read without an error", bad)
+		}
 	}
 }

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/sweep"
+)
+
+// sweepRenderers are the formats a sweep is reported in: the tables sweep
+// printed, sweep.json, or its page. CSV has no one table to hold it.
+var sweepRenderers = map[string]func(io.Writer, *sweep.File) error{
+	"text": report.Sweep, "markdown": report.SweepMarkdown, "json": report.SweepJSON, "html": report.SweepPage,
+}
+
+// reportSweep reports a sweep from its directory as sweep reported it when
+// it ended, and exits as the sweep did (sweepExit). A sweep was judged when
+// it ran: a flag that judges or reads records again is for one
+// configuration's run, DIR/NAME.
+func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string) error {
+	dir := fs.Arg(slices.IndexFunc(fs.Args(), sweep.In))
+	if fs.NArg() > 1 {
+		return usagef("servebench report "+dir+"  or  servebench report --format html "+filepath.Join(dir, "NAME")+" "+filepath.Join(dir, "NAME2"),
+			"%s is a sweep's directory: report it alone, or overlay its configurations' runs", dir)
+	}
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "format" && f.Name != "json" {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return usagef("servebench report [flags] "+filepath.Join(dir, "NAME")+"  (one configuration's run)",
+			"%s is a sweep's directory, judged when it ran (%s): %s %s for one configuration's run", dir, sweep.FileName, strings.Join(set, ", "), isAre(len(set)))
+	}
+	render, ok := sweepRenderers[format]
+	if !ok {
+		return usagef("servebench report --format markdown "+dir+"  or  --json", "a sweep has several tables: --format %s is not one of %s", format, strings.Join(slices.Sorted(maps.Keys(sweepRenderers)), ", "))
+	}
+	f, err := sweep.Read(dir)
+	if err != nil {
+		return &Error{Err: err, Hint: "servebench sweep ... --out DIR writes DIR/" + sweep.FileName, Code: ExitFailure}
+	}
+	if err := render(env.Stdout, f); err != nil {
+		return err
+	}
+	return sweepExit(ctx, f)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
