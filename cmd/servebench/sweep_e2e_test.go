@@ -379,6 +379,7 @@ func TestSweepObjective(t *testing.T) {
 	if code != 0 || f.Recommended != "seqs-2" || len(f.Configs) != 2 || f.Configs[0].Meets == nil || !*f.Configs[0].Meets {
 		t.Errorf("exit %d, recommended %q (%s), configs %+v; want seqs-2, on 1 GPU against 4\n%s", code, f.Recommended, f.Why, f.Configs, stderr)
 	}
+	rejudgeSweep(t, dir)
 	unmet := filepath.Join(t.TempDir(), "unmet")
 	code, stdout, stderr = runEnv(t, nil, append([]string{"sweep", "--serve", sim, "--param", "seqs=2",
 		"--slo", "ttft p95 <= 1ms", "--out", unmet}, common...)...)
@@ -389,6 +390,25 @@ func TestSweepObjective(t *testing.T) {
 		t.Errorf("an objective no configuration meets: exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}
 	reportSweepAgain(t, unmet, stdout)
+}
+
+// rejudgeSweep: report --slo on a sweep judged as it ran, by the same
+// objective, prints its sweep.json again, byte for byte; by one no
+// configuration meets, no recommendation and exit 3.
+func rejudgeSweep(t *testing.T, dir string) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := runEnv(t, nil, "report", "--slo", "ttft p95 <= 5s", "--json", dir)
+	if code != 0 || got != string(want) {
+		t.Errorf("report --slo (the sweep's own) --json: exit %d, want 0 and sweep.json as written:\n%s\n%s", code, got, stderr)
+	}
+	code, got, stderr = runEnv(t, nil, "report", "--slo", "ttft p95 <= 1ms", dir)
+	if code != 3 || !strings.Contains(got, "No recommendation (objective command-line)") || !strings.Contains(got, "not_met") {
+		t.Errorf("report --slo that none meets: exit %d, want 3\n%s\n%s", code, got, stderr)
+	}
 }
 
 // reportSweepAgain: report on a sweep's directory prints what the sweep
@@ -422,8 +442,8 @@ func reportSweepAgain(t *testing.T, dir, swept string) {
 	if code != 3 || !strings.Contains(page, `"runs":[{"name":"seqs-2"`) {
 		t.Errorf("report --format html of the moved sweep: exit %d; the page lacks the configuration's run", code)
 	}
-	if code, _, stderr := runEnv(t, nil, "report", "--objective", "chat", moved); code != 2 || !strings.Contains(stderr, "judged when it ran") {
-		t.Errorf("report --objective on a sweep: exit %d, want a usage error\n%s", code, stderr)
+	if code, _, stderr := runEnv(t, nil, "report", "--slice", "1m", moved); code != 2 || !strings.Contains(stderr, "--slice is for one configuration's run") {
+		t.Errorf("report --slice on a sweep: exit %d, want a usage error\n%s", code, stderr)
 	}
 }
 

@@ -52,9 +52,10 @@ and compared with servebench compare.
 A sweep's directory (servebench sweep --out DIR) is reported as the
 sweep reported it when it ended: its configurations, Pareto frontier,
 plans and recommendation (text or markdown), its sweep.json (--json), or
-its page (--format html), with the sweep's exit code. Its objective was
-judged when it ran; report one configuration's run, DIR/NAME, to judge or
-slice it again.
+its page (--format html), with the sweep's exit code. With --objective or
+--slo each configuration's run is judged again and the recommendation
+made again, as if the sweep had run with that objective (sweep.json is
+not changed). To slice one configuration, report its run, DIR/NAME.
 
 With --objective or --slo it also judges the records against a serving
 objective, as run does, and exits 3 when the objective does not hold, 4 when
@@ -71,6 +72,7 @@ Examples:
   cat runs/a/records.jsonl | servebench report --format markdown
   servebench report --out runs/c256-merged runs/c256/worker-*
   servebench report --format markdown runs/sweep
+  servebench report --slo 'ttft p95 <= 500ms' runs/sweep
 `
 
 func reportCmd(ctx context.Context, env *Env, args []string) error {
@@ -110,7 +112,7 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if slices.ContainsFunc(fs.Args(), sweep.In) {
-		return reportSweep(ctx, env, fs, *format)
+		return reportSweep(ctx, env, fs, *format, o, *objective != "", *strict)
 	}
 	// Several directories: the workers of one sharded run are merged (in
 	// any format); other runs are overlaid with --format html, and

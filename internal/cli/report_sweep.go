@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/internal/report"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/sweep"
 )
 
@@ -20,10 +21,11 @@ var sweepRenderers = map[string]func(io.Writer, *sweep.File) error{
 }
 
 // reportSweep reports a sweep from its directory as sweep reported it when
-// it ended, and exits as the sweep did (sweepExit). A sweep was judged when
-// it ran: a flag that judges or reads records again is for one
-// configuration's run, DIR/NAME.
-func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string) error {
+// it ended, and exits as the sweep did (sweepExit). With an objective
+// (o), each configuration's run is judged again and the recommendation
+// made again, as if the sweep had been run with it; sweep.json is left as
+// it is. Slicing or merging is for one configuration's run, DIR/NAME.
+func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string, o *slo.Objective, named, strict bool) error {
 	dir := fs.Arg(slices.IndexFunc(fs.Args(), sweep.In))
 	if fs.NArg() > 1 {
 		return usagef("servebench report "+dir+"  or  servebench report --format html "+filepath.Join(dir, "NAME")+" "+filepath.Join(dir, "NAME2"),
@@ -31,13 +33,13 @@ func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string)
 	}
 	var set []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "format" && f.Name != "json" {
+		if !slices.Contains([]string{"format", "json", "objective", "slo", "target-load", "strict"}, f.Name) {
 			set = append(set, "--"+f.Name)
 		}
 	})
 	if len(set) > 0 {
 		return usagef("servebench report [flags] "+filepath.Join(dir, "NAME")+"  (one configuration's run)",
-			"%s is a sweep's directory, judged when it ran (%s): %s %s for one configuration's run", dir, sweep.FileName, strings.Join(set, ", "), isAre(len(set)))
+			"%s is a sweep's directory: %s %s for one configuration's run", dir, strings.Join(set, ", "), isAre(len(set)))
 	}
 	render, ok := sweepRenderers[format]
 	if !ok {
@@ -46,6 +48,11 @@ func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string)
 	f, err := sweep.Read(dir)
 	if err != nil {
 		return &Error{Err: err, Hint: "servebench sweep ... --out DIR writes DIR/" + sweep.FileName, Code: ExitFailure}
+	}
+	if o != nil {
+		if f, err = f.JudgeRuns(o, named, env.readOptions(strict, sliceFlag{})); err != nil {
+			return readError(err)
+		}
 	}
 	if err := render(env.Stdout, f); err != nil {
 		return err

@@ -198,8 +198,8 @@ func TestReportErrors(t *testing.T) {
 		// formats that hold its tables.
 		{[]string{sw}, ExitOK, ""},
 		{[]string{"--format", "csv", sw}, ExitUsage, "Error: a sweep has several tables: --format csv is not one of html, json, markdown, text\n"},
-		{[]string{"--slo", "ttft p95 <= 1s", "--slice", "1m", sw}, ExitUsage,
-			"Error: " + sw + " is a sweep's directory, judged when it ran (sweep.json): --slice, --slo are for one configuration's run\nTry: servebench report [flags] " + filepath.Join(sw, "NAME")},
+		{[]string{"--slo", "ttft p95 <= 1s", "--slice", "1m", "--partial", sw}, ExitUsage,
+			"Error: " + sw + " is a sweep's directory: --partial, --slice are for one configuration's run\nTry: servebench report [flags] " + filepath.Join(sw, "NAME")},
 		{[]string{bad, sw}, ExitUsage, "Error: " + sw + " is a sweep's directory: report it alone"},
 		{[]string{filepath.Join(dir, "badsweep")}, ExitFailure, "schema \"\", want \"servebench.sweep/v1\"\nTry: servebench sweep ... --out DIR writes DIR/sweep.json"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -203,7 +204,12 @@ func Summarize(sp Spec, outs []Outcome, gpus func(launch.Config) float64, o *slo
 	}
 	f.Pareto = paretoOf(f.Configs)
 	if o != nil {
-		f.decide(o, outs)
+		verdicts := make([]*slo.Verdict, len(outs))
+		servers := make([]map[record.ServerKey]string, len(outs))
+		for i, x := range outs {
+			verdicts[i], servers[i] = x.Verdict, x.Server
+		}
+		f.decide(o, verdicts, servers)
 	}
 	return f
 }
@@ -224,13 +230,22 @@ func configOf(r Outcome) Config {
 	if len(r.Startups) > 1 {
 		c.Startups, c.StartupSummary = r.Startups, summarizeStartups(r.Startups)
 	}
-	sum, v := r.Summary, r.Verdict
-	if sum == nil {
+	if r.Summary == nil {
 		return c
 	}
-	c.fromSummary(sum)
-	c.Saturation = summarySaturation(sum.Points)
-	at := c.Saturation
+	c.fromSummary(r.Summary)
+	c.Saturation = summarySaturation(r.Summary.Points)
+	c.judge(r.Verdict)
+	return c
+}
+
+// judge sets what a verdict says of a configuration (v nil: none): its
+// capacity, its saturation where the verdict found one, whether it meets
+// the objective, and its per-user decode speed at its capacity, else at
+// its saturation.
+func (c *Config) judge(v *slo.Verdict) {
+	c.Capacity, c.Meets, c.Conclusion, c.DecodeAtCapacity = nil, nil, "", nil
+	at := c.Saturation // the run's, found from its points
 	if v != nil {
 		if v.Capacity.Found {
 			c.Capacity, at = v.Capacity.Load, v.Capacity.Load
@@ -241,14 +256,40 @@ func configOf(r Outcome) Config {
 		holds := v.Holds
 		c.Meets, c.Conclusion = &holds, v.Conclusion
 	}
-	if at != nil {
-		for _, p := range c.Points {
-			if p.Load == *at {
-				c.DecodeAtCapacity = &SpeedAt{Load: p.Load, P50: p.DecodeP50, P95: p.DecodeP95}
-			}
+	if at == nil {
+		return
+	}
+	for _, p := range c.Points {
+		if p.Load == *at {
+			c.DecodeAtCapacity = &SpeedAt{Load: p.Load, P50: p.DecodeP50, P95: p.DecodeP95}
 		}
 	}
-	return c
+}
+
+// Judged is a configuration's run judged again: the verdict, and what its
+// server said about itself (run.json), which the recommendation weighs.
+type Judged struct {
+	Verdict *slo.Verdict
+	Server  map[record.ServerKey]string
+}
+
+// Rejudge is f as the sweep would have written it under objective o:
+// each configuration's capacity, conclusion and speed at capacity from
+// its run's verdict in judged (by name; a configuration not there was
+// not measured), and the recommendation made again. f is left as it is.
+func (f *File) Rejudge(o *slo.Objective, judged map[string]Judged) *File {
+	g := *f
+	g.Configs = slices.Clone(f.Configs)
+	g.Objective, g.Recommended, g.Why, g.Inconclusive = "", "", "", nil
+	verdicts := make([]*slo.Verdict, len(g.Configs))
+	servers := make([]map[record.ServerKey]string, len(g.Configs))
+	for i := range g.Configs {
+		j := judged[g.Configs[i].Name]
+		g.Configs[i].judge(j.Verdict)
+		verdicts[i], servers[i] = j.Verdict, j.Server
+	}
+	g.decide(o, verdicts, servers)
+	return &g
 }
 
 // fromSummary takes the points, the peak throughput and the peak memory
@@ -386,23 +427,26 @@ func (f *File) Failed() int {
 }
 
 // decide recommends a configuration as decide does (slo.Decide): each
-// configuration is a candidate labelled with its parameters and GPUs.
-func (f *File) decide(o *slo.Objective, rs []Outcome) {
+// configuration is a candidate labelled with its parameters and GPUs,
+// with its verdict and its server's description (by index).
+func (f *File) decide(o *slo.Objective, verdicts []*slo.Verdict, servers []map[record.ServerKey]string) {
 	var outs []slo.Outcome
 	memory := f.peakMemory()
-	for i, r := range rs {
-		labels := map[string]string{}
-		for k, v := range r.Config.Values {
-			labels[k] = v
+	for i, c := range f.Configs {
+		labels := maps.Clone(c.Params)
+		if labels == nil {
+			labels = map[string]string{}
 		}
-		if g := f.Configs[i].GPUs; g > 0 {
-			labels["gpus"] = strconv.FormatFloat(g, 'g', -1, 64)
+		if c.GPUs > 0 {
+			labels["gpus"] = strconv.FormatFloat(c.GPUs, 'g', -1, 64)
 		}
-		x := slo.Outcome{Candidate: slo.Candidate{Name: r.Config.Name(), Labels: labels}, Error: r.Error,
-			MemoryBytes: memory(f.Configs[i]), Order: i}
-		x.Server = r.Server
-		if r.Verdict != nil {
-			x.Verdict, x.Binding = r.Verdict, r.Verdict.Capacity.FailedSLOs
+		x := slo.Outcome{Candidate: slo.Candidate{Name: c.Name, Labels: labels}, MemoryBytes: memory(c), Order: i}
+		if c.Error != nil {
+			x.Error = *c.Error
+		}
+		x.Server = servers[i]
+		if v := verdicts[i]; v != nil {
+			x.Verdict, x.Binding = v, v.Capacity.FailedSLOs
 		}
 		if x.Error == "" && x.Verdict == nil {
 			x.Error = "not measured"

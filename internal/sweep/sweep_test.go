@@ -9,6 +9,7 @@ import (
 	"github.com/servebench/servebench/internal/launch"
 	"github.com/servebench/servebench/internal/metrics"
 	"github.com/servebench/servebench/internal/record"
+	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
 )
 
@@ -174,5 +175,47 @@ func TestReadFindsRunsInItsDirectory(t *testing.T) {
 		if _, err := Read(dir); err == nil {
 			t.Errorf("%+v read without an error", bad)
 		}
+	}
+}
+
+// TestRejudge: a sweep judged again from its runs' verdicts is the sweep
+// that would have been written had they been judged as it ran; the file
+// judged again is left as it was.
+func TestRejudge(t *testing.T) {
+	outs := []Outcome{
+		outcome("seqs", "2", point(1, 100, 100, 90, 1000), point(2, 190, 95, 85, 1050), point(4, 200, 94, 40, 2000)),
+		outcome("seqs", "8", point(1, 95, 99, 95, 1000), point(8, 700, 80, 70, 1200), point(16, 720, 79, 30, 2400)),
+		{Config: launch.Config{Names: []string{"seqs"}, Values: map[string]string{"seqs": "32"}}, Error: "exited with status 1 before it was ready"},
+	}
+	load := func(c int) *record.Load { return &record.Load{Concurrency: c} }
+	judged := map[string]Judged{
+		"seqs-2": {Verdict: &slo.Verdict{Holds: true, Conclusion: "holds",
+			Capacity:   slo.Capacity{Found: true, Load: load(2), FailsAt: load(4), FailedSLOs: []string{"ttft p95"}},
+			Saturation: slo.Saturation{Found: true, Load: load(2)}}},
+		"seqs-8": {Verdict: &slo.Verdict{Holds: false, Conclusion: "not met",
+			Capacity: slo.Capacity{Found: true, Load: load(1), FailsAt: load(8), FailedSLOs: []string{"ttft p95"}}},
+			Server: map[record.ServerKey]string{record.ServerRuntime: "sim"}},
+	}
+	o := &slo.Objective{Name: "strict"}
+	plain := Summarize(Spec{Serve: "s {port}"}, outs, nil, nil)
+	got := plain.Rejudge(o, judged)
+	for i := range outs[:2] {
+		j := judged[outs[i].Config.Name()]
+		outs[i].Verdict, outs[i].Server = j.Verdict, j.Server
+	}
+	want := Summarize(Spec{Serve: "s {port}"}, outs, nil, o)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("judged again:\n%+v\nas it ran:\n%+v", got, want)
+	}
+	if got.Recommended != "seqs-2" || got.Configs[0].DecodeAtCapacity == nil || got.Configs[0].DecodeAtCapacity.Load.Concurrency != 2 {
+		t.Errorf("recommended %q (%s), seqs-2's speed at capacity %+v; want seqs-2 at c=2", got.Recommended, got.Why, got.Configs[0].DecodeAtCapacity)
+	}
+	if plain.Objective != "" || plain.Configs[0].Meets != nil || plain.Configs[0].Capacity != nil {
+		t.Errorf("the file judged again was changed: %+v", plain.Configs[0])
+	}
+	// Judged again by an objective with no verdicts: nothing was measured.
+	none := got.Rejudge(o, nil)
+	if none.Recommended != "" || none.Configs[0].Meets != nil || none.Configs[0].Capacity != nil {
+		t.Errorf("no verdicts: recommended %q, seqs-2 %+v", none.Recommended, none.Configs[0])
 	}
 }
