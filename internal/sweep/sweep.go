@@ -284,8 +284,14 @@ func (f *File) Rejudge(o *slo.Objective, judged map[string]Judged) *File {
 	verdicts := make([]*slo.Verdict, len(g.Configs))
 	servers := make([]map[record.ServerKey]string, len(g.Configs))
 	for i := range g.Configs {
-		j := judged[g.Configs[i].Name]
-		g.Configs[i].judge(j.Verdict)
+		c := &g.Configs[i]
+		j := judged[c.Name]
+		c.judge(j.Verdict)
+		if c.Plan != nil && c.Plan.Compare != nil {
+			p := *c.Plan // the plan's speed at the new capacity
+			p.decodeAt(c)
+			c.Plan = &p
+		}
 		verdicts[i], servers[i] = j.Verdict, j.Server
 	}
 	g.decide(o, verdicts, servers)

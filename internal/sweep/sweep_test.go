@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/internal/launch"
 	"github.com/servebench/servebench/internal/metrics"
+	"github.com/servebench/servebench/internal/plan"
 	"github.com/servebench/servebench/internal/record"
 	"github.com/servebench/servebench/internal/slo"
 	"github.com/servebench/servebench/internal/stats"
@@ -198,7 +199,22 @@ func TestRejudge(t *testing.T) {
 	}
 	o := &slo.Objective{Name: "strict"}
 	plain := Summarize(Spec{Serve: "s {port}"}, outs, nil, nil)
+	// seqs-8's plan compared with its run, its speed taken at saturation
+	pair := func(m float64) plan.ComparePoint { return plan.ComparePoint{DecodeTPS: plan.Pair{Measured: m, Predicted: 100}} }
+	planned := &Plan{Compare: &plan.Comparison{Points: []plan.ComparePoint{pair(99), pair(80), pair(79)}}}
+	planned.decodeAt(&plain.Configs[1])
+	plain.Configs[1].Plan = planned
+	if d := planned.DecodeAt; d == nil || d.Load.Concurrency != 8 {
+		t.Fatalf("the plan's speed taken at %+v, want c=8 (saturation)", d)
+	}
 	got := plain.Rejudge(o, judged)
+	if d := got.Configs[1].Plan.DecodeAt; d == nil || d.Load.Concurrency != 1 || d.DecodeTPS.Measured != 99 {
+		t.Errorf("judged again, seqs-8's plan beside its speed at %+v, want c=1 (its capacity now)", d)
+	}
+	if planned.DecodeAt.Load.Concurrency != 8 {
+		t.Errorf("the plan judged again was changed: %+v", planned.DecodeAt)
+	}
+	got.Configs[1].Plan = nil // Summarize below plans nothing
 	for i := range outs[:2] {
 		j := judged[outs[i].Config.Name()]
 		outs[i].Verdict, outs[i].Server = j.Verdict, j.Server
