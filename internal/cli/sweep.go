@@ -165,6 +165,10 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		return bench.Sweep{}, usagef(hint, "--out DIR is required: each configuration's run and server.log go under it")
 	case s.planArgs != "" && s.planConfig == "":
 		return bench.Sweep{}, usagef(planArgsHint, "--plan-args needs --plan-config: the model file to plan from")
+	case f.format == "csv":
+		// each configuration's table, then the sweep's: no one CSV holds them
+		return bench.Sweep{}, usagef("servebench sweep ... --format markdown  or  --json (sweep.json); each configuration's CSV: servebench report --format csv DIR/NAME",
+			"--format csv: a sweep prints several tables; give text, markdown or json")
 	}
 	if err := backend.CheckAPI(f.api, "x"); err != nil {
 		return bench.Sweep{}, usagef("servebench sweep --serve CMD --out DIR --api openai-chat", "--api: %v", err)

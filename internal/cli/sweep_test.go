@@ -33,6 +33,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"a flag of run's, hinted as sweep's", []string{"--serve", serve, "--param", "seqs=1", "--rate", "0", "--out", out}, "Try: servebench sweep --serve CMD --out DIR --rate 0.5,1,2"},
 		{"run's help, as sweep's", []string{"--serve", serve, "--param", "seqs=1", "--prompt-tokens", "abc", "--out", out}, "Try: servebench sweep -h (workloads"},
 		{"an unknown API", []string{"--serve", serve, "--param", "seqs=1", "--api", "foo", "--out", out}, `--api: unknown API "foo"`},
+		{"CSV", []string{"--serve", serve, "--param", "seqs=1", "--format", "csv", "--out", out}, "--format csv: a sweep prints several tables"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"sweep"}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
