@@ -200,7 +200,9 @@ func TestRejudge(t *testing.T) {
 	o := &slo.Objective{Name: "strict"}
 	plain := Summarize(Spec{Serve: "s {port}"}, outs, nil, nil)
 	// seqs-8's plan compared with its run, its speed taken at saturation
-	pair := func(m float64) plan.ComparePoint { return plan.ComparePoint{DecodeTPS: plan.Pair{Measured: m, Predicted: 100}} }
+	pair := func(m float64) plan.ComparePoint {
+		return plan.ComparePoint{DecodeTPS: plan.Pair{Measured: m, Predicted: 100}}
+	}
 	planned := &Plan{Compare: &plan.Comparison{Points: []plan.ComparePoint{pair(99), pair(80), pair(79)}}}
 	planned.decodeAt(&plain.Configs[1])
 	plain.Configs[1].Plan = planned
