@@ -49,6 +49,9 @@ func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string,
 	if err != nil {
 		return &Error{Err: err, Hint: "servebench sweep ... --out DIR writes DIR/" + sweep.FileName, Code: ExitFailure}
 	}
+	if o != nil && f.StartupOnly {
+		return usagef("servebench report "+dir, "%s is a --startup-only sweep: it ran no load, so there is nothing to judge", dir)
+	}
 	if o != nil {
 		if f, err = f.JudgeRuns(o, named, env.readOptions(strict, sliceFlag{})); err != nil {
 			return readError(err)

@@ -179,6 +179,11 @@ func TestReportErrors(t *testing.T) {
 	if err := sweep.Write(sw, &sweep.File{Schema: sweep.Schema, Serve: "server --port {port}", Configs: []sweep.Config{{Name: "a"}}}); err != nil {
 		t.Fatal(err)
 	}
+	cold := filepath.Join(dir, "cold")
+	os.Mkdir(cold, 0o755)
+	if err := sweep.Write(cold, &sweep.File{Schema: sweep.Schema, StartupOnly: true, Configs: []sweep.Config{{Name: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
 	os.Mkdir(filepath.Join(dir, "badsweep"), 0o755)
 	os.WriteFile(filepath.Join(dir, "badsweep", sweep.FileName), []byte("{}"), 0o644)
 	for _, tt := range []struct {
@@ -201,6 +206,7 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"--slo", "ttft p95 <= 1s", "--slice", "1m", "--partial", sw}, ExitUsage,
 			"Error: " + sw + " is a sweep's directory: --partial, --slice are for one configuration's run\nTry: servebench report [flags] " + filepath.Join(sw, "NAME")},
 		{[]string{bad, sw}, ExitUsage, "Error: " + sw + " is a sweep's directory: report it alone"},
+		{[]string{"--slo", "ttft p95 <= 1s", cold}, ExitUsage, "Error: " + cold + " is a --startup-only sweep: it ran no load, so there is nothing to judge"},
 		{[]string{filepath.Join(dir, "badsweep")}, ExitFailure, "schema \"\", want \"servebench.sweep/v1\"\nTry: servebench sweep ... --out DIR writes DIR/sweep.json"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"report"}, tt.args...)...)
