@@ -152,9 +152,10 @@ done
 # with two (OLLAMA_NUM_PARALLEL), from the models directory the model was
 # created in above; each start-up is timed (the model loads at the first
 # request), and with one slot the second user queues behind the first's
-# answer (at 2 users a request waits about a whole answer longer before
-# the server begins on its prompt: TTFT less the server's own prompt
-# evaluation time) while with two it does not. TTFT alone cannot tell them
+# whole request (at 2 users a request waits about a prompt and an answer
+# longer before the server begins on its prompt: TTFT less the server's own
+# prompt evaluation time) while with two it waits at most for the other's
+# prompt, which Ollama evaluates one at a time. TTFT alone cannot tell them
 # apart here: two slots share the CPU's cores, so TTFT nearly doubles
 # either way.
 scripts/ollama-stop.sh

@@ -30,9 +30,9 @@
 // -sweep-slots naming the parameter, at 1 and 2 users) it checks that every
 // configuration started, with its start-up and first token recorded, and
 // that with one slot the second user queues (at 2 users a request waits
-// about a whole answer longer before the server begins on its prompt: its
-// TTFT less the server's prompt evaluation time) while with more it does
-// not:
+// about a prompt and an answer longer before the server begins on its
+// prompt: its TTFT less the server's prompt evaluation time) while with
+// more it waits at most for the other's prompt:
 //
 //	enginecheck -sweep runs/sweep -sweep-slots np
 //
@@ -213,7 +213,7 @@ func checkSweep(dir, slots string, stdout, stderr io.Writer) int {
 		if r.Problem != "" {
 			verdict, code = "FAIL: "+r.Problem, 1
 		}
-		fmt.Fprintf(stdout, "sweep %s (%d slots): ready %.2f s, first token %.2f s, waited at 2 users %.2f of an answer longer than at 1: %s\n",
+		fmt.Fprintf(stdout, "sweep %s (%d slots): ready %.2f s, first token %.2f s, waited at 2 users, beyond one prompt, %.2f of an answer longer than at 1: %s\n",
 			r.Config, r.Slots, r.ReadyS, r.FirstTokenS, r.Queued, verdict)
 	}
 	return code

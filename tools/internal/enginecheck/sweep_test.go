@@ -48,13 +48,14 @@ func TestCheckSweep(t *testing.T) {
 		cfg  sweep.Config
 		want string // a part of the problem, "" for none
 	}{
-		{"one slot queues: waits out an answer", slotConfig("1", 10, 180), ""},
+		{"one slot queues: waits out a prompt and an answer", slotConfig("1", 10, 260), ""},
 		{"two slots do not", slotConfig("2", 10, 20), ""},
-		{"one slot that does not queue", slotConfig("1", 10, 40), "want ≥ 0.5"},
-		{"two slots that queue", slotConfig("2", 10, 120), "want < 0.5"},
+		{"two slots, waiting out the other's prompt", slotConfig("2", 10, 90), ""},
+		{"one slot that waits out a prompt only", slotConfig("1", 10, 90), "want ≥ 0.5"},
+		{"two slots that queue", slotConfig("2", 10, 160), "want < 0.5"},
 		{"failed", sweep.Config{Name: "np-1", Params: map[string]string{"np": "1"}, Error: &failed}, "failed"},
-		{"no start-up", func() sweep.Config { c := slotConfig("1", 10, 180); c.Startup = nil; return c }(), "no start-up"},
-		{"no records", func() sweep.Config { c := slotConfig("1", 10, 180); c.RunDir = "missing"; return c }(), "its records"},
+		{"no start-up", func() sweep.Config { c := slotConfig("1", 10, 260); c.Startup = nil; return c }(), "no start-up"},
+		{"no records", func() sweep.Config { c := slotConfig("1", 10, 260); c.RunDir = "missing"; return c }(), "its records"},
 	} {
 		rows := CheckSweep(&sweep.File{Configs: []sweep.Config{c.cfg}}, "np", fakeRecords)
 		got := rows[0].Problem
@@ -62,8 +63,9 @@ func TestCheckSweep(t *testing.T) {
 			t.Errorf("%s: problem %q, want %q", c.name, got, c.want)
 		}
 	}
-	// the figure itself: (180 - 10) ms more wait over a 100 ms answer
-	if r := CheckSweep(&sweep.File{Configs: []sweep.Config{slotConfig("1", 10, 180)}}, "np", fakeRecords)[0]; r.Queued < 1.69 || r.Queued > 1.71 {
+	// the figure itself: (260 - 10 - 80) ms more wait, beyond an 80 ms
+	// prompt, over a 100 ms answer
+	if r := CheckSweep(&sweep.File{Configs: []sweep.Config{slotConfig("1", 10, 260)}}, "np", fakeRecords)[0]; r.Queued < 1.69 || r.Queued > 1.71 {
 		t.Errorf("queued %.3f answers, want 1.70", r.Queued)
 	}
 }
