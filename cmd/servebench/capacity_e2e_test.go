@@ -72,9 +72,12 @@ func TestLoadDecideCapacityAtSteadyState(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cands), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := run(t, "decide", "--candidates", path, "--requests", "100")
+	code, stdout, stderr := run(t, "decide", "--candidates", path, "--requests", "100", "--format", "markdown")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "\n| sim-8 | 1 | ") {
+		t.Errorf("decide --format markdown: no Markdown row for the candidate:\n%s", stdout)
 	}
 	if strings.Contains(stdout, "≥c=") || strings.Contains(stdout, " inconclusive ") {
 		// the search stopped at a probe this machine could not measure:

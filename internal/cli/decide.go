@@ -36,7 +36,8 @@ A candidates file:
       labels: {gpus: 2, cost: 4}
 
 run's flags set the workload, the load and the client (--model, --requests,
---tokenizer, --seed, --out DIR gives each candidate DIR/NAME).
+--tokenizer, --seed, --out DIR gives each candidate DIR/NAME). The decision
+prints as a table, --format markdown (for a pull request) or --json.
 
 Examples:
   servebench decide --candidates candidates.yaml --model meta-llama/Llama-3.1-8B-Instruct
@@ -185,13 +186,14 @@ func errorText(err error) string {
 }
 
 func (f *runFlags) finishDecision(ctx context.Context, env *Env, d *slo.Decision) error {
-	var err error
-	if f.jsonOut || f.format == "json" {
-		err = report.DecisionJSON(env.Stdout, d)
-	} else {
-		err = report.Decision(env.Stdout, d)
-	}
+	render := report.Decision
 	switch {
+	case f.jsonOut || f.format == "json":
+		render = report.DecisionJSON
+	case f.format == "markdown":
+		render = report.DecisionMarkdown
+	}
+	switch err := render(env.Stdout, d); {
 	case err != nil:
 		return err
 	case ctx.Err() != nil:

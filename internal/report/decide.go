@@ -19,8 +19,17 @@ var decideLabels = []string{"gpus", "gpu", "runtime", "quantization", "cost"}
 // under the objective, saturation point, binding SLOs and whether it
 // meets the objective at the target load; then the differences the
 // labels do not explain and the recommendation.
-func Decision(w io.Writer, d *slo.Decision) error {
+func Decision(w io.Writer, d *slo.Decision) error { return writeDecision(w, d, false) }
+
+// DecisionMarkdown writes what Decision writes, its table in Markdown.
+func DecisionMarkdown(w io.Writer, d *slo.Decision) error { return writeDecision(w, d, true) }
+
+func writeDecision(w io.Writer, d *slo.Decision, md bool) error {
 	var b strings.Builder
+	bullet := "  - "
+	if md {
+		bullet = "- "
+	}
 	o := d.Objective
 	fmt.Fprintf(&b, "Objective %s · target load %s · priority %s\n\n", orDash(o.Name), o.Load.TargetLoad().Text(record.LoadLong), orDash(o.Priority))
 	head := append([]string{"candidate"}, decideLabels...)
@@ -28,7 +37,9 @@ func Decision(w io.Writer, d *slo.Decision) error {
 	for _, x := range d.Outcomes {
 		rows = append(rows, decisionRow(x, x.Candidate.Name == d.Recommended))
 	}
-	if err := Rows(&b, rows); err != nil {
+	if md {
+		writeMarkdownTable(&b, rows)
+	} else if err := Rows(&b, rows); err != nil {
 		return err
 	}
 	var errs []string
@@ -38,7 +49,7 @@ func Decision(w io.Writer, d *slo.Decision) error {
 		}
 	}
 	if len(errs) > 0 {
-		b.WriteString("\nNot measured:\n  - " + strings.Join(errs, "\n  - ") + "\n")
+		b.WriteString("\nNot measured:\n" + bullet + strings.Join(errs, "\n"+bullet) + "\n")
 	}
 	var flagged []string
 	for _, diff := range d.Differences {
@@ -49,7 +60,7 @@ func Decision(w io.Writer, d *slo.Decision) error {
 	if len(flagged) > 0 {
 		b.WriteString("\nUncontrolled differences (the servers differ where their labels do not say so; the comparison may not be like for like):\n")
 		for _, f := range flagged {
-			b.WriteString("  - " + f + "\n")
+			b.WriteString(bullet + f + "\n")
 		}
 	}
 	var unjudged []string
@@ -59,7 +70,7 @@ func Decision(w io.Writer, d *slo.Decision) error {
 		}
 	}
 	if len(unjudged) > 0 {
-		b.WriteString("\nInconclusive (the evidence cannot carry a verdict):\n  - " + strings.Join(unjudged, "\n  - ") + "\n")
+		b.WriteString("\nInconclusive (the evidence cannot carry a verdict):\n" + bullet + strings.Join(unjudged, "\n"+bullet) + "\n")
 	}
 	switch {
 	case d.Recommended != "":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,11 +120,13 @@ func TestDecisionGolden(t *testing.T) {
 			Server: srv},
 		{Candidate: slo.Candidate{Name: "gone", Labels: map[string]string{"gpus": "1"}}, Error: "connection refused"},
 	})
-	var buf bytes.Buffer
-	if err := Decision(&buf, d); err != nil {
-		t.Fatal(err)
+	for format, render := range map[string]func(io.Writer, *slo.Decision) error{"text": Decision, "markdown": DecisionMarkdown} {
+		var buf bytes.Buffer
+		if err := render(&buf, d); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "decision."+format+".golden", buf.Bytes())
 	}
-	golden(t, "decision.text.golden", buf.Bytes())
 }
 
 // TestVerdictJSONDocumented: every key of the objective, the verdict and
