@@ -20,13 +20,14 @@ import (
 // arrives during the other's prompt evaluation waits for it (measured: in
 // a closed loop of 2 users, every other request waited about one prompt,
 // 110 ms of 250). So the wait counted is the median at 2 users less that
-// at 1 and less one prompt evaluation (the median at 1 user), in answers
-// (the median decode time at 1): about one answer with one slot (1.01
-// measured), at most zero with two (it was 0.40 counting the prompt's
-// wait as queueing, against 0.02 in runs whose arrivals fell together).
-// TTFT alone does not tell them apart on a CPU: two slots share its cores
-// and TTFT at 2 users nearly doubles either way (1.90× with two slots,
-// 2.71× with one, measured).
+// at 1 and less one prompt's evaluation, in answers, both at 2 users (the
+// requests waited for are those): about one answer with one slot, below
+// zero with two (on two runs' records: 1.04 and about 1.01 with one slot,
+// −0.25 and about −0.14 with two; counted in the 1-user point's units, a
+// slow 1-user point brought one slot down to 0.71, and counting the
+// prompt's wait as queueing brought two slots up to 0.40). TTFT alone does not tell them
+// apart on a CPU: two slots share its cores and TTFT at 2 users nearly
+// doubles either way (1.90× with two slots, 2.71× with one, measured).
 const queuedShare = 0.5
 
 // SweepRow is one configuration of a slot sweep, as checked.
@@ -35,7 +36,7 @@ type SweepRow struct {
 	Slots  int
 	// ReadyS and FirstTokenS are its start-up; Queued the median wait at
 	// 2 users less that at 1 and less one prompt's evaluation, in answers
-	// (the median decode time at 1).
+	// (the medians of prompt evaluation and decode time at 2 users).
 	ReadyS, FirstTokenS, Queued float64
 	Problem                     string
 }
@@ -87,10 +88,10 @@ func sweepProblem(c sweep.Config, r *SweepRow, read EachRecord) string {
 	if err != nil {
 		return "its records: " + err.Error()
 	}
-	if len(wait[1]) == 0 || len(wait[2]) == 0 || median(answer[1]) <= 0 {
+	if len(wait[1]) == 0 || len(wait[2]) == 0 || median(answer[2]) <= 0 {
 		return "no request at 1 and at 2 users with the server's prompt evaluation time"
 	}
-	r.Queued = (median(wait[2]) - median(wait[1]) - median(prompt[1])) / median(answer[1])
+	r.Queued = (median(wait[2]) - median(wait[1]) - median(prompt[2])) / median(answer[2])
 	switch {
 	case r.Slots == 1 && r.Queued < queuedShare:
 		return fmt.Sprintf("one slot: the median wait at 2 users, beyond one prompt's evaluation, is %.2f of an answer longer than at 1, want ≥ %.1f (the second user queues)", r.Queued, queuedShare)
