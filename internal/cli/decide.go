@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"github.com/servebench/servebench/internal/bench"
 	"github.com/servebench/servebench/internal/report"
@@ -69,6 +71,9 @@ func decideCmd(ctx context.Context, env *Env, args []string) (err error) {
 	f.apiGiven = flagSet(fs, "api")
 	if fs.NArg() > 0 || f.url != "" || f.simConfig != "" {
 		return usagef("servebench decide -h", "decide measures the candidates of --candidates FILE and --target; it takes no --url, --sim-config or argument")
+	}
+	if !slices.Contains(tableFormats, f.format) {
+		return usagef("servebench decide --candidates FILE --format markdown  or  --json", "--format %s: decide prints its decision as %s", f.format, strings.Join(tableFormats, ", "))
 	}
 	restore, err := limitCPUs(f.cpus)
 	if err != nil {

@@ -34,6 +34,8 @@ func TestDecideRefusals(t *testing.T) {
 			"Error: --candidates: open " + filepath.Join(dir, "none.yaml") + ": no such file or directory\nTry: servebench decide -h\n"},
 		{"a flag of run's, hinted as decide's", []string{"--candidates", cands, "--objective", "chat", "--rate", "0"}, ExitUsage,
 			"Error: --rate \"0\": \"0\" is not a positive number of requests per second\nTry: servebench decide --candidates FILE --rate 0.5,1,2\n"},
+		{"a format with no renderer for a decision", []string{"--candidates", cands, "--objective", "chat", "--format", "csv"}, ExitUsage,
+			"Error: --format csv: decide prints its decision as text, markdown, json\nTry: servebench decide --candidates FILE --format markdown  or  --json\n"},
 		{"a server candidate that is not there", []string{"--candidates", cands, "--objective", "chat", "--target", gone}, ExitFailure,
 			"Error: candidate gone: preflight: no server answers at http://127.0.0.1:1 (connection refused)\nTry: start the server, or check the host and port in --url\n"},
 	} {

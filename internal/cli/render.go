@@ -67,3 +67,7 @@ func formatRenderer(cmd, format string) (report.Renderer, error) {
 	}
 	return r, nil
 }
+
+// tableFormats are the --format values of a command that prints tables of
+// its own beside runs' (sweep, decide): no one CSV holds them.
+var tableFormats = []string{"text", "markdown", "json"}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,10 +166,9 @@ func (s *sweepFlags) check(fs *flag.FlagSet, f *runFlags) (bench.Sweep, error) {
 		return bench.Sweep{}, usagef(hint, "--out DIR is required: each configuration's run and server.log go under it")
 	case s.planArgs != "" && s.planConfig == "":
 		return bench.Sweep{}, usagef(planArgsHint, "--plan-args needs --plan-config: the model file to plan from")
-	case f.format == "csv":
-		// each configuration's table, then the sweep's: no one CSV holds them
+	case !slices.Contains(tableFormats, f.format):
 		return bench.Sweep{}, usagef("servebench sweep ... --format markdown  or  --json (sweep.json); each configuration's CSV: servebench report --format csv DIR/NAME",
-			"--format csv: a sweep prints several tables; give text, markdown or json")
+			"--format %s: a sweep prints several tables; give %s", f.format, strings.Join(tableFormats, ", "))
 	}
 	if err := backend.CheckAPI(f.api, "x"); err != nil {
 		return bench.Sweep{}, usagef("servebench sweep --serve CMD --out DIR --api openai-chat", "--api: %v", err)
@@ -323,14 +323,11 @@ func (f *runFlags) finishSweep(ctx context.Context, env *Env, s *sweepFlags, sw 
 	if err := sweep.Write(f.out, file); err != nil {
 		return &Error{Err: fmt.Errorf("--out: %w", err), Code: ExitFailure}
 	}
-	render := report.Sweep
-	switch {
-	case f.sweepJSON():
-		render = report.SweepJSON
-	case f.format == "markdown":
-		render = report.SweepMarkdown
+	format := f.format // one of tableFormats (check)
+	if f.sweepJSON() {
+		format = "json"
 	}
-	if err := render(env.Stdout, file); err != nil {
+	if err := sweepRenderers[format](env.Stdout, file); err != nil {
 		return err
 	}
 	if herr := report.WriteSweepPage(f.out, file); herr != nil {

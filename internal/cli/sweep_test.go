@@ -34,6 +34,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"run's help, as sweep's", []string{"--serve", serve, "--param", "seqs=1", "--prompt-tokens", "abc", "--out", out}, "Try: servebench sweep -h (workloads"},
 		{"an unknown API", []string{"--serve", serve, "--param", "seqs=1", "--api", "foo", "--out", out}, `--api: unknown API "foo"`},
 		{"CSV", []string{"--serve", serve, "--param", "seqs=1", "--format", "csv", "--out", out}, "--format csv: a sweep prints several tables"},
+		{"no such format", []string{"--serve", serve, "--param", "seqs=1", "--format", "yaml", "--out", out}, "--format yaml: a sweep prints several tables; give text, markdown, json"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"sweep"}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
