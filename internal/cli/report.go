@@ -111,8 +111,8 @@ func reportCmd(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	if slices.ContainsFunc(fs.Args(), sweep.In) {
-		return reportSweep(ctx, env, fs, *format, o, *objective != "", *strict)
+	if i := slices.IndexFunc(fs.Args(), sweep.In); i >= 0 {
+		return reportSweep(ctx, env, fs, fs.Arg(i), *format, o, *objective != "", *strict)
 	}
 	// Several directories: the workers of one sharded run are merged (in
 	// any format); other runs are overlaid with --format html, and

@@ -20,13 +20,13 @@ var sweepRenderers = map[string]func(io.Writer, *sweep.File) error{
 	"text": report.Sweep, "markdown": report.SweepMarkdown, "json": report.SweepJSON, "html": report.SweepPage,
 }
 
-// reportSweep reports a sweep from its directory as sweep reported it when
-// it ended, and exits as the sweep did (sweepExit). With an objective
-// (o), each configuration's run is judged again and the recommendation
-// made again, as if the sweep had been run with it; sweep.json is left as
-// it is. Slicing or merging is for one configuration's run, DIR/NAME.
-func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, format string, o *slo.Objective, named, strict bool) error {
-	dir := fs.Arg(slices.IndexFunc(fs.Args(), sweep.In))
+// reportSweep reports a sweep from its directory, dir (one of fs's
+// arguments), as sweep reported it when it ended, and exits as the sweep
+// did (sweepExit). With an objective (o), each configuration's run is
+// judged again and the recommendation made again, as if the sweep had
+// been run with it; sweep.json is left as it is. Slicing or merging is
+// for one configuration's run, DIR/NAME.
+func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, dir, format string, o *slo.Objective, named, strict bool) error {
 	if fs.NArg() > 1 {
 		return usagef("servebench report "+dir+"  or  servebench report --format html "+filepath.Join(dir, "NAME")+" "+filepath.Join(dir, "NAME2"),
 			"%s is a sweep's directory: report it alone, or overlay its configurations' runs", dir)

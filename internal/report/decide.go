@@ -26,10 +26,7 @@ func DecisionMarkdown(w io.Writer, d *slo.Decision) error { return writeDecision
 
 func writeDecision(w io.Writer, d *slo.Decision, md bool) error {
 	var b strings.Builder
-	bullet := "  - "
-	if md {
-		bullet = "- "
-	}
+	bullet := listItem(md)
 	o := d.Objective
 	fmt.Fprintf(&b, "Objective %s · target load %s · priority %s\n\n", orDash(o.Name), o.Load.TargetLoad().Text(record.LoadLong), orDash(o.Priority))
 	head := append([]string{"candidate"}, decideLabels...)

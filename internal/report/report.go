@@ -192,6 +192,15 @@ func warnings(s *metrics.Summary) []string {
 	return out
 }
 
+// listItem starts an item of a list under a heading: indented for the
+// terminal, a Markdown list item in Markdown.
+func listItem(md bool) string {
+	if md {
+		return "- "
+	}
+	return "  - "
+}
+
 // writeAligned writes rows as space-separated columns: the first column
 // left-aligned, the others right-aligned, widths by rune count. rows[0]
 // holds group headings, each spanning its column and the unnamed ones after

@@ -65,10 +65,7 @@ func writeSweep(w io.Writer, f *sweep.File, md bool) error {
 			failed = append(failed, c.Name+": "+*c.Error)
 		}
 	}
-	bullet := "  - "
-	if md {
-		bullet = "- "
-	}
+	bullet := listItem(md)
 	if len(failed) > 0 {
 		b.WriteString("\nFailed (each with its server.log):\n" + bullet + strings.Join(failed, "\n"+bullet) + "\n")
 	}

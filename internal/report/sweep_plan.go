@@ -81,11 +81,10 @@ func sweepPlans(b *strings.Builder, f *sweep.File, md bool) {
 	}
 	fmt.Fprintf(b, "\n%s (servebench plan):\n\n", planTitle)
 	sweepTable(b, append([][]string{planColumns}, rows...), md)
-	bullet := "  - "
 	if md {
-		bullet = "- "
 		b.WriteString("\n") // a list after a table, not a row of it
 	}
+	bullet := listItem(md)
 	for _, n := range append(append([]string{}, planNotes...), notes...) {
 		b.WriteString(bullet + n + "\n")
 	}
