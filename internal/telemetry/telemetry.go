@@ -1,9 +1,10 @@
 // Package telemetry observes the machine while a benchmark runs: the
 // server's own Prometheus metrics, GPUs (NVML or a DCGM exporter), the
 // host and the server process, and the load generator itself. Samples
-// are taken on the records' clock (ns since the run epoch), written to
-// telemetry.jsonl as they come, and summarised per load point so that a
-// result comes with its cause (docs/OUTPUT.md, "telemetry.jsonl").
+// are taken on the records' clock (ns since the run epoch), written to the
+// run directory's telemetry file (rundir.TelemetryFile, its format in
+// docs/OUTPUT.md) as they come, and summarised per load point so that a
+// result comes with its cause.
 package telemetry
 
 import "context"
