@@ -54,7 +54,9 @@ func reportSweep(ctx context.Context, env *Env, fs *flag.FlagSet, dir, format st
 	}
 	if o != nil {
 		if f, err = f.JudgeRuns(o, named, env.readOptions(strict, sliceFlag{})); err != nil {
-			return readError(err)
+			e := hinted(err)
+			e.Hint = "servebench report " + dir + "  (the answer as the sweep recorded it, which reads no run)"
+			return e
 		}
 	}
 	if err := render(env.Stdout, f); err != nil {

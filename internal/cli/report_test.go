@@ -26,6 +26,11 @@ func TestReportErrors(t *testing.T) {
 	if err := sweep.Write(cold, &sweep.File{Schema: sweep.Schema, StartupOnly: true, Configs: []sweep.Config{{Name: "a"}}}); err != nil {
 		t.Fatal(err)
 	}
+	gone := filepath.Join(dir, "gone")
+	os.Mkdir(gone, 0o755)
+	if err := sweep.Write(gone, &sweep.File{Schema: sweep.Schema, Configs: []sweep.Config{{Name: "seqs-4", RunDir: "x", Points: []sweep.Point{{}}}}}); err != nil {
+		t.Fatal(err)
+	}
 	os.Mkdir(filepath.Join(dir, "badsweep"), 0o755)
 	os.WriteFile(filepath.Join(dir, "badsweep", sweep.FileName), []byte("{}"), 0o644)
 	for _, tt := range []struct {
@@ -48,6 +53,7 @@ func TestReportErrors(t *testing.T) {
 		{[]string{"--slo", "ttft p95 <= 1s", "--slice", "1m", "--partial", sw}, ExitUsage,
 			"Error: " + sw + " is a sweep's directory: --partial, --slice are for one configuration's run\nTry: servebench report [flags] " + filepath.Join(sw, "NAME")},
 		{[]string{bad, sw}, ExitUsage, "Error: " + sw + " is a sweep's directory: report it alone"},
+		{[]string{"--slo", "ttft p95 <= 1s", gone}, ExitFailure, "Error: seqs-4: stat " + filepath.Join(gone, "seqs-4") + ": no such file or directory\nTry: servebench report " + gone + "  (the answer as the sweep recorded it, which reads no run)\n"},
 		{[]string{"--slo", "ttft p95 <= 1s", cold}, ExitUsage, "Error: " + cold + " is a --startup-only sweep: it ran no load, so there is nothing to judge"},
 		{[]string{filepath.Join(dir, "badsweep")}, ExitFailure, "schema \"\", want \"servebench.sweep/v1\"\nTry: servebench sweep ... --out DIR writes DIR/sweep.json"},
 	} {
